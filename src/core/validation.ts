@@ -1,0 +1,122 @@
+import { z } from "zod";
+import { FinalityError } from "./errors.js";
+import type { Observation } from "./model.js";
+import type { Registration } from "./reducer.js";
+import { SOURCES } from "./states.js";
+
+/** Limits on what callers may store; larger input is refused before it reaches the store. */
+export const LIMITS = {
+  providerNameLength: 64,
+  jobIdLength: 512,
+  kindLength: 128,
+  stateLength: 128,
+  deliveryIdLength: 256,
+  metadataBytes: 64 * 1024,
+  resultBytes: 512 * 1024,
+} as const;
+
+// C0 and C1 control characters (including DEL): they corrupt logs, headers and terminals.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting them is the point.
+const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
+
+const text = (max: number) =>
+  z
+    .string()
+    .min(1, "must not be empty")
+    .max(max, `must be at most ${max} characters`)
+    .refine((value) => !CONTROL_CHARS.test(value), "must not contain control characters");
+
+export const providerNameSchema = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]*$/, "must be lowercase letters, digits, '-' or '_'")
+  .max(LIMITS.providerNameLength);
+
+const jsonValue = (maxBytes: number, what: string) =>
+  z
+    .unknown()
+    .optional()
+    .superRefine((value, ctx) => {
+      if (value === undefined) return;
+      const size = jsonSize(value);
+      if (size === null) ctx.addIssue({ code: "custom", message: `${what} must be JSON-serialisable` });
+      else if (size > maxBytes)
+        ctx.addIssue({
+          code: "custom",
+          message: `${what} is ${size} bytes; the limit is ${maxBytes}`,
+          params: { tooLarge: true },
+        });
+    });
+
+const isoOrEpoch = z.union([
+  z.number().finite().nonnegative(),
+  z.iso.datetime({ offset: true }).transform((value) => Date.parse(value)),
+]);
+
+export const observationSchema = z.object({
+  provider: providerNameSchema,
+  id: text(LIMITS.jobIdLength),
+  state: text(LIMITS.stateLength),
+  source: z.enum(SOURCES),
+  rawState: text(LIMITS.stateLength).optional(),
+  seq: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
+  updateTime: isoOrEpoch.optional(),
+  deliveryId: text(LIMITS.deliveryIdLength).optional(),
+  kind: text(LIMITS.kindLength).optional(),
+  result: jsonValue(LIMITS.resultBytes, "result"),
+  error: jsonValue(LIMITS.resultBytes, "error"),
+});
+
+export const registrationSchema = z.object({
+  provider: providerNameSchema,
+  id: text(LIMITS.jobIdLength),
+  kind: text(LIMITS.kindLength).optional(),
+  metadata: jsonValue(LIMITS.metadataBytes, "metadata"),
+});
+
+export type ObservationInput = z.input<typeof observationSchema>;
+export type RegistrationInput = z.input<typeof registrationSchema>;
+
+export function parseObservation(input: unknown): Observation {
+  return parseWith(observationSchema, input, "invalid-observation") as Observation;
+}
+
+export function parseRegistration(input: unknown): Registration {
+  return parseWith(registrationSchema, input, "invalid-request") as Registration;
+}
+
+export function parseJobKey(provider: unknown, id: unknown): { provider: string; id: string } {
+  return parseWith(
+    z.object({ provider: providerNameSchema, id: text(LIMITS.jobIdLength) }),
+    { provider, id },
+    "invalid-request",
+  );
+}
+
+/** Parses with a schema, turning zod's issues into one FinalityError naming the first bad field. */
+export function parseWith<T extends z.ZodType>(
+  schema: T,
+  input: unknown,
+  code: "invalid-observation" | "invalid-request",
+): z.output<T> {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const field = issue?.path.join(".") || "(root)";
+  const tooLarge = parsed.error.issues.some((i) => i.code === "custom" && i.params?.tooLarge);
+  throw new FinalityError(tooLarge ? "payload-too-large" : code, `${field}: ${issue?.message ?? "invalid"}`, {
+    details: {
+      field,
+      issues: parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })),
+    },
+  });
+}
+
+/** Byte length of a value's JSON text, or null when it cannot be serialised. */
+export function jsonSize(value: unknown): number | null {
+  try {
+    const json = JSON.stringify(value);
+    return json === undefined ? null : new TextEncoder().encode(json).length;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,63 @@
+import type { Effect, Job } from "../core/model.js";
+import { TERMINAL_STATES, type TerminalState } from "../core/states.js";
+import type { StoreTx } from "../store/store.js";
+
+/** What a delivery hands to an in-process handler or POSTs to a URL. */
+export interface EffectDelivery {
+  type: "job.settled" | "job.stuck";
+  effect: string;
+  idempotencyKey: string;
+  /** 1 on the first try, then 2, 3, ... on retries. */
+  attempt: number;
+  job: Job;
+}
+
+/**
+ * An effect to run when a job first reaches one of the `on` states. Exactly one target:
+ * - `handler`: an in-process function, delivered from the outbox (at least once, same key);
+ * - `url`: a signed Standard Webhooks POST, delivered from the outbox (`webhook-id` = key);
+ * - `transactional`: runs inside the ingest transaction and commits with it (exactly once);
+ *   it throws to refuse the state change, which the sender then retries.
+ */
+export interface EffectDefinition {
+  name: string;
+  on?: readonly (TerminalState | "stuck")[];
+  providers?: readonly string[];
+  kinds?: readonly string[];
+  handler?: (delivery: EffectDelivery) => Promise<void>;
+  url?: string;
+  secret?: string;
+  transactional?: (job: Job, tx: StoreTx) => Promise<void>;
+}
+
+/** Definitions that fire for a job that just reached `trigger` (a terminal state, or `stuck`). */
+export function effectsFor(
+  definitions: readonly EffectDefinition[],
+  job: Job,
+  trigger: string,
+): EffectDefinition[] {
+  return definitions.filter(
+    (d) =>
+      (d.on ?? TERMINAL_STATES).includes(trigger as TerminalState) &&
+      (d.providers === undefined || d.providers.includes(job.provider)) &&
+      (d.kinds === undefined || (job.kind !== null && d.kinds.includes(job.kind))),
+  );
+}
+
+export function newEffectRow(job: Job, name: string, trigger: string, id: string, now: number): Effect {
+  return {
+    id,
+    provider: job.provider,
+    jobId: job.id,
+    name,
+    idempotencyKey: `fin_${id}`,
+    trigger,
+    status: "pending",
+    attempts: 0,
+    nextAttemptAt: now,
+    leaseUntil: null,
+    lastError: null,
+    createdAt: now,
+    deliveredAt: null,
+  };
+}

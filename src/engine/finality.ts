@@ -1,0 +1,138 @@
+import { uuidv7 } from "uuidv7";
+import { type Clock, systemClock } from "../core/clock.js";
+import { FinalityError } from "../core/errors.js";
+import type { Job, JobEvent, JobKey, Observation, UnknownJobPolicy } from "../core/model.js";
+import { parseJobKey, parseObservation, parseRegistration } from "../core/validation.js";
+import { createSqliteStore } from "../store/sqlite/sqlite-store.js";
+import type { JobQuery, Page, Store } from "../store/store.js";
+import type { EffectDefinition } from "./effect-definitions.js";
+import {
+  type IngestContext,
+  type IngestOutcome,
+  ingestInTx,
+  type RegisterOutcome,
+  registerInTx,
+} from "./ingest.js";
+
+export interface ProviderPolicy {
+  unknownJobs?: UnknownJobPolicy;
+  /** Seconds after submission before the first reconcile poll; overrides `firstCheckDelaySeconds`. */
+  graceSeconds?: number;
+}
+
+export interface FinalityOptions {
+  /** A store, or where to open the embedded SQLite one. */
+  store: Store | { sqlite: string; synchronous?: "NORMAL" | "FULL" };
+  /**
+   * Known providers and their policies. When given, observations for any other provider are
+   * refused with `unknown-provider`; when omitted, every provider is accepted with `adopt`.
+   */
+  providers?: Record<string, ProviderPolicy>;
+  effects?: readonly EffectDefinition[];
+  /** Default grace before an open job's first reconcile poll (90 s). */
+  graceSeconds?: number;
+  clock?: Clock;
+  newId?: () => string;
+}
+
+export interface Finality {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly effects: readonly EffectDefinition[];
+  /** Feeds one observation through the reducer; resolves after it is committed. */
+  ingest(observation: unknown): Promise<IngestOutcome>;
+  /** Same as `ingest` for an observation already validated (adapters, reconciler, hot path). */
+  ingestTrusted(observation: Observation): Promise<IngestOutcome>;
+  /** Upserts a job without ever changing an existing state. */
+  register(registration: unknown): Promise<RegisterOutcome>;
+  getJob(key: JobKey): Promise<Job | null>;
+  listJobs(query?: JobQuery): Promise<Page<Job>>;
+  jobEvents(key: JobKey, page?: { limit?: number; after?: number }): Promise<JobEvent[]>;
+  /** The ingest context for `now`: policies, effects and scheduling for one transaction. */
+  contextFor(provider: string, now: number): IngestContext;
+  close(): Promise<void>;
+}
+
+const DEFAULT_GRACE_SECONDS = 90;
+
+export function createFinality(options: FinalityOptions): Finality {
+  const store =
+    "transaction" in options.store
+      ? options.store
+      : createSqliteStore({ path: options.store.sqlite, synchronous: options.store.synchronous });
+  const clock = options.clock ?? systemClock;
+  const newId = options.newId ?? uuidv7;
+  const effects = options.effects ?? [];
+  const providers = options.providers;
+  validateEffects(effects);
+
+  function policyFor(provider: string): ProviderPolicy {
+    if (providers === undefined) return {};
+    const policy = Object.hasOwn(providers, provider) ? providers[provider] : undefined;
+    if (policy === undefined) {
+      throw new FinalityError("unknown-provider", `unknown provider "${provider}"`, {
+        details: { provider },
+      });
+    }
+    return policy;
+  }
+
+  function contextFor(provider: string, now: number): IngestContext {
+    const policy = policyFor(provider);
+    const graceMs = (policy.graceSeconds ?? options.graceSeconds ?? DEFAULT_GRACE_SECONDS) * 1000;
+    return {
+      now,
+      unknownJobs: policy.unknownJobs ?? "adopt",
+      effects,
+      newId,
+      firstCheckAt: (job) => job.submittedAt + graceMs,
+    };
+  }
+
+  function ingestTrusted(observation: Observation): Promise<IngestOutcome> {
+    const ctx = contextFor(observation.provider, clock.now());
+    return store.transaction((tx) => ingestInTx(tx, observation, ctx));
+  }
+
+  return {
+    store,
+    clock,
+    effects,
+    contextFor,
+    ingestTrusted,
+    async ingest(input) {
+      return ingestTrusted(parseObservation(input));
+    },
+    async register(input) {
+      const registration = parseRegistration(input);
+      const ctx = contextFor(registration.provider, clock.now());
+      return store.transaction((tx) => registerInTx(tx, registration, ctx));
+    },
+    async getJob(key) {
+      return store.getJob(parseJobKey(key.provider, key.id));
+    },
+    async listJobs(query = {}) {
+      return store.listJobs(query);
+    },
+    async jobEvents(key, page) {
+      return store.jobEvents(parseJobKey(key.provider, key.id), page);
+    },
+    close: () => store.close(),
+  };
+}
+
+function validateEffects(effects: readonly EffectDefinition[]): void {
+  const names = new Set<string>();
+  for (const effect of effects) {
+    const targets = [effect.handler, effect.url, effect.transactional].filter((t) => t !== undefined).length;
+    if (targets !== 1) {
+      throw new FinalityError(
+        "invalid-config",
+        `effect "${effect.name}" needs exactly one of handler, url, transactional`,
+      );
+    }
+    if (names.has(effect.name))
+      throw new FinalityError("invalid-config", `effect "${effect.name}" is defined twice`);
+    names.add(effect.name);
+  }
+}

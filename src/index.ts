@@ -1,0 +1,31 @@
+export { type Clock, manualClock, type Random, seededRandom, systemClock } from "./core/clock.js";
+export { type ErrorCode, FinalityError, isFinalityError } from "./core/errors.js";
+export type {
+  Effect,
+  EffectStatus,
+  IgnoreReason,
+  Job,
+  JobEvent,
+  JobKey,
+  Observation,
+  UnknownJobPolicy,
+} from "./core/model.js";
+export { type ReduceResult, reduce } from "./core/reducer.js";
+export {
+  CANONICAL_STATES,
+  type CanonicalState,
+  isTerminal,
+  rankOf,
+  type Source,
+  TERMINAL_STATES,
+} from "./core/states.js";
+export type { EffectDefinition, EffectDelivery } from "./engine/effect-definitions.js";
+export {
+  createFinality,
+  type Finality,
+  type FinalityOptions,
+  type ProviderPolicy,
+} from "./engine/finality.js";
+export type { IngestOutcome, RegisterOutcome } from "./engine/ingest.js";
+export { createSqliteStore, type SqliteStoreOptions } from "./store/sqlite/sqlite-store.js";
+export type { EffectQuery, JobQuery, Page, Store, StoreTx } from "./store/store.js";

@@ -1,0 +1,24 @@
+/** JSON values travel as text in SQL columns; null and undefined both become SQL NULL. */
+export function toJsonColumn(value: unknown): string | null {
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}
+
+export function fromJsonColumn(text: unknown): unknown {
+  return typeof text === "string" ? JSON.parse(text) : null;
+}
+
+/** Keyset cursors are opaque to callers: base64url of the last row number seen. */
+export function encodeCursor(rowNo: number): string {
+  return Buffer.from(String(rowNo)).toString("base64url");
+}
+
+export function decodeCursor(cursor: string | undefined): number | null {
+  if (!cursor) return null;
+  const value = Number(Buffer.from(cursor, "base64url").toString());
+  return Number.isSafeInteger(value) && value > 0 ? value : null;
+}
+
+export function clampLimit(limit: number | undefined, fallback = 50, max = 500): number {
+  if (limit === undefined || !Number.isFinite(limit)) return fallback;
+  return Math.min(Math.max(1, Math.trunc(limit)), max);
+}

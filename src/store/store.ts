@@ -1,0 +1,94 @@
+import type { Effect, EffectStatus, Job, JobEvent, JobKey } from "../core/model.js";
+
+/**
+ * The store port. Callers depend on this file only; adapters (SQLite, PostgreSQL) implement it.
+ * Asynchronous even where the driver is not, because PostgreSQL and serverless stores are.
+ */
+export interface Store {
+  readonly dialect: "sqlite" | "postgres";
+  /**
+   * Runs `work` in one write transaction and commits before resolving. `work` may be run again
+   * (after a rollback) when it throws a `version-conflict` FinalityError, so it must not have
+   * effects outside the transaction. Adapters may commit several callers' work together
+   * (group commit); each caller's work is still atomic on its own.
+   */
+  transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T>;
+
+  getJob(key: JobKey): Promise<Job | null>;
+  listJobs(query: JobQuery): Promise<Page<Job>>;
+  jobEvents(key: JobKey, page?: { limit?: number; after?: number }): Promise<JobEvent[]>;
+  getEffect(id: string): Promise<Effect | null>;
+  listEffects(query: EffectQuery): Promise<Page<Effect>>;
+
+  /** Claims up to `limit` due effects: sets their lease so no other dispatcher takes them. */
+  claimEffects(now: number, limit: number, leaseMs: number): Promise<Effect[]>;
+  /** Records the outcome of a claimed delivery; a no-op (false) if the claim was lost. */
+  finishEffect(outcome: EffectOutcome): Promise<boolean>;
+
+  /** Claims up to `limit` open jobs due for a reconcile poll, pushing their check time to `leaseUntil`. */
+  claimDueJobs(now: number, limit: number, leaseUntil: number, providers?: readonly string[]): Promise<Job[]>;
+
+  /** True when the database answers and every migration is applied. */
+  ready(): Promise<boolean>;
+  stats(): Promise<StoreStats>;
+  close(): Promise<void>;
+}
+
+/** What a transaction may do. Every write goes through here. */
+export interface StoreTx {
+  /** Records a sender's delivery id; false if it was seen before (a redelivery). */
+  recordDelivery(provider: string, deliveryId: string, now: number): Promise<boolean>;
+  getJob(key: JobKey): Promise<Job | null>;
+  /** Inserts a new job; false if one with that key exists already (a race: re-run). */
+  insertJob(job: Job): Promise<boolean>;
+  /** Writes `job` if the stored version is still `expectedVersion`; false otherwise (CAS). */
+  updateJob(job: Job, expectedVersion: number): Promise<boolean>;
+  /** Appends to the audit trail; false if its dedupe key was used before. */
+  appendEvent(event: Omit<JobEvent, "seqNo">): Promise<boolean>;
+  /** Adds an outbox row; false if this job already has an effect of that name. */
+  enqueueEffect(effect: Effect): Promise<boolean>;
+  getEffect(id: string): Promise<Effect | null>;
+  updateEffect(effect: Effect): Promise<void>;
+  /** Plain SQL for transactional effects that write to the same database (exactly once). */
+  execute(sql: string, params?: readonly unknown[]): Promise<Record<string, unknown>[]>;
+}
+
+export interface JobQuery {
+  state?: string | undefined;
+  provider?: string | undefined;
+  kind?: string | undefined;
+  stuck?: boolean | undefined;
+  /** Open (non-terminal) jobs only. */
+  open?: boolean | undefined;
+  limit?: number | undefined;
+  /** Opaque cursor from a previous page. */
+  cursor?: string | undefined;
+}
+
+export interface EffectQuery {
+  status?: EffectStatus | undefined;
+  provider?: string | undefined;
+  jobId?: string | undefined;
+  limit?: number | undefined;
+  cursor?: string | undefined;
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export type EffectOutcome =
+  | { id: string; claimedUntil: number; kind: "delivered"; at: number }
+  | { id: string; claimedUntil: number; kind: "retry"; at: number; nextAttemptAt: number; error: string }
+  | { id: string; claimedUntil: number; kind: "dead"; at: number; error: string };
+
+export interface StoreStats {
+  jobsByState: Record<string, number>;
+  openJobs: number;
+  stuckJobs: number;
+  conflictJobs: number;
+  effectsByStatus: Record<string, number>;
+  oldestOpenSubmittedAt: number | null;
+  dueJobs: number;
+}
