@@ -72,7 +72,8 @@ CREATE TABLE outbox (
   last_error      TEXT,
   created_at      INTEGER NOT NULL,
   delivered_at    INTEGER,
-  UNIQUE (provider, job_id, name)
+  -- One row per effect and trigger: a job settles once, and is alerted as stuck at most once.
+  UNIQUE (provider, job_id, name, trigger)
 );
 CREATE INDEX outbox_due ON outbox (next_attempt_at) WHERE status = 'pending';
 CREATE INDEX outbox_leased ON outbox (lease_until) WHERE status = 'delivering';

@@ -62,6 +62,7 @@ export const IGNORE_REASONS = [
   "lower-rank",
   "stale",
   "already-registered",
+  "not-found",
 ] as const;
 export type IgnoreReason = (typeof IGNORE_REASONS)[number];
 

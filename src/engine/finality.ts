@@ -48,6 +48,8 @@ export interface Finality {
   getJob(key: JobKey): Promise<Job | null>;
   listJobs(query?: JobQuery): Promise<Page<Job>>;
   jobEvents(key: JobKey, page?: { limit?: number; after?: number }): Promise<JobEvent[]>;
+  /** Calls `listener` after a commit that enqueued effects (the dispatcher wakes on it). */
+  onEffectsEnqueued(listener: () => void): () => void;
   /** The ingest context for `now`: policies, effects and scheduling for one transaction. */
   contextFor(provider: string, now: number): IngestContext;
   close(): Promise<void>;
@@ -89,9 +91,13 @@ export function createFinality(options: FinalityOptions): Finality {
     };
   }
 
-  function ingestTrusted(observation: Observation): Promise<IngestOutcome> {
+  const listeners = new Set<() => void>();
+
+  async function ingestTrusted(observation: Observation): Promise<IngestOutcome> {
     const ctx = contextFor(observation.provider, clock.now());
-    return store.transaction((tx) => ingestInTx(tx, observation, ctx));
+    const outcome = await store.transaction((tx) => ingestInTx(tx, observation, ctx));
+    if (outcome.effects.length > 0) for (const listener of listeners) listener();
+    return outcome;
   }
 
   return {
@@ -100,6 +106,10 @@ export function createFinality(options: FinalityOptions): Finality {
     effects,
     contextFor,
     ingestTrusted,
+    onEffectsEnqueued(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     async ingest(input) {
       return ingestTrusted(parseObservation(input));
     },

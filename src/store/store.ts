@@ -45,7 +45,7 @@ export interface StoreTx {
   updateJob(job: Job, expectedVersion: number): Promise<boolean>;
   /** Appends to the audit trail; false if its dedupe key was used before. */
   appendEvent(event: Omit<JobEvent, "seqNo">): Promise<boolean>;
-  /** Adds an outbox row; false if this job already has an effect of that name. */
+  /** Adds an outbox row; false if this job already has a row for that effect name and trigger. */
   enqueueEffect(effect: Effect): Promise<boolean>;
   getEffect(id: string): Promise<Effect | null>;
   updateEffect(effect: Effect): Promise<void>;

@@ -1,0 +1,224 @@
+import { DEFAULT_EFFECT_RETRY, type EffectRetryPolicy, effectRetryDecision } from "../core/backoff.js";
+import { type Random, systemClock } from "../core/clock.js";
+import { toError } from "../core/errors.js";
+import type { Effect } from "../core/model.js";
+import type { EffectDefinition, EffectDelivery } from "./effect-definitions.js";
+import type { Finality } from "./finality.js";
+
+/** A failed delivery; `retryAfterMs` carries the receiver's Retry-After. */
+export class DeliveryError extends Error {
+  override readonly name = "DeliveryError";
+  constructor(
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Delivers one effect to a URL target (signed HTTP); injected so the engine stays free of HTTP. */
+export type UrlDeliverer = (
+  definition: EffectDefinition,
+  delivery: EffectDelivery,
+  signal: AbortSignal,
+) => Promise<void>;
+
+export interface DispatcherOptions {
+  /** Deliveries in flight at once (default 50). */
+  concurrency?: number;
+  /** Time allowed for one delivery (default 15 s). */
+  timeoutMs?: number;
+  /** How long a claim is held; a crashed dispatcher's rows come back after it (default timeout × 4). */
+  leaseMs?: number;
+  /** How often to look for due rows when nothing pokes the dispatcher (default 1 s). */
+  pollIntervalMs?: number;
+  retry?: Partial<EffectRetryPolicy>;
+  random?: Random;
+  deliverUrl?: UrlDeliverer;
+  /** Called after each attempt, for metrics and logs. */
+  onAttempt?: (event: DeliveryAttempt) => void;
+}
+
+export interface DeliveryAttempt {
+  effect: Effect;
+  outcome: "delivered" | "retry" | "dead" | "lost-claim";
+  durationMs: number;
+  error?: string;
+}
+
+export interface Dispatcher {
+  start(): void;
+  /** Stops claiming, waits for deliveries in flight. */
+  stop(): Promise<void>;
+  /** Wakes the loop now (e.g. after an ingest enqueued effects). */
+  poke(): void;
+  /** Claims and delivers whatever is due once; resolves when those deliveries are finished. */
+  runOnce(): Promise<number>;
+}
+
+/**
+ * The outbox dispatcher: claims due rows under a lease, delivers each with a timeout, and
+ * records delivered / retry-with-backoff / dead. At least once, with the same idempotency key
+ * on every attempt, so an idempotent receiver acts exactly once.
+ */
+export function createDispatcher(finality: Finality, options: DispatcherOptions = {}): Dispatcher {
+  const clock = finality.clock ?? systemClock;
+  const concurrency = options.concurrency ?? 50;
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  const leaseMs = options.leaseMs ?? timeoutMs * 4;
+  const pollIntervalMs = options.pollIntervalMs ?? 1000;
+  const retry: EffectRetryPolicy = { ...DEFAULT_EFFECT_RETRY, ...options.retry };
+  const random = options.random ?? Math.random;
+  const definitions = new Map(finality.effects.map((d) => [d.name, d]));
+  const inFlight = new Set<Promise<void>>();
+  let running = false;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let pumping = false;
+  let again = false;
+
+  async function deliver(effect: Effect): Promise<void> {
+    const started = clock.now();
+    const claimedUntil = effect.leaseUntil ?? 0;
+    let failure: DeliveryError | null = null;
+    try {
+      await attempt(effect);
+    } catch (error) {
+      failure = error instanceof DeliveryError ? error : new DeliveryError(toError(error).message);
+    }
+    const at = clock.now();
+    let outcome: DeliveryAttempt["outcome"];
+    if (failure === null) {
+      outcome = (await finality.store.finishEffect({ id: effect.id, claimedUntil, kind: "delivered", at }))
+        ? "delivered"
+        : "lost-claim";
+    } else {
+      const decision = effectRetryDecision(
+        effect.attempts,
+        at - effect.createdAt,
+        retry,
+        random,
+        failure.retryAfterMs,
+      );
+      const finish =
+        decision.kind === "dead"
+          ? { id: effect.id, claimedUntil, kind: "dead" as const, at, error: failure.message }
+          : {
+              id: effect.id,
+              claimedUntil,
+              kind: "retry" as const,
+              at,
+              nextAttemptAt: at + decision.delayMs,
+              error: failure.message,
+            };
+      outcome = (await finality.store.finishEffect(finish)) ? decision.kind : "lost-claim";
+    }
+    options.onAttempt?.({
+      effect,
+      outcome,
+      durationMs: at - started,
+      ...(failure ? { error: failure.message } : {}),
+    });
+  }
+
+  async function attempt(effect: Effect): Promise<void> {
+    const definition = definitions.get(effect.name);
+    if (definition === undefined) throw new DeliveryError(`no effect named "${effect.name}" is configured`);
+    const job = await finality.store.getJob({ provider: effect.provider, id: effect.jobId });
+    if (job === null) throw new DeliveryError(`job ${effect.provider}/${effect.jobId} no longer exists`);
+    const delivery: EffectDelivery = {
+      type: effect.trigger === "stuck" ? "job.stuck" : "job.settled",
+      effect: effect.name,
+      idempotencyKey: effect.idempotencyKey,
+      attempt: effect.attempts,
+      job,
+    };
+    const signal = AbortSignal.timeout(timeoutMs);
+    if (definition.handler) return withTimeout(definition.handler(delivery), signal);
+    if (definition.url && options.deliverUrl) return options.deliverUrl(definition, delivery, signal);
+    throw new DeliveryError(`effect "${effect.name}" has no deliverable target`);
+  }
+
+  async function pump(): Promise<number> {
+    if (pumping) {
+      again = true;
+      return 0;
+    }
+    pumping = true;
+    let claimed = 0;
+    try {
+      do {
+        again = false;
+        const free = concurrency - inFlight.size;
+        if (free <= 0) break;
+        const effects = await finality.store.claimEffects(clock.now(), free, leaseMs);
+        claimed += effects.length;
+        for (const effect of effects) track(deliver(effect));
+        if (effects.length === free) again = true;
+      } while (again);
+    } finally {
+      pumping = false;
+    }
+    return claimed;
+  }
+
+  function track(delivery: Promise<void>): void {
+    const tracked = delivery
+      .catch(() => {
+        // finishEffect failed (store closing or unavailable): the lease brings the row back.
+      })
+      .finally(() => {
+        inFlight.delete(tracked);
+        if (running) void pump().catch(() => {});
+      });
+    inFlight.add(tracked);
+  }
+
+  function schedule(): void {
+    if (!running) return;
+    timer = setTimeout(async () => {
+      await pump().catch(() => {});
+      schedule();
+    }, pollIntervalMs);
+    timer.unref?.();
+  }
+
+  return {
+    start() {
+      if (running) return;
+      running = true;
+      void pump().catch(() => {});
+      schedule();
+    },
+    async stop() {
+      running = false;
+      if (timer) clearTimeout(timer);
+      while (pumping || inFlight.size > 0)
+        await Promise.race([...inFlight, new Promise((r) => setImmediate(r))]);
+    },
+    poke() {
+      if (running) void pump().catch(() => {});
+    },
+    async runOnce() {
+      const claimed = await pump();
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
+      return claimed;
+    },
+  };
+}
+
+function withTimeout(work: Promise<void>, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(new DeliveryError("delivery timed out"));
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      },
+      (error) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}

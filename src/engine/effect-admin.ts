@@ -1,0 +1,81 @@
+import { FinalityError } from "../core/errors.js";
+import type { Effect, JobKey } from "../core/model.js";
+import type { StoreTx } from "../store/store.js";
+import type { Finality } from "./finality.js";
+
+/**
+ * Re-arms one dead (or pending) effect to be delivered now, under its same idempotency key,
+ * and records the action in the job's event log.
+ */
+export function retryEffect(finality: Finality, effectId: string): Promise<Effect> {
+  const now = finality.clock.now();
+  return finality.store.transaction(async (tx) => {
+    const effect = await tx.getEffect(effectId);
+    if (effect === null)
+      throw new FinalityError("not-found", `no effect with id "${effectId}"`, { details: { effectId } });
+    if (effect.status === "delivered" || effect.status === "delivering") {
+      throw new FinalityError(
+        "conflict",
+        `effect "${effectId}" is ${effect.status}; only pending or dead effects are retried`,
+        {
+          details: { effectId, status: effect.status },
+        },
+      );
+    }
+    const next: Effect = { ...effect, status: "pending", nextAttemptAt: now, leaseUntil: null };
+    await tx.updateEffect(next);
+    await recordAction(tx, effect, now, "effect-retry");
+    return next;
+  });
+}
+
+/**
+ * Re-sends every effect of a settled job (for a receiver that lost data) under the same
+ * idempotency keys; effects in flight are left to finish. Recorded in the event log.
+ */
+export async function replayEffects(finality: Finality, key: JobKey): Promise<Effect[]> {
+  const now = finality.clock.now();
+  const listed = await finality.store.listEffects({ provider: key.provider, jobId: key.id, limit: 500 });
+  const ids = listed.items.map((effect) => effect.id);
+  return finality.store.transaction(async (tx) => {
+    const job = await tx.getJob(key);
+    if (job === null)
+      throw new FinalityError("not-found", `no job ${key.provider}/${key.id}`, { details: { ...key } });
+    if (job.settledAt === null) {
+      throw new FinalityError(
+        "conflict",
+        `job ${key.provider}/${key.id} has not settled; nothing to replay`,
+        {
+          details: { ...key, state: job.state },
+        },
+      );
+    }
+    const replayed: Effect[] = [];
+    for (const id of ids) {
+      const effect = await tx.getEffect(id);
+      if (effect === null || effect.status === "delivering") continue;
+      const next: Effect = { ...effect, status: "pending", nextAttemptAt: now, leaseUntil: null };
+      await tx.updateEffect(next);
+      await recordAction(tx, effect, now, "effect-replay");
+      replayed.push(next);
+    }
+    return replayed;
+  });
+}
+
+async function recordAction(tx: StoreTx, effect: Effect, at: number, action: string) {
+  const job = await tx.getJob({ provider: effect.provider, id: effect.jobId });
+  return tx.appendEvent({
+    provider: effect.provider,
+    id: effect.jobId,
+    source: "api",
+    rawState: null,
+    state: job?.state ?? "unknown",
+    applied: true,
+    reason: null,
+    deliveryId: null,
+    dedupeKey: null,
+    at,
+    detail: { action, effect: effect.name, effectId: effect.id, previousStatus: effect.status },
+  });
+}

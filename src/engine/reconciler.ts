@@ -1,0 +1,180 @@
+import type { Random } from "../core/clock.js";
+import { toError } from "../core/errors.js";
+import type { Job } from "../core/model.js";
+import { fullBucket, type RateLimit, type TokenBucket, takeToken } from "../core/token-bucket.js";
+import type { Finality } from "./finality.js";
+import type { Poller, PollResult } from "./poller.js";
+import { type ReconcilePolicy, recordPollInTx } from "./reconcile-tx.js";
+
+export interface ProviderReconcileOptions extends ReconcilePolicy {
+  /** Absent: the provider cannot be polled; its jobs are only rescheduled and checked for stuck. */
+  poller?: Poller;
+  /** Polls in flight at once for this provider (default 10). */
+  concurrency?: number;
+  rateLimit?: RateLimit;
+  /** Time allowed for one poll (default 10 s). */
+  timeoutMs?: number;
+}
+
+export interface ReconcilerOptions {
+  providers: Record<string, ProviderReconcileOptions>;
+  /** How often each provider looks for due jobs (default 1 s). */
+  tickMs?: number;
+  random?: Random;
+  onPoll?: (event: {
+    provider: string;
+    job: Job;
+    result: PollResult["kind"] | "error";
+    durationMs: number;
+    error?: string;
+  }) => void;
+}
+
+export interface Reconciler {
+  start(): void;
+  stop(): Promise<void>;
+  /** One pass over what is due now, for every provider; resolves when its polls are recorded. */
+  runOnce(onProgress?: (done: number) => void): Promise<number>;
+}
+
+/**
+ * The reconciler: for each provider, claims due open jobs (claiming pushes their check time
+ * past the poll's lease, so no other reconciler polls them meanwhile), polls them with that
+ * provider's own concurrency and rate limit — a slow provider never delays another — and
+ * records each answer through the same ingest path as a webhook.
+ */
+export function createReconciler(finality: Finality, options: ReconcilerOptions): Reconciler {
+  const random = options.random ?? Math.random;
+  const tickMs = options.tickMs ?? 1000;
+  const lanes = Object.entries(options.providers).map(([name, o]) => createLane(name, o));
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let running = false;
+
+  function createLane(provider: string, o: ProviderReconcileOptions) {
+    const concurrency = o.concurrency ?? 10;
+    const timeoutMs = o.timeoutMs ?? 10_000;
+    const inFlight = new Map<string, Promise<void>>();
+    let bucket: TokenBucket | null = o.rateLimit ? fullBucket(o.rateLimit, finality.clock.now()) : null;
+    let claiming = false;
+    let claimAgain = false;
+
+    async function pollOne(job: Job): Promise<void> {
+      const started = finality.clock.now();
+      let result: PollResult;
+      try {
+        result = o.poller
+          ? await o.poller(job, AbortSignal.timeout(timeoutMs))
+          : { kind: "failed", error: "no poller" };
+      } catch (error) {
+        result = { kind: "failed", error: toError(error).message };
+      }
+      const now = finality.clock.now();
+      const ctx = finality.contextFor(provider, now);
+      try {
+        await finality.store.transaction((tx) => recordPollInTx(tx, job, result, ctx, o, random));
+        options.onPoll?.({
+          provider,
+          job,
+          result: result.kind,
+          durationMs: now - started,
+          ...errorOf(result),
+        });
+      } catch (error) {
+        // The claim's lease brings the job back; a failing store must not stop the loop.
+        options.onPoll?.({
+          provider,
+          job,
+          result: "error",
+          durationMs: now - started,
+          error: toError(error).message,
+        });
+      }
+    }
+
+    /** Claims as many due jobs as there are free slots and tokens, and starts their polls. */
+    async function claim(): Promise<Promise<void>[]> {
+      if (claiming) {
+        claimAgain = true;
+        return [];
+      }
+      claiming = true;
+      const started: Promise<void>[] = [];
+      try {
+        do {
+          claimAgain = false;
+          const now = finality.clock.now();
+          let free = concurrency - inFlight.size;
+          if (bucket && o.rateLimit)
+            free = Math.min(free, Math.floor(takeToken(bucket, o.rateLimit, now).bucket.tokens));
+          if (free <= 0) break;
+          const jobs = await finality.store.claimDueJobs(now, free, now + timeoutMs * 3, [provider]);
+          for (const job of jobs) {
+            const key = `${job.provider}\u0000${job.id}`;
+            if (inFlight.has(key)) continue;
+            if (bucket && o.rateLimit) bucket = takeToken(bucket, o.rateLimit, now).bucket;
+            const poll = pollOne(job).finally(() => {
+              inFlight.delete(key);
+              // A freed slot takes the next due job at once rather than at the next tick.
+              if (running) void claim().catch(() => {});
+            });
+            inFlight.set(key, poll);
+            started.push(poll);
+          }
+        } while (claimAgain);
+      } finally {
+        claiming = false;
+      }
+      return started;
+    }
+
+    return { provider, claim, inFlight };
+  }
+
+  async function tick(): Promise<void> {
+    await Promise.all(lanes.map((lane) => lane.claim().catch(() => [])));
+  }
+
+  function schedule(): void {
+    if (!running) return;
+    timer = setTimeout(async () => {
+      await tick();
+      schedule();
+    }, tickMs);
+    timer.unref?.();
+  }
+
+  return {
+    start() {
+      if (running) return;
+      running = true;
+      void tick();
+      schedule();
+    },
+    async stop() {
+      running = false;
+      if (timer) clearTimeout(timer);
+      await Promise.all(lanes.flatMap((lane) => [...lane.inFlight.values()]));
+    },
+    async runOnce(onProgress) {
+      let done = 0;
+      const count = () => {
+        done++;
+        onProgress?.(done);
+      };
+      for (;;) {
+        const polls = (await Promise.all(lanes.map((lane) => lane.claim()))).flat();
+        if (polls.length === 0) {
+          const pending = lanes.flatMap((lane) => [...lane.inFlight.values()]);
+          if (pending.length === 0) return done;
+          await Promise.race(pending);
+          continue;
+        }
+        await Promise.all(polls.map((poll) => poll.then(count)));
+      }
+    },
+  };
+}
+
+function errorOf(result: PollResult): { error?: string } {
+  return result.kind === "failed" ? { error: result.error } : {};
+}

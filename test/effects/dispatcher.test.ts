@@ -1,0 +1,169 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { manualClock } from "../../src/core/clock.js";
+import { createDispatcher, DeliveryError } from "../../src/engine/dispatcher.js";
+import { retryEffect } from "../../src/engine/effect-admin.js";
+import type { EffectDelivery } from "../../src/engine/effect-definitions.js";
+import { createFinality, type Finality } from "../../src/engine/finality.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+const dirs: { cleanup(): void }[] = [];
+const open: Finality[] = [];
+afterEach(async () => {
+  for (const f of open.splice(0)) await f.close();
+  for (const d of dirs.splice(0)) d.cleanup();
+});
+
+function setup(handler: (d: EffectDelivery) => Promise<void>) {
+  const dir = tempDir();
+  dirs.push(dir);
+  const clock = manualClock();
+  const finality = createFinality({
+    store: { sqlite: dir.file("ledger.db") },
+    clock,
+    effects: [{ name: "notify", handler }],
+  });
+  open.push(finality);
+  return { finality, clock, file: dir.file("ledger.db") };
+}
+
+async function settle(finality: Finality, id: string) {
+  await finality.ingest({
+    provider: "acme",
+    id,
+    state: "succeeded",
+    source: "webhook",
+    deliveryId: `d-${id}`,
+  });
+}
+
+describe("dispatcher", () => {
+  it("retries a failing receiver with growing gaps and the same key, then delivers once", async () => {
+    const seen: { attempt: number; key: string; at: number }[] = [];
+    let failures = 3;
+    const { finality, clock } = setup(async (d) => {
+      seen.push({ attempt: d.attempt, key: d.idempotencyKey, at: clock.now() });
+      if (failures-- > 0) throw new Error("receiver down");
+    });
+    const dispatcher = createDispatcher(finality, { random: () => 0.5 });
+    await settle(finality, "j1");
+    const nextAttempts: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      expect(await dispatcher.runOnce()).toBe(1);
+      const [effect] = (await finality.store.listEffects({ jobId: "j1" })).items;
+      if (!effect) throw new Error("no effect row");
+      if (i < 3) {
+        expect(effect.status).toBe("pending");
+        expect(effect.lastError).toContain("receiver down");
+        nextAttempts.push(effect.nextAttemptAt - clock.now());
+        // Not due yet: nothing is claimed before the backoff passes.
+        expect(await dispatcher.runOnce()).toBe(0);
+        clock.set(effect.nextAttemptAt);
+      } else {
+        expect(effect.status).toBe("delivered");
+      }
+    }
+    expect(seen.map((s) => s.attempt)).toEqual([1, 2, 3, 4]);
+    expect(new Set(seen.map((s) => s.key)).size).toBe(1);
+    expect(nextAttempts[0]).toBe(5_000);
+    expect(nextAttempts[1]).toBeGreaterThan(nextAttempts[0] as number);
+    expect(nextAttempts[2]).toBeGreaterThan(nextAttempts[1] as number);
+  });
+
+  it("moves an always-failing effect to dead, and a retry via the API delivers it once the receiver recovers", async () => {
+    let up = false;
+    let delivered = 0;
+    const { finality, clock } = setup(async () => {
+      if (!up) throw new Error("still down");
+      delivered++;
+    });
+    const dispatcher = createDispatcher(finality, { retry: { maxAttempts: 3 }, random: () => 0 });
+    await settle(finality, "j2");
+    for (let i = 0; i < 3; i++) {
+      await dispatcher.runOnce();
+      clock.advance(3_600_000);
+    }
+    const [dead] = (await finality.store.listEffects({ jobId: "j2" })).items;
+    expect(dead?.status).toBe("dead");
+    expect(dead?.attempts).toBe(3);
+    expect(dead?.lastError).toContain("still down");
+    expect(await dispatcher.runOnce()).toBe(0);
+
+    up = true;
+    await retryEffect(finality, dead?.id as string);
+    expect(await dispatcher.runOnce()).toBe(1);
+    const [after] = (await finality.store.listEffects({ jobId: "j2" })).items;
+    expect(after?.status).toBe("delivered");
+    expect(delivered).toBe(1);
+    const events = await finality.jobEvents({ provider: "acme", id: "j2" });
+    expect(events.some((e) => (e.detail as { action?: string } | null)?.action === "effect-retry")).toBe(
+      true,
+    );
+  });
+
+  it("honours the receiver's Retry-After", async () => {
+    const { finality, clock } = setup(async () => {
+      throw new DeliveryError("busy", 7_200_000);
+    });
+    await settle(finality, "j3");
+    await createDispatcher(finality, { random: () => 0 }).runOnce();
+    const [effect] = (await finality.store.listEffects({ jobId: "j3" })).items;
+    expect(effect?.nextAttemptAt).toBe(clock.now() + 7_200_000);
+  });
+
+  it("gives up after the maximum age (3 days by default)", async () => {
+    const { finality, clock } = setup(async () => {
+      throw new Error("never");
+    });
+    const dispatcher = createDispatcher(finality, { random: () => 0.5 });
+    await settle(finality, "j4");
+    let rounds = 0;
+    for (;;) {
+      await dispatcher.runOnce();
+      const [effect] = (await finality.store.listEffects({ jobId: "j4" })).items;
+      if (effect?.status === "dead") break;
+      clock.set(effect?.nextAttemptAt as number);
+      rounds++;
+      expect(rounds).toBeLessThan(200);
+    }
+    const [effect] = (await finality.store.listEffects({ jobId: "j4" })).items;
+    expect(clock.now() - (effect?.createdAt as number)).toBeLessThanOrEqual(3 * 24 * 3_600_000);
+    expect(effect?.attempts).toBeGreaterThan(70);
+  });
+
+  it("a crashed dispatcher's claim comes back after its lease, and its late finish is refused", async () => {
+    let delivered = 0;
+    const { finality, clock } = setup(async () => {
+      delivered++;
+    });
+    await settle(finality, "j5");
+    // A dispatcher claims the row, then dies before delivering.
+    const [claimed] = await finality.store.claimEffects(clock.now(), 10, 60_000);
+    expect(claimed?.status).toBe("delivering");
+    const dispatcher = createDispatcher(finality, { leaseMs: 60_000 });
+    expect(await dispatcher.runOnce()).toBe(0);
+    clock.advance(60_001);
+    expect(await dispatcher.runOnce()).toBe(1);
+    expect(delivered).toBe(1);
+    const late = await finality.store.finishEffect({
+      id: claimed?.id as string,
+      claimedUntil: claimed?.leaseUntil as number,
+      kind: "retry",
+      at: clock.now(),
+      nextAttemptAt: clock.now(),
+      error: "late",
+    });
+    expect(late).toBe(false);
+    const [effect] = (await finality.store.listEffects({ jobId: "j5" })).items;
+    expect(effect?.status).toBe("delivered");
+    expect(effect?.attempts).toBe(2);
+  });
+
+  it("times out a handler that never answers", async () => {
+    const { finality } = setup(() => new Promise<void>(() => {}));
+    await settle(finality, "j6");
+    await createDispatcher(finality, { timeoutMs: 50 }).runOnce();
+    const [effect] = (await finality.store.listEffects({ jobId: "j6" })).items;
+    expect(effect?.status).toBe("pending");
+    expect(effect?.lastError).toContain("timed out");
+  });
+});

@@ -1,0 +1,234 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { manualClock } from "../../src/core/clock.js";
+import { createFinality, type Finality } from "../../src/engine/finality.js";
+import { createReconciler, type ProviderReconcileOptions } from "../../src/engine/reconciler.js";
+import { createGenericPoller } from "../../src/providers/generic/generic-poller.js";
+import { FakeProvider } from "../../src/testing/fake-provider.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+const policy = { minMs: 30_000, maxMs: 900_000, stuckAfterMs: 6 * 3_600_000 };
+
+async function setup(
+  options: { providers?: string[]; stuckAfterMs?: number; latencyMs?: number; file?: string } = {},
+) {
+  const dir = tempDir();
+  cleanups.push(() => dir.cleanup());
+  const clock = manualClock();
+  const file = options.file ?? dir.file("ledger.db");
+  const names = options.providers ?? ["acme"];
+  const fakes: Record<string, FakeProvider> = {};
+  const reconcile: Record<string, ProviderReconcileOptions> = {};
+  for (const name of names) {
+    const fake = new FakeProvider({ now: clock.now, latencyMs: options.latencyMs ?? 0 });
+    await fake.listen();
+    cleanups.push(() => fake.close());
+    fakes[name] = fake;
+    reconcile[name] = {
+      ...policy,
+      stuckAfterMs: options.stuckAfterMs ?? policy.stuckAfterMs,
+      poller: createGenericPoller(name, { url: `${fake.url}/jobs/{id}` }),
+      concurrency: 5,
+    };
+  }
+  const open = () => {
+    const finality = createFinality({
+      store: { sqlite: file },
+      clock,
+      graceSeconds: 90,
+      effects: [
+        { name: "notify", handler: async () => {} },
+        { name: "pager", on: ["stuck"], handler: async () => {} },
+      ],
+    });
+    cleanups.push(() => finality.close());
+    return { finality, reconciler: createReconciler(finality, { providers: reconcile, random: () => 0 }) };
+  };
+  return { clock, fakes, file, open, ...open() };
+}
+
+async function jobOf(finality: Finality, id: string, provider = "acme") {
+  const job = await finality.getJob({ provider, id });
+  if (!job) throw new Error(`no job ${id}`);
+  return job;
+}
+
+describe("reconciler", () => {
+  it("waits the grace period, then settles a job whose webhook was lost", async () => {
+    const { finality, reconciler, fakes, clock } = await setup();
+    fakes.acme?.addJob("j1", [
+      { afterMs: 0, state: "running" },
+      { afterMs: 10_000, state: "succeeded", result: { ok: 1 } },
+    ]);
+    await finality.register({ provider: "acme", id: "j1" });
+    expect(await reconciler.runOnce()).toBe(0);
+    clock.advance(89_999);
+    expect(await reconciler.runOnce()).toBe(0);
+    clock.advance(1);
+    expect(await reconciler.runOnce()).toBe(1);
+    const job = await jobOf(finality, "j1");
+    expect(job.state).toBe("succeeded");
+    expect(job.settledBy).toBe("reconcile");
+    expect(job.result).toEqual({ ok: 1 });
+    expect(job.nextCheckAt).toBeNull();
+    expect((await finality.store.listEffects({ jobId: "j1" })).items).toHaveLength(1);
+  });
+
+  it("backs off while the job stays open, and never polls a settled job", async () => {
+    const { finality, reconciler, fakes, clock } = await setup();
+    fakes.acme?.addJob("j2", [{ afterMs: 0, state: "running" }]);
+    await finality.register({ provider: "acme", id: "j2" });
+    clock.advance(90_000);
+    await reconciler.runOnce();
+    let job = await jobOf(finality, "j2");
+    expect(job.state).toBe("running");
+    expect(job.pollAttempts).toBe(1);
+    expect(job.nextCheckAt).toBe(clock.now() + policy.minMs);
+    clock.set(job.nextCheckAt as number);
+    await finality.ingest({
+      provider: "acme",
+      id: "j2",
+      state: "failed",
+      source: "webhook",
+      deliveryId: "w1",
+    });
+    expect(await reconciler.runOnce()).toBe(0);
+    job = await jobOf(finality, "j2");
+    expect(job.state).toBe("failed");
+    expect(fakes.acme?.polls.get("j2")).toBe(1);
+  });
+
+  it("never lets a poll answer older than an applied webhook overwrite it", async () => {
+    const { finality, reconciler, fakes, clock } = await setup({ latencyMs: 0 });
+    const fake = fakes.acme as FakeProvider;
+    fake.addJob("j3", [{ afterMs: 0, state: "running" }]);
+    await finality.register({ provider: "acme", id: "j3" });
+    clock.advance(90_000);
+    // The webhook saying it succeeded lands while the poll (which still sees running) is in flight.
+    const realHandle = fake.stateOf.bind(fake);
+    let webhookLanded: Promise<unknown> = Promise.resolve();
+    fake.stateOf = (id) => {
+      webhookLanded = finality.ingest({
+        provider: "acme",
+        id,
+        state: "succeeded",
+        source: "webhook",
+        deliveryId: "w-late",
+        seq: 9,
+      });
+      return realHandle(id);
+    };
+    await reconciler.runOnce();
+    await webhookLanded;
+    const job = await jobOf(finality, "j3");
+    expect(job.state).toBe("succeeded");
+    expect(job.settledBy).toBe("webhook");
+    const events = await finality.jobEvents({ provider: "acme", id: "j3" });
+    const poll = events.find((e) => e.source === "reconcile");
+    expect(poll?.applied).toBe(false);
+    expect(poll?.reason).toBe("lower-rank");
+  });
+
+  it("honours 429 Retry-After, and counts a failing poll against that job only", async () => {
+    const { finality, reconciler, fakes, clock } = await setup();
+    fakes.acme?.addJob("j4", [{ afterMs: 0, state: "running" }]);
+    await finality.register({ provider: "acme", id: "j4" });
+    clock.advance(90_000);
+    (fakes.acme as FakeProvider).failWith = { status: 429, retryAfterSeconds: 1200 };
+    expect(await reconciler.runOnce()).toBe(1);
+    const job = await jobOf(finality, "j4");
+    expect(job.state).toBe("pending");
+    expect(job.pollAttempts).toBe(1);
+    expect(job.nextCheckAt).toBe(clock.now() + 1_200_000);
+  });
+
+  it("records a provider 404 as an anomaly, not a state", async () => {
+    const { finality, reconciler, clock } = await setup();
+    await finality.register({ provider: "acme", id: "ghost" });
+    clock.advance(90_000);
+    await reconciler.runOnce();
+    const job = await jobOf(finality, "ghost");
+    expect(job.state).toBe("pending");
+    expect(job.anomaly).toBe("provider-404");
+    const events = await finality.jobEvents({ provider: "acme", id: "ghost" });
+    expect(events.filter((e) => e.reason === "not-found")).toHaveLength(1);
+  });
+
+  it("flags a stuck job and alerts exactly once, across restarts, and clears the flag when it settles", async () => {
+    const ctx = await setup({ stuckAfterMs: 600_000 });
+    const fake = ctx.fakes.acme as FakeProvider;
+    fake.addJob("j5", [{ afterMs: 0, state: "running" }]);
+    await ctx.finality.register({ provider: "acme", id: "j5" });
+    for (let i = 0; i < 4; i++) {
+      ctx.clock.advance(900_000);
+      await ctx.reconciler.runOnce();
+    }
+    await ctx.finality.close();
+    const reopened = ctx.open();
+    for (let i = 0; i < 3; i++) {
+      ctx.clock.advance(900_000);
+      await reopened.reconciler.runOnce();
+    }
+    let job = await jobOf(reopened.finality, "j5");
+    expect(job.stuck).toBe(true);
+    expect(job.pollAttempts).toBe(7);
+    const alerts = (await reopened.finality.store.listEffects({ jobId: "j5" })).items;
+    expect(alerts.map((a) => [a.name, a.trigger])).toEqual([["pager", "stuck"]]);
+    const stuckEvents = (await reopened.finality.jobEvents({ provider: "acme", id: "j5" })).filter(
+      (e) => (e.detail as { stuck?: boolean } | null)?.stuck,
+    );
+    expect(stuckEvents).toHaveLength(1);
+    await reopened.finality.ingest({
+      provider: "acme",
+      id: "j5",
+      state: "succeeded",
+      source: "webhook",
+      deliveryId: "w5",
+    });
+    job = await jobOf(reopened.finality, "j5");
+    expect(job.stuck).toBe(false);
+    const effects = (await reopened.finality.store.listEffects({ jobId: "j5" })).items;
+    expect(effects.map((e) => e.name).sort()).toEqual(["notify", "pager"]);
+  });
+
+  it("does not let a slow provider delay another provider's polls", async () => {
+    const { finality, fakes, clock } = await setup({ providers: ["slow", "fast"] });
+    (fakes.slow as FakeProvider).latencyMs = 60_000;
+    for (let i = 0; i < 5; i++) {
+      fakes.slow?.addJob(`s${i}`, [{ afterMs: 0, state: "succeeded" }]);
+      fakes.fast?.addJob(`f${i}`, [{ afterMs: 0, state: "succeeded" }]);
+      await finality.register({ provider: "slow", id: `s${i}` });
+      await finality.register({ provider: "fast", id: `f${i}` });
+    }
+    clock.advance(90_000);
+    const reconciler = createReconciler(finality, {
+      providers: {
+        slow: {
+          ...policy,
+          poller: createGenericPoller("slow", { url: `${fakes.slow?.url}/jobs/{id}` }),
+          timeoutMs: 120_000,
+        },
+        fast: { ...policy, poller: createGenericPoller("fast", { url: `${fakes.fast?.url}/jobs/{id}` }) },
+      },
+      tickMs: 10,
+    });
+    reconciler.start();
+    cleanups.push(() => {
+      (fakes.slow as FakeProvider).latencyMs = 0;
+    });
+    // Wait, by condition, until every fast job has settled while the slow polls are still in flight.
+    for (;;) {
+      const page = await finality.listJobs({ provider: "fast", state: "succeeded" });
+      if (page.items.length === 5) break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect((await finality.listJobs({ provider: "slow", state: "succeeded" })).items).toHaveLength(0);
+    expect([...(fakes.slow as FakeProvider).polls.values()].reduce((a, b) => a + b, 0)).toBe(5);
+    await fakes.slow?.close();
+    await reconciler.stop();
+  });
+});
