@@ -14,6 +14,7 @@ import {
   type JobRow,
   jobFromRow,
 } from "./sqlite-rows.js";
+import { createSqliteRunReads } from "./sqlite-run-reads.js";
 import { createSqliteTx, prepareWriteStatements } from "./sqlite-tx.js";
 
 export interface SqliteStoreOptions {
@@ -67,6 +68,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   }
 
   return {
+    ...createSqliteRunReads(reader, assertOpen),
     dialect: "sqlite",
 
     transaction(work) {
@@ -166,14 +168,22 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     claimDueJobs(now, limit, leaseUntil, providers) {
       return this.transaction(async () => {
         const filter = providers?.length ? `AND provider IN (${providers.map(() => "?").join(", ")})` : "";
+        // Oldest due first; UPDATE … RETURNING promises no order, so pick the rows, then update them.
+        const picked = writer
+          .prepare(
+            `SELECT job_no FROM jobs WHERE next_check_at IS NOT NULL AND next_check_at <= ? ${filter}
+             ORDER BY next_check_at LIMIT ?`,
+          )
+          .pluck()
+          .all(now, ...(providers ?? []), limit) as number[];
+        if (picked.length === 0) return [];
         const rows = writer
           .prepare(
-            `UPDATE jobs SET next_check_at = ? WHERE job_no IN (
-               SELECT job_no FROM jobs WHERE next_check_at IS NOT NULL AND next_check_at <= ? ${filter}
-               ORDER BY next_check_at LIMIT ?)
-             RETURNING *`,
+            `UPDATE jobs SET next_check_at = ? WHERE job_no IN (${picked.map(() => "?").join(", ")}) RETURNING *`,
           )
-          .all(leaseUntil, now, ...(providers ?? []), limit) as JobRow[];
+          .all(leaseUntil, ...picked) as JobRow[];
+        const order = new Map(picked.map((jobNo, index) => [jobNo, index]));
+        rows.sort((a, b) => (order.get(a.job_no) ?? 0) - (order.get(b.job_no) ?? 0));
         return rows.map(jobFromRow);
       });
     },

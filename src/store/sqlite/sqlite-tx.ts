@@ -10,6 +10,7 @@ import {
   jobFromRow,
   jobParams,
 } from "./sqlite-rows.js";
+import { createSqliteRunTx } from "./sqlite-run-tx.js";
 
 const JOB_COLUMNS =
   "provider, id, kind, state, version, max_seq, max_update_time, submitted_at, updated_at, settled_at, settled_by, registered, poll_attempts, next_check_at, stuck, conflict, anomaly, metadata, result, error";
@@ -67,6 +68,7 @@ export type WriteStatements = Record<WriteStatementName, Database.Statement>;
 /** The StoreTx over one open SQLite write transaction. Every call runs synchronously. */
 export function createSqliteTx(db: Database.Database, s: WriteStatements): StoreTx {
   return {
+    ...createSqliteRunTx(db),
     async recordDelivery(provider, deliveryId, now) {
       return s.recordDelivery.run(provider, deliveryId, now).changes === 1;
     },

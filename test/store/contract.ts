@@ -1,0 +1,23 @@
+import { describe } from "vitest";
+import { describeClaims } from "./contract/claims.js";
+import { type OpenStore, useStoreFixture } from "./contract/harness.js";
+import { describeJobWrites } from "./contract/job-writes.js";
+import { describeQueries } from "./contract/queries.js";
+import { describeTransactions } from "./contract/transactions.js";
+
+export type { OpenStore, StoreContractContext, StoreFixture } from "./contract/harness.js";
+
+/**
+ * The Store port's contract: every adapter runs it (hono's `runTest({ newRouter })` pattern).
+ * `open` gives each test a fresh, empty, migrated database; the suite speaks only the port, so
+ * it holds no SQL of any dialect.
+ */
+export function runStoreContract(name: string, open: OpenStore): void {
+  describe(`Store contract: ${name}`, () => {
+    const scope = useStoreFixture(open);
+    describeTransactions(scope);
+    describeJobWrites(scope);
+    describeQueries(scope);
+    describeClaims(scope);
+  });
+}
