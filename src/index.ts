@@ -19,6 +19,9 @@ export {
   type Source,
   TERMINAL_STATES,
 } from "./core/states.js";
+export { DeliveryError } from "./engine/delivery-error.js";
+export { createDispatcher, type Dispatcher, type DispatcherOptions } from "./engine/dispatcher.js";
+export { replayEffects, retryEffect } from "./engine/effect-admin.js";
 export type { EffectDefinition, EffectDelivery } from "./engine/effect-definitions.js";
 export {
   createFinality,
@@ -26,6 +29,15 @@ export {
   type FinalityOptions,
   type ProviderPolicy,
 } from "./engine/finality.js";
+export { createHttpEffectDeliverer } from "./engine/http-effect-target.js";
 export type { IngestOutcome, RegisterOutcome } from "./engine/ingest.js";
+export type { Poller, PollResult } from "./engine/poller.js";
+export {
+  createReconciler,
+  type ProviderReconcileOptions,
+  type Reconciler,
+  type ReconcilerOptions,
+} from "./engine/reconciler.js";
+export { createGenericPoller } from "./providers/generic/generic-poller.js";
 export { createSqliteStore, type SqliteStoreOptions } from "./store/sqlite/sqlite-store.js";
 export type { EffectQuery, JobQuery, Page, Store, StoreTx } from "./store/store.js";

@@ -2,19 +2,12 @@ import { DEFAULT_EFFECT_RETRY, type EffectRetryPolicy, effectRetryDecision } fro
 import { type Random, systemClock } from "../core/clock.js";
 import { toError } from "../core/errors.js";
 import type { Effect } from "../core/model.js";
+import { DeliveryError } from "./delivery-error.js";
 import type { EffectDefinition, EffectDelivery } from "./effect-definitions.js";
 import type { Finality } from "./finality.js";
+import { createHttpEffectDeliverer } from "./http-effect-target.js";
 
-/** A failed delivery; `retryAfterMs` carries the receiver's Retry-After. */
-export class DeliveryError extends Error {
-  override readonly name = "DeliveryError";
-  constructor(
-    message: string,
-    readonly retryAfterMs?: number,
-  ) {
-    super(message);
-  }
-}
+export { DeliveryError };
 
 /** Delivers one effect to a URL target (signed HTTP); injected so the engine stays free of HTTP. */
 export type UrlDeliverer = (
@@ -69,6 +62,7 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
   const pollIntervalMs = options.pollIntervalMs ?? 1000;
   const retry: EffectRetryPolicy = { ...DEFAULT_EFFECT_RETRY, ...options.retry };
   const random = options.random ?? Math.random;
+  const deliverUrl = options.deliverUrl ?? createHttpEffectDeliverer({ now: clock.now });
   const definitions = new Map(finality.effects.map((d) => [d.name, d]));
   const inFlight = new Set<Promise<void>>();
   let running = false;
@@ -134,7 +128,7 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
     };
     const signal = AbortSignal.timeout(timeoutMs);
     if (definition.handler) return withTimeout(definition.handler(delivery), signal);
-    if (definition.url && options.deliverUrl) return options.deliverUrl(definition, delivery, signal);
+    if (definition.url) return deliverUrl(definition, delivery, signal);
     throw new DeliveryError(`effect "${effect.name}" has no deliverable target`);
   }
 

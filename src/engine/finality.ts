@@ -3,6 +3,7 @@ import { type Clock, systemClock } from "../core/clock.js";
 import { FinalityError } from "../core/errors.js";
 import type { Job, JobEvent, JobKey, Observation, UnknownJobPolicy } from "../core/model.js";
 import { parseJobKey, parseObservation, parseRegistration } from "../core/validation.js";
+import { RUNS_PROVIDER } from "../runs/run-model.js";
 import { createSqliteStore } from "../store/sqlite/sqlite-store.js";
 import type { JobQuery, Page, Store } from "../store/store.js";
 import type { EffectDefinition } from "./effect-definitions.js";
@@ -18,6 +19,8 @@ export interface ProviderPolicy {
   unknownJobs?: UnknownJobPolicy;
   /** Seconds after submission before the first reconcile poll; overrides `firstCheckDelaySeconds`. */
   graceSeconds?: number;
+  /** False: never scheduled for reconcile polls (nothing to poll, e.g. the `runs` mirror jobs). */
+  reconcile?: boolean;
 }
 
 export interface FinalityOptions {
@@ -50,6 +53,8 @@ export interface Finality {
   jobEvents(key: JobKey, page?: { limit?: number; after?: number }): Promise<JobEvent[]>;
   /** Calls `listener` after a commit that enqueued effects (the dispatcher wakes on it). */
   onEffectsEnqueued(listener: () => void): () => void;
+  /** Calls those listeners; for transactions run outside `ingest` (runs) once they have committed. */
+  announceEffects(): void;
   /** The ingest context for `now`: policies, effects and scheduling for one transaction. */
   contextFor(provider: string, now: number): IngestContext;
   close(): Promise<void>;
@@ -69,6 +74,9 @@ export function createFinality(options: FinalityOptions): Finality {
   validateEffects(effects);
 
   function policyFor(provider: string): ProviderPolicy {
+    // Runs on the application's own workers are mirrored as jobs of this reserved provider:
+    // always accepted, never polled (the lease sweeper watches them instead).
+    if (provider === RUNS_PROVIDER) return { ...providers?.[RUNS_PROVIDER], reconcile: false };
     if (providers === undefined) return {};
     const policy = Object.hasOwn(providers, provider) ? providers[provider] : undefined;
     if (policy === undefined) {
@@ -87,16 +95,19 @@ export function createFinality(options: FinalityOptions): Finality {
       unknownJobs: policy.unknownJobs ?? "adopt",
       effects,
       newId,
-      firstCheckAt: (job) => job.submittedAt + graceMs,
+      firstCheckAt: (job) => (policy.reconcile === false ? null : job.submittedAt + graceMs),
     };
   }
 
   const listeners = new Set<() => void>();
+  const announceEffects = () => {
+    for (const listener of listeners) listener();
+  };
 
   async function ingestTrusted(observation: Observation): Promise<IngestOutcome> {
     const ctx = contextFor(observation.provider, clock.now());
     const outcome = await store.transaction((tx) => ingestInTx(tx, observation, ctx));
-    if (outcome.effects.length > 0) for (const listener of listeners) listener();
+    if (outcome.effects.length > 0) announceEffects();
     return outcome;
   }
 
@@ -106,6 +117,7 @@ export function createFinality(options: FinalityOptions): Finality {
     effects,
     contextFor,
     ingestTrusted,
+    announceEffects,
     onEffectsEnqueued(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);

@@ -1,6 +1,7 @@
 import { jobToJson } from "../core/job-json.js";
 import { signStandardWebhook } from "../webhooks/standard-webhooks.js";
-import { DeliveryError, type UrlDeliverer } from "./dispatcher.js";
+import { DeliveryError } from "./delivery-error.js";
+import type { UrlDeliverer } from "./dispatcher.js";
 import { parseRetryAfter } from "./poller.js";
 
 /**

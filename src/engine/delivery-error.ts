@@ -1,0 +1,10 @@
+/** A failed effect delivery; `retryAfterMs` carries the receiver's Retry-After. */
+export class DeliveryError extends Error {
+  override readonly name = "DeliveryError";
+  constructor(
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
+}
