@@ -167,7 +167,9 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
 
     claimDueJobs(now, limit, leaseUntil, providers) {
       return this.transaction(async () => {
-        const filter = providers?.length ? `AND provider IN (${providers.map(() => "?").join(", ")})` : "";
+        // `+provider` keeps the planner on the partial due index: the provider index would scan
+        // every job of the provider, settled ones included.
+        const filter = providers?.length ? `AND +provider IN (${providers.map(() => "?").join(", ")})` : "";
         // Oldest due first; UPDATE … RETURNING promises no order, so pick the rows, then update them.
         const picked = writer
           .prepare(
