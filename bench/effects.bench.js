@@ -60,13 +60,13 @@ async function finalityRate(round) {
   await Promise.all(settles);
   const dispatcher = createDispatcher(finality, { concurrency: CONCURRENCY });
   const started = process.hrtime.bigint();
-  const delivered = await drain(finality, dispatcher);
+  const delivered = await drain(dispatcher);
   const rate = delivered / (Number(process.hrtime.bigint() - started) / 1e9);
   await finality.close();
   return rate;
 }
 
-async function drain(finality, dispatcher) {
+async function drain(dispatcher) {
   let delivered = 0;
   for (;;) {
     const claimed = await dispatcher.runOnce();
