@@ -39,5 +39,31 @@ export {
   type ReconcilerOptions,
 } from "./engine/reconciler.js";
 export { createGenericPoller } from "./providers/generic/generic-poller.js";
+export {
+  decideLeaseExpiry,
+  LEASE_EXPIRY_OUTCOMES,
+  type LeaseExpiryOutcome,
+} from "./runs/lease-expiry.js";
+export { createLeaseSweeper, type LeaseSweeper, type LeaseSweeperOptions } from "./runs/lease-sweeper.js";
+export {
+  type Attempt,
+  type AttemptStatus,
+  LEASE_EXPIRED_CODE,
+  RUNS_PROVIDER,
+  type Run,
+  type RunEvent,
+  type RunStatus,
+} from "./runs/run-model.js";
+export {
+  type ClaimOptions,
+  createRunService,
+  type EnqueueRequest,
+  type RunService,
+  type RunServiceOptions,
+  type RunWithAttempts,
+} from "./runs/run-service.js";
+export type { RunRetryPolicy } from "./runs/run-transitions.js";
+export type { WorkerEvent, WorkerEventType } from "./runs/worker-event.js";
+export type { DueLease, RunPage, RunQuery, RunStore, RunStoreTx } from "./store/run-store.js";
 export { createSqliteStore, type SqliteStoreOptions } from "./store/sqlite/sqlite-store.js";
 export type { EffectQuery, JobQuery, Page, Store, StoreTx } from "./store/store.js";

@@ -1,10 +1,11 @@
 import type { Effect, EffectStatus, Job, JobEvent, JobKey } from "../core/model.js";
+import type { RunStore, RunStoreTx } from "./run-store.js";
 
 /**
  * The store port. Callers depend on this file only; adapters (SQLite, PostgreSQL) implement it.
  * Asynchronous even where the driver is not, because PostgreSQL and serverless stores are.
  */
-export interface Store {
+export interface Store extends RunStore {
   readonly dialect: "sqlite" | "postgres";
   /**
    * Runs `work` in one write transaction and commits before resolving. `work` may be run again
@@ -35,7 +36,7 @@ export interface Store {
 }
 
 /** What a transaction may do. Every write goes through here. */
-export interface StoreTx {
+export interface StoreTx extends RunStoreTx {
   /** Records a sender's delivery id; false if it was seen before (a redelivery). */
   recordDelivery(provider: string, deliveryId: string, now: number): Promise<boolean>;
   getJob(key: JobKey): Promise<Job | null>;

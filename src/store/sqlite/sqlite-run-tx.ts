@@ -17,6 +17,13 @@ const list = (columns: readonly string[]) => columns.join(", ");
 const named = (columns: readonly string[]) => columns.map((c) => `@${c}`).join(", ");
 const assignments = (columns: readonly string[]) => columns.map((c) => `${c} = @${c}`).join(", ");
 
+/** Columns set once at insert: id, kind, idempotency key, input, creation time. */
+const RUN_FIXED = new Set(["id", "kind", "idempotency_key", "input", "created_at"]);
+const RUN_MUTABLE = RUN_COLUMNS.filter((c) => !RUN_FIXED.has(c));
+/** An attempt never changes its identity, run, worker, generation or claim time. */
+const ATTEMPT_FIXED = new Set(["id", "run_id", "worker_id", "generation", "claimed_at"]);
+const ATTEMPT_MUTABLE = ATTEMPT_COLUMNS.filter((c) => !ATTEMPT_FIXED.has(c));
+
 /**
  * The runs part of the SQLite StoreTx. Every call runs inside the group's `BEGIN IMMEDIATE`
  * write transaction, which already excludes every other writer: that is what makes the claim's
@@ -29,11 +36,21 @@ export function createSqliteRunTx(db: Database.Database): RunStoreTx {
     ),
     getRun: db.prepare("SELECT * FROM runs WHERE id = ?"),
     getRunByKey: db.prepare("SELECT * FROM runs WHERE idempotency_key = ?"),
+    // Only the columns that change: SQLite maintains every index over a column in the SET list,
+    // whether its value changed or not.
     updateRun: db.prepare(
-      `UPDATE runs SET ${assignments(RUN_COLUMNS)} WHERE id = @id AND version = @expected_version`,
+      `UPDATE runs SET ${assignments(RUN_MUTABLE)} WHERE id = @id AND version = @expected_version`,
     ),
+    // INDEXED BY pins the partial indexes of queued runs: left to itself the planner may pick
+    // the kind index and walk every settled run of that kind before the first queued one.
     pickAny: db.prepare(
-      `SELECT * FROM runs WHERE status = 'queued' AND cancel_requested = 0 AND available_at <= ?
+      `SELECT * FROM runs INDEXED BY runs_queued_any
+       WHERE status = 'queued' AND cancel_requested = 0 AND available_at <= ?
+       ORDER BY run_no LIMIT 1`,
+    ),
+    pickKind: db.prepare(
+      `SELECT * FROM runs INDEXED BY runs_queued
+       WHERE kind = ? AND status = 'queued' AND cancel_requested = 0 AND available_at <= ?
        ORDER BY run_no LIMIT 1`,
     ),
     insertAttempt: db.prepare(
@@ -41,26 +58,26 @@ export function createSqliteRunTx(db: Database.Database): RunStoreTx {
     ),
     getAttempt: db.prepare("SELECT * FROM attempts WHERE id = ?"),
     updateAttempt: db.prepare(
-      `UPDATE attempts SET ${assignments(ATTEMPT_COLUMNS)} WHERE id = @id AND version = @expected_version`,
+      `UPDATE attempts SET ${assignments(ATTEMPT_MUTABLE)} WHERE id = @id AND version = @expected_version`,
     ),
     appendRunEvent: db.prepare(
       `INSERT INTO run_events (${list(RUN_EVENT_COLUMNS)}) VALUES (${named(RUN_EVENT_COLUMNS)})
        ON CONFLICT (dedupe_key) DO NOTHING`,
     ),
   };
-  // One statement per number of kinds asked for; workers ask with the same few lists.
-  const pickByKinds = new Map<number, Database.Statement>();
-  function pickStatement(count: number): Database.Statement {
-    let statement = pickByKinds.get(count);
-    if (statement === undefined) {
-      statement = db.prepare(
-        `SELECT * FROM runs WHERE status = 'queued' AND cancel_requested = 0 AND available_at <= ?
-         AND kind IN (${Array.from({ length: count }, () => "?").join(", ")})
-         ORDER BY run_no LIMIT 1`,
-      );
-      pickByKinds.set(count, statement);
+
+  /**
+   * The oldest claimable run over several kinds: one ordered index probe per kind, then the
+   * smallest run number. A single `kind IN (...)` query would have to sort every queued run of
+   * those kinds to find the first.
+   */
+  function pickByKinds(kinds: readonly string[], now: number): RunRow | undefined {
+    let best: RunRow | undefined;
+    for (const kind of new Set(kinds)) {
+      const row = s.pickKind.get(kind, now) as RunRow | undefined;
+      if (row !== undefined && (best === undefined || row.run_no < best.run_no)) best = row;
     }
-    return statement;
+    return best;
   }
 
   return {
@@ -79,13 +96,7 @@ export function createSqliteRunTx(db: Database.Database): RunStoreTx {
       return s.updateRun.run({ ...runParams(run), expected_version: expectedVersion }).changes === 1;
     },
     async pickClaimableRun(kinds, now) {
-      const row = (
-        kinds === null
-          ? s.pickAny.get(now)
-          : kinds.length === 0
-            ? undefined
-            : pickStatement(kinds.length).get(now, ...kinds)
-      ) as RunRow | undefined;
+      const row = kinds === null ? (s.pickAny.get(now) as RunRow | undefined) : pickByKinds(kinds, now);
       return row ? runFromRow(row) : null;
     },
     async insertAttempt(attempt) {

@@ -1,0 +1,46 @@
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+
+/**
+ * Spawns a server and resolves with its URL once it prints `listening on <url>`; the rest of its
+ * output is drained and dropped (it still pays for writing it, as in production).
+ */
+export function startServer(command, args, env = {}) {
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (data) => {
+    stderr += data.toString();
+  });
+  return new Promise((resolve, reject) => {
+    let seen = "";
+    const onData = (data) => {
+      seen += data.toString();
+      const match = /listening on (\S+)/.exec(seen);
+      if (match) {
+        seen = "";
+        child.stdout.off("data", onData);
+        child.stdout.resume();
+        resolve({ url: match[1], pid: child.pid, child, stop: () => stop(child) });
+      } else if (seen.length > 65_536) seen = seen.slice(-1024);
+    };
+    child.stdout.on("data", onData);
+    child.on("exit", (code) =>
+      reject(new Error(`${args.join(" ")} exited ${code} before listening: ${stderr}`)),
+    );
+  });
+}
+
+function stop(child) {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => {
+    child.once("exit", (code, signal) => resolve(code ?? signal));
+    child.kill("SIGTERM");
+  });
+}
+
+/** Peak resident set size of a live process, in MiB (VmHWM). */
+export function peakRssMiB(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const match = /VmHWM:\s+(\d+) kB/.exec(status);
+  return match ? Math.round(Number(match[1]) / 1024) : Number.NaN;
+}

@@ -1,0 +1,191 @@
+/**
+ * Runs on your own workers: claims + completions per second with 20 concurrent worker clients
+ * (the `finality/worker` client, one run at a time each) against `runs-server.js` in its own
+ * process over loopback. Each run costs a claim, a `started` and a `succeeded` call. The runs
+ * are enqueued first (timed too), so the measure is the drain: claim, start, complete.
+ *
+ * Then, when PostgreSQL answers at BENCH_POSTGRES_URL: the same server on the PostgreSQL store,
+ * and pg-boss (a queue users would otherwise pick) with 20 concurrent fetch → complete loops
+ * talking to PostgreSQL directly (no HTTP hop: its best case). Ratios are printed.
+ *
+ * Knobs: BENCH_RUNS (default 3000), BENCH_RUN_WORKERS (default 20),
+ * BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import postgres from "postgres";
+import { createWorker } from "../dist/worker/worker-client.js";
+import { startServer } from "./lib/processes.js";
+import { fmt } from "./lib/stats.js";
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 3000);
+const WORKERS = Number(process.env.BENCH_RUN_WORKERS ?? 20);
+const PG_URL = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+console.log(`runs: ${RUNS}; worker clients: ${WORKERS}; BENCH_POSTGRES_URL=${PG_URL}`);
+
+const seconds = (started) => Number(process.hrtime.bigint() - started) / 1e9;
+
+/** Enqueues RUNS runs over HTTP, 50 at a time; returns enqueues per second. */
+async function enqueueAll(url) {
+  let next = 0;
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: 50 }, async () => {
+      while (next < RUNS) {
+        next += 1;
+        const response = await fetch(`${url}/v1/runs`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ kind: "bench", input: { n: next } }),
+        });
+        if (response.status !== 201) throw new Error(`enqueue answered ${response.status}`);
+        await response.arrayBuffer();
+      }
+    }),
+  );
+  return RUNS / seconds(started);
+}
+
+/** 20 worker clients drain the queue; resolves with runs (claim + completion) per second. */
+async function drain(url) {
+  let completed = 0;
+  let finish;
+  const allDone = new Promise((resolve) => {
+    finish = resolve;
+  });
+  // Counts completions as the server acknowledges them, not as handlers return.
+  const countingFetch = async (input, init) => {
+    const response = await fetch(input, init);
+    if (response.ok && String(input).endsWith("/events") && init?.body?.includes('"succeeded"')) {
+      completed += 1;
+      if (completed === RUNS) finish();
+    }
+    return response;
+  };
+  const errors = [];
+  const workers = Array.from({ length: WORKERS }, (_, i) =>
+    createWorker({
+      baseUrl: url,
+      workerId: `bench-${i}`,
+      kinds: ["bench"],
+      waitSeconds: 1,
+      fetch: countingFetch,
+      onError: (error) => errors.push(error.message),
+      handler: async (run) => ({ n: run.input.n }),
+    }),
+  );
+  const started = process.hrtime.bigint();
+  for (const worker of workers) worker.start();
+  await allDone;
+  const elapsed = seconds(started);
+  await Promise.all(workers.map((worker) => worker.stop()));
+  if (errors.length > 0) console.log(`  (${errors.length} client errors, first: ${errors[0]})`);
+  return RUNS / elapsed;
+}
+
+async function finalityOn(label, spec) {
+  const server = await startServer(process.execPath, [
+    new URL("./servers/runs-server.js", import.meta.url).pathname,
+    JSON.stringify(spec),
+  ]);
+  try {
+    const enqueues = await enqueueAll(server.url);
+    const rate = await drain(server.url);
+    console.log(
+      `finality (${label}): ${fmt(rate, 0)} runs/s claimed+completed; ${fmt(enqueues, 0)} enqueues/s`,
+    );
+    return rate;
+  } finally {
+    await server.stop();
+  }
+}
+
+async function pgBoss(schema) {
+  let PgBoss;
+  try {
+    PgBoss = (await import("pg-boss")).default;
+  } catch {
+    console.log("pg-boss: skipped (the pg-boss dev dependency is not installed)");
+    return null;
+  }
+  const boss = new PgBoss({
+    connectionString: PG_URL,
+    schema,
+    max: WORKERS,
+    supervise: false,
+    schedule: false,
+  });
+  boss.on("error", (error) => console.log(`  pg-boss error: ${error.message}`));
+  await boss.start();
+  try {
+    await boss.createQueue("bench");
+    for (let i = 0; i < RUNS; i += 1000) {
+      const jobs = Array.from({ length: Math.min(1000, RUNS - i) }, (_, j) => ({
+        name: "bench",
+        data: { n: i + j },
+      }));
+      await boss.insert(jobs);
+    }
+    let completed = 0;
+    const started = process.hrtime.bigint();
+    await Promise.all(
+      Array.from({ length: WORKERS }, async () => {
+        while (completed < RUNS) {
+          const [job] = await boss.fetch("bench");
+          if (job === undefined) continue;
+          await boss.complete("bench", job.id, { n: job.data.n });
+          completed += 1;
+        }
+      }),
+    );
+    const rate = RUNS / seconds(started);
+    const { version } = createRequire(import.meta.url)("pg-boss/package.json");
+    console.log(`pg-boss ${version}: ${fmt(rate, 0)} jobs/s fetched+completed (direct SQL, no HTTP hop)`);
+    return rate;
+  } finally {
+    await boss.stop({ graceful: false, wait: true });
+  }
+}
+
+async function postgresReachable() {
+  const sql = postgres(PG_URL, { max: 1, connect_timeout: 2, onnotice: () => {} });
+  try {
+    await sql`SELECT 1`;
+    return sql;
+  } catch (error) {
+    await sql.end({ timeout: 1 }).catch(() => {});
+    console.log(`PostgreSQL: skipped (nothing answers at ${PG_URL}: ${error.message})`);
+    return null;
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), "finality-bench-runs-"));
+try {
+  const sqliteRate = await finalityOn("SQLite", { sqlite: join(dir, "runs.db") });
+  const admin = await postgresReachable();
+  if (admin !== null) {
+    const suffix = `${process.pid}_${Date.now()}`;
+    const schemas = [`bench_runs_${suffix}`, `bench_pgboss_${suffix}`];
+    try {
+      let postgresRate = null;
+      try {
+        postgresRate = await finalityOn("PostgreSQL", { postgres: PG_URL, schema: schemas[0] });
+      } catch (error) {
+        console.log(`finality (PostgreSQL): skipped (${error.message.split("\n")[0]})`);
+      }
+      const bossRate = await pgBoss(schemas[1]);
+      if (bossRate !== null) {
+        console.log(`ratio finality (SQLite) / pg-boss: ${fmt(sqliteRate / bossRate, 2)}`);
+        if (postgresRate !== null)
+          console.log(`ratio finality (PostgreSQL) / pg-boss: ${fmt(postgresRate / bossRate, 2)}`);
+      }
+    } finally {
+      for (const schema of schemas) await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await admin.end({ timeout: 5 });
+    }
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

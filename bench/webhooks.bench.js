@@ -1,0 +1,147 @@
+#!/usr/bin/env node
+/**
+ * Signed webhooks per second, end to end (verify → commit → 200), over loopback with wrk replaying
+ * pre-signed requests (each its own webhook-id, timestamp and signature), 50 connections, in
+ * interleaved rounds of:
+ *   (a) bare      node:http that reads the body and answers 200: the machine's floor;
+ *   (b) hand      the official standardwebhooks verify + one better-sqlite3 transaction per event
+ *                 (read the row, write it with a version compare-and-set; no dedupe/audit/outbox);
+ *   (c) finality  `finality serve` (dedupe, audit event, outbox row on settle, metrics, logs).
+ * Once with SQLite synchronous=NORMAL and once with FULL. Each design gets a fresh database.
+ *
+ * Knobs: BENCH_ROUNDS (3), BENCH_SECONDS (10), BENCH_WARMUP_SECONDS (3), BENCH_CONNECTIONS (50),
+ * BENCH_REQUESTS (400000 per round), BENCH_SYNC ("NORMAL,FULL"), BENCH_LOG_LEVEL ("info").
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { BENCH_SECRET, writePresigned } from "./lib/presign.js";
+import { peakRssMiB, startServer } from "./lib/processes.js";
+import { hasWrk, runWrk } from "./lib/wrk.js";
+
+const env = process.env;
+const int = (value, fallback) => (value ? Number.parseInt(value, 10) : fallback);
+const ROUNDS = int(env.BENCH_ROUNDS, 3);
+const SECONDS = int(env.BENCH_SECONDS, 10);
+const WARMUP_SECONDS = int(env.BENCH_WARMUP_SECONDS, 3);
+const CONNECTIONS = int(env.BENCH_CONNECTIONS, 50);
+const REQUESTS = int(env.BENCH_REQUESTS, 400_000);
+const SYNCS = (env.BENCH_SYNC ?? "NORMAL,FULL").split(",").map((s) => s.trim().toUpperCase());
+const LOG_LEVEL = env.BENCH_LOG_LEVEL ?? "info";
+const PATH = "/webhooks/acme";
+
+const here = (path) => fileURLToPath(new URL(path, import.meta.url));
+const CLI = here("../dist/cli/main.js");
+
+const DESIGNS = {
+  bare: () => startServer(process.execPath, [here("servers/bare-server.js")]),
+  hand: (dir, sync) =>
+    startServer(process.execPath, [
+      here("servers/hand-rolled-server.js"),
+      join(dir, "hand.db"),
+      sync,
+      BENCH_SECRET,
+    ]),
+  finality: (dir, sync) => {
+    const config = join(dir, "finality.config.json");
+    writeFileSync(
+      config,
+      JSON.stringify({
+        providers: { acme: { type: "generic", webhook: { secrets: [BENCH_SECRET] } } },
+        // An effect on settle, so the outbox write is part of what is measured. Nothing listens there.
+        effects: [
+          { name: "notify", url: "http://127.0.0.1:9/done", secret: BENCH_SECRET, on: ["succeeded"] },
+        ],
+      }),
+    );
+    return startServer(
+      process.execPath,
+      [CLI, "serve", "--config", config, "--port", "0", "--db", join(dir, "f.db")],
+      {
+        FINALITY_SQLITE_SYNCHRONOUS: sync,
+        FINALITY_LOG_LEVEL: LOG_LEVEL,
+      },
+    );
+  },
+};
+
+async function measure(design, sync, files) {
+  const dir = mkdtempSync(join(tmpdir(), `finality-bench-${design}-`));
+  const server = await DESIGNS[design](dir, sync);
+  try {
+    const common = { url: server.url, path: PATH, connections: CONNECTIONS };
+    if (WARMUP_SECONDS > 0) await runWrk({ ...common, file: files.warmup, seconds: WARMUP_SECONDS });
+    const result = await runWrk({ ...common, file: files.measure, seconds: SECONDS });
+    return { ...result, rssMiB: peakRssMiB(server.pid) };
+  } finally {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+const fmt = (n) => Math.round(n).toLocaleString("en-US");
+const ms = (us) => (us / 1000).toFixed(1);
+
+async function main() {
+  if (!hasWrk()) {
+    console.error("wrk is not installed (Debian: apt-get install -y wrk)");
+    process.exit(1);
+  }
+  console.log(
+    `rounds=${ROUNDS} seconds=${SECONDS} warmup=${WARMUP_SECONDS}s connections=${CONNECTIONS} requests/round=${REQUESTS} sync=${SYNCS.join(",")} log=${LOG_LEVEL}`,
+  );
+  const filesDir = mkdtempSync(join(tmpdir(), "finality-bench-requests-"));
+  const summary = [];
+  try {
+    for (const sync of SYNCS) {
+      const results = { bare: [], hand: [], finality: [] };
+      for (let round = 1; round <= ROUNDS; round++) {
+        // Fresh timestamps each round: every request stays inside the 5-minute tolerance.
+        const files = { warmup: join(filesDir, "warmup.tsv"), measure: join(filesDir, "measure.tsv") };
+        await writePresigned(files.warmup, { count: 100_000, prefix: `w${round}` });
+        await writePresigned(files.measure, { count: REQUESTS, prefix: `m${round}` });
+        for (const design of Object.keys(DESIGNS)) {
+          const r = await measure(design, sync, files);
+          results[design].push(r);
+          const problems = [
+            r.non2xx && `${r.non2xx} non-2xx`,
+            r.connectErrors + r.readErrors + r.writeErrors + r.timeouts && "socket errors",
+            r.wraps && `${r.wraps} wraps (ran out of fresh deliveries: raise BENCH_REQUESTS)`,
+          ].filter(Boolean);
+          console.log(
+            `  ${sync} round ${round} ${design.padEnd(8)} ${fmt(r.rate).padStart(7)} req/s  p50 ${ms(r.p50Us)} ms  p99 ${ms(r.p99Us)} ms  peak RSS ${r.rssMiB} MiB${problems.length ? `  !! ${problems.join(", ")}` : ""}`,
+          );
+        }
+      }
+      summary.push({ sync, results });
+    }
+  } finally {
+    rmSync(filesDir, { recursive: true, force: true });
+  }
+
+  console.log("\nMedian of rounds (p99: median; RSS: peak)");
+  for (const { sync, results } of summary) {
+    const rate = (d) => median(results[d].map((r) => r.rate));
+    console.log(`\nsynchronous=${sync}`);
+    for (const design of Object.keys(results)) {
+      const list = results[design];
+      console.log(
+        `  ${design.padEnd(8)} ${fmt(rate(design)).padStart(7)} req/s  p99 ${ms(median(list.map((r) => r.p99Us)))} ms  peak RSS ${Math.max(...list.map((r) => r.rssMiB))} MiB`,
+      );
+    }
+    const toBare = rate("finality") / rate("bare");
+    const toHand = rate("finality") / rate("hand");
+    const p99 = median(results.finality.map((r) => r.p99Us)) / 1000;
+    console.log(
+      `  finality/bare ${toBare.toFixed(2)}x (target >= 0.5)  finality/hand ${toHand.toFixed(2)}x (target >= 1.2)  finality p99 ${p99.toFixed(1)} ms (target < 20)`,
+    );
+  }
+}
+
+await main();

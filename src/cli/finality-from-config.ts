@@ -1,0 +1,56 @@
+import type { FinalityConfig, StoreConfig } from "../config/config-schema.js";
+import { FinalityError } from "../core/errors.js";
+import type { EffectDefinition } from "../engine/effect-definitions.js";
+import { createFinality, type Finality, type ProviderPolicy } from "../engine/finality.js";
+import { openPostgresStore } from "../store/postgres/postgres-store.js";
+import { createSqliteStore } from "../store/sqlite/sqlite-store.js";
+import type { Store } from "../store/store.js";
+
+/** Opens the ledger the configuration describes; with PostgreSQL, fails fast when it is unreachable. */
+export async function finalityFromConfig(config: FinalityConfig): Promise<Finality> {
+  const providers: Record<string, ProviderPolicy> = {};
+  for (const [name, provider] of Object.entries(config.providers)) {
+    providers[name] = {
+      unknownJobs: provider.unknownJobs,
+      graceSeconds: provider.reconcile?.graceSeconds ?? config.reconcile.graceSeconds,
+    };
+  }
+  const effects: EffectDefinition[] = config.effects.map((effect) => ({
+    name: effect.name,
+    url: effect.url,
+    secret: effect.secret,
+    on: effect.on,
+    ...(effect.providers ? { providers: effect.providers } : {}),
+    ...(effect.kinds ? { kinds: effect.kinds } : {}),
+  }));
+  return createFinality({
+    store: await openStore(config.store),
+    providers,
+    effects,
+    graceSeconds: config.reconcile.graceSeconds,
+  });
+}
+
+/** The configured store, migrated. */
+export async function openStore(store: StoreConfig): Promise<Store> {
+  if ("postgres" in store)
+    return openPostgresStore({ url: store.postgres, ...(store.schema ? { schema: store.schema } : {}) });
+  return createSqliteStore({ path: store.sqlite, synchronous: store.synchronous });
+}
+
+/** True for addresses only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, "").toLowerCase();
+  return bare === "localhost" || bare === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
+}
+
+/** Without an API token the JSON API is open: only loopback may reach it. */
+export function assertSafeBinding(config: FinalityConfig): void {
+  if (config.server.apiToken === undefined && !isLoopbackHost(config.server.host)) {
+    throw new FinalityError(
+      "invalid-config",
+      `config error: server.host: refusing to listen on ${config.server.host} without an API token; set FINALITY_API_TOKEN (or server.apiToken), or listen on 127.0.0.1`,
+      { details: { field: "server.host" } },
+    );
+  }
+}

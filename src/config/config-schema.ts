@@ -1,0 +1,145 @@
+import { z } from "zod";
+import { providerNameSchema } from "../core/validation.js";
+
+/**
+ * The service's configuration file. These key names are a contract with users and outside
+ * tests: add keys, never rename them. Every field is documented in docs/README-service.md.
+ */
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Provider adapter types this build knows. Each later adapter (gemini, openai, ...) adds its name. */
+export const PROVIDER_TYPES = ["generic"] as const;
+export type ProviderType = (typeof PROVIDER_TYPES)[number];
+
+const seconds = z.number().finite().nonnegative();
+const positiveSeconds = z.number().finite().positive();
+
+const secret = z
+  .string()
+  .min(1, "must not be empty")
+  .refine(
+    (value) => !value.startsWith("whsec_") || /^whsec_[A-Za-z0-9+/]+={0,2}$/.test(value),
+    "a whsec_ secret must be followed by base64",
+  );
+
+const httpUrl = z.url({ protocol: /^https?$/, error: "must be an http or https URL" });
+
+const serverSchema = z.strictObject({
+  host: z.string().min(1).default("127.0.0.1"),
+  port: z.number().int().min(0).max(65535).default(8787),
+  bodyLimitBytes: z.number().int().positive().default(1_048_576),
+  /** Bearer token for /v1; without one the server only binds to loopback. */
+  apiToken: z.string().min(16, "must be at least 16 characters").optional(),
+});
+
+const sqliteStoreSchema = z.strictObject({
+  sqlite: z.string().min(1),
+  synchronous: z.enum(["NORMAL", "FULL"]).default("NORMAL"),
+});
+const postgresStoreSchema = z.strictObject({
+  postgres: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"),
+  /** Schema for Finality's tables (created if missing); default: the server's search_path. */
+  schema: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]*$/, "must be a lowercase SQL identifier")
+    .optional(),
+});
+const storeSchema = z.union([sqliteStoreSchema, postgresStoreSchema], {
+  error: 'expected {"sqlite": path} or {"postgres": url}',
+});
+
+const reconcileFields = {
+  graceSeconds: seconds,
+  minIntervalSeconds: positiveSeconds,
+  maxIntervalSeconds: positiveSeconds,
+  stuckAfterSeconds: positiveSeconds,
+};
+export const DEFAULT_RECONCILE = {
+  graceSeconds: 90,
+  minIntervalSeconds: 30,
+  maxIntervalSeconds: 900,
+  stuckAfterSeconds: 21_600,
+} as const;
+
+const reconcileSchema = z
+  .looseObject({
+    graceSeconds: reconcileFields.graceSeconds.default(DEFAULT_RECONCILE.graceSeconds),
+    minIntervalSeconds: reconcileFields.minIntervalSeconds.default(DEFAULT_RECONCILE.minIntervalSeconds),
+    maxIntervalSeconds: reconcileFields.maxIntervalSeconds.default(DEFAULT_RECONCILE.maxIntervalSeconds),
+    stuckAfterSeconds: reconcileFields.stuckAfterSeconds.default(DEFAULT_RECONCILE.stuckAfterSeconds),
+  })
+  .refine((r) => r.minIntervalSeconds <= r.maxIntervalSeconds, {
+    message: "minIntervalSeconds must not exceed maxIntervalSeconds",
+    path: ["minIntervalSeconds"],
+  });
+
+const webhookSchema = z.strictObject({
+  secrets: z.array(secret).min(1, "needs at least one secret"),
+  toleranceSeconds: positiveSeconds.default(300),
+});
+
+const pollSchema = z.looseObject({
+  url: httpUrl,
+  headers: z.record(z.string(), z.string()).optional(),
+  timeoutSeconds: positiveSeconds.optional(),
+});
+
+/** Extra keys pass through: later adapter types read their own (`baseUrl`, `apiKey`, ...). */
+const providerSchema = z.looseObject({
+  type: z.enum(PROVIDER_TYPES, { error: `must be one of: ${PROVIDER_TYPES.join(", ")}` }),
+  webhook: webhookSchema.optional(),
+  poll: pollSchema.optional(),
+  unknownJobs: z.enum(["adopt", "registered-only"]).default("adopt"),
+  reconcile: z.looseObject(reconcileFields).partial().optional(),
+});
+
+const effectSchema = z.looseObject({
+  name: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_.-]*$/, "must be lowercase letters, digits, '.', '-' or '_'")
+    .max(64),
+  url: httpUrl,
+  secret,
+  on: z
+    .array(z.enum(["succeeded", "failed", "cancelled", "expired", "lost", "stuck"]))
+    .min(1)
+    .default(["succeeded", "failed", "cancelled", "expired", "lost"]),
+  providers: z.array(providerNameSchema).min(1).optional(),
+  kinds: z.array(z.string().min(1)).min(1).optional(),
+});
+
+export const configSchema = z
+  .strictObject({
+    server: serverSchema.default(serverSchema.parse({})),
+    store: storeSchema.default({ sqlite: "./finality.db", synchronous: "NORMAL" }),
+    providers: z.record(providerNameSchema, providerSchema).default({}),
+    reconcile: reconcileSchema.default(reconcileSchema.parse({})),
+    effects: z.array(effectSchema).default([]),
+    log: z.strictObject({ level: z.enum(LOG_LEVELS).default("info") }).default({ level: "info" }),
+    /** JSON Schema reference for editors; ignored. */
+    $schema: z.string().optional(),
+  })
+  .superRefine((config, ctx) => {
+    const seen = new Set<string>();
+    config.effects.forEach((effect, index) => {
+      if (seen.has(effect.name))
+        ctx.addIssue({ code: "custom", path: ["effects", index, "name"], message: "is defined twice" });
+      seen.add(effect.name);
+      for (const provider of effect.providers ?? []) {
+        if (!Object.hasOwn(config.providers, provider) && Object.keys(config.providers).length > 0)
+          ctx.addIssue({
+            code: "custom",
+            path: ["effects", index, "providers"],
+            message: `unknown provider "${provider}"`,
+          });
+      }
+    });
+  });
+
+export type FinalityConfig = z.output<typeof configSchema>;
+export type ProviderConfig = FinalityConfig["providers"][string];
+export type EffectConfig = FinalityConfig["effects"][number];
+export type StoreConfig = FinalityConfig["store"];
+export type ReconcileConfig = FinalityConfig["reconcile"];

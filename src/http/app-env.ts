@@ -1,0 +1,9 @@
+/** Per-request values that routes hand to the request log. */
+export interface AppEnv {
+  Variables: {
+    /** Extra fields for the request's log line. */
+    log: Record<string, unknown>;
+    /** The route pattern, for metrics labels (bounded, unlike paths). */
+    route: string;
+  };
+}

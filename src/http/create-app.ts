@@ -1,0 +1,83 @@
+import { Hono } from "hono";
+import type { FinalityConfig } from "../config/config-schema.js";
+import { FinalityError } from "../core/errors.js";
+import type { Finality } from "../engine/finality.js";
+import { createWebhookReceivers, type WebhookReceiver } from "../webhooks/webhook-receivers.js";
+import type { AppEnv } from "./app-env.js";
+import { bearerAuth } from "./bearer-auth.js";
+import { addJobRoutes } from "./job-routes.js";
+import { addOpsRoutes } from "./ops-routes.js";
+import { problemResponse, toProblem } from "./problem.js";
+import { type Logger, requestLog, silentLogger } from "./request-log.js";
+import { noopMetrics, type ServiceMetrics } from "./service-metrics.js";
+import { createWebhookIntake, type WebhookIntake } from "./webhook-intake.js";
+import { addWebhookRoutes } from "./webhook-routes.js";
+
+export interface AppOptions {
+  finality: Finality;
+  config: FinalityConfig;
+  metrics?: ServiceMetrics;
+  logger?: Logger;
+  /** Epoch milliseconds, for webhook timestamp tolerance; defaults to the ledger's clock. */
+  now?: () => number;
+  /** Webhook receivers per provider instance; built from `config.providers` when omitted. */
+  receivers?: ReadonlyMap<string, WebhookReceiver>;
+  /** The webhook intake, when the caller shares it with a fast path (see node-webhook-handler.ts). */
+  intake?: WebhookIntake;
+}
+
+/**
+ * The HTTP app. Web-standard only (Request, Response, streams, TextDecoder; node:crypto for HMAC,
+ * which Workers and Deno also provide), so that the same app can run off Node; the Node server
+ * and process wiring live in node-server.ts and the CLI.
+ */
+export function createApp(options: AppOptions): Hono<AppEnv> {
+  const { finality, config } = options;
+  const metrics = options.metrics ?? noopMetrics;
+  const logger = options.logger ?? silentLogger;
+  const now = options.now ?? (() => finality.clock.now());
+  const intake =
+    options.intake ??
+    createWebhookIntake({
+      finality,
+      metrics,
+      receivers: options.receivers ?? createWebhookReceivers(config.providers, now),
+    });
+  const bodyLimitBytes = config.server.bodyLimitBytes;
+
+  const app = new Hono<AppEnv>();
+  app.use(requestLog(logger, metrics));
+  if (config.server.apiToken !== undefined) app.use("/v1/*", bearerAuth(config.server.apiToken));
+
+  addWebhookRoutes(app, intake, bodyLimitBytes);
+  addJobRoutes(app, { finality, metrics, bodyLimitBytes });
+  addOpsRoutes(app, finality, metrics);
+
+  // Registered after the real handlers: reached only by the methods those did not take.
+  allowOnly(app, "/webhooks/:provider", "POST");
+  allowOnly(app, "/v1/jobs", "GET, HEAD, POST");
+  allowOnly(app, "/v1/jobs/:provider/:rest{.+}", "GET, HEAD");
+  for (const path of ["/healthz", "/readyz", "/metrics"]) allowOnly(app, path, "GET, HEAD");
+
+  app.notFound((c) => {
+    c.set("route", "unmatched");
+    return problemResponse(toProblem(new FinalityError("not-found", `no route for ${c.req.path}`)).problem);
+  });
+
+  app.onError((error, c) => {
+    const { problem, exposed } = toProblem(error);
+    if (!exposed) logger.error({ err: error, path: c.req.path }, "unexpected error");
+    return problemResponse(problem);
+  });
+
+  return app;
+}
+
+function allowOnly(app: Hono<AppEnv>, path: string, allow: string): void {
+  app.all(path, (c) => {
+    c.set("route", path);
+    throw new FinalityError("method-not-allowed", `${c.req.method} is not allowed here; use ${allow}`, {
+      details: { allow },
+    });
+  });
+}

@@ -1,0 +1,125 @@
+import type { Context, Hono } from "hono";
+import { z } from "zod";
+import { FinalityError } from "../core/errors.js";
+import { eventToJson, jobToJson } from "../core/job-json.js";
+import { LIMITS, parseWith } from "../core/validation.js";
+import type { Finality } from "../engine/finality.js";
+import type { AppEnv } from "./app-env.js";
+import { readBody } from "./read-body.js";
+import type { ServiceMetrics } from "./service-metrics.js";
+
+export interface JobRouteOptions {
+  finality: Finality;
+  metrics: ServiceMetrics;
+  bodyLimitBytes: number;
+}
+
+const integer = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^[0-9]+$/, "must be a whole number")
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+
+const listQuerySchema = z.strictObject({
+  state: z.string().min(1).max(LIMITS.stateLength).optional(),
+  provider: z.string().min(1).max(LIMITS.providerNameLength).optional(),
+  kind: z.string().min(1).max(LIMITS.kindLength).optional(),
+  stuck: z
+    .enum(["true", "false"], { error: "must be true or false" })
+    .transform((v) => v === "true")
+    .optional(),
+  open: z
+    .enum(["true", "false"], { error: "must be true or false" })
+    .transform((v) => v === "true")
+    .optional(),
+  limit: integer(1, 500).optional(),
+  cursor: z.string().min(1).max(200).optional(),
+});
+
+const eventsQuerySchema = z.strictObject({
+  after: integer(0, Number.MAX_SAFE_INTEGER).optional(),
+  limit: integer(1, 10_000).optional(),
+});
+
+/** The JSON API over jobs. Job ids may contain `/`, raw or encoded as `%2F`. */
+export function addJobRoutes(app: Hono<AppEnv>, options: JobRouteOptions): void {
+  const { finality, metrics, bodyLimitBytes } = options;
+
+  app.post("/v1/jobs", async (c) => {
+    c.set("route", "/v1/jobs");
+    const input = parseJsonBody(await readBody(c.req.raw, bodyLimitBytes));
+    const outcome = await finality.register(input);
+    metrics.eventRecorded("api", outcome.created, outcome.created ? null : "already-registered");
+    c.var.log.provider = outcome.job.provider;
+    c.var.log.jobId = outcome.job.id;
+    return c.json(jobToJson(outcome.job), outcome.created ? 201 : 200);
+  });
+
+  app.get("/v1/jobs", async (c) => {
+    c.set("route", "/v1/jobs");
+    const query = parseWith(listQuerySchema, c.req.query(), "invalid-request");
+    const page = await finality.listJobs(query);
+    return c.json({ items: page.items.map(jobToJson), nextCursor: page.nextCursor });
+  });
+
+  app.get("/v1/jobs/:provider/:rest{.+}", async (c) => {
+    const target = jobPath(c);
+    c.var.log.provider = target.provider;
+    c.var.log.jobId = target.id;
+    if (target.events) {
+      c.set("route", "/v1/jobs/:provider/:id/events");
+      const page = parseWith(eventsQuerySchema, c.req.query(), "invalid-request");
+      const key = { provider: target.provider, id: target.id };
+      const events = await finality.jobEvents(key, page);
+      if (events.length === 0 && (await finality.getJob(key)) === null) throw notFound(target);
+      return c.json({ items: events.map(eventToJson) });
+    }
+    c.set("route", "/v1/jobs/:provider/:id");
+    const job = await finality.getJob(target);
+    if (job === null) throw notFound(target);
+    return c.json(jobToJson(job));
+  });
+}
+
+/**
+ * Splits the path itself rather than trusting route params: the router decodes `%2F` to `/`,
+ * which would make `a%2Fevents` (the job "a/events") look like the events of job "a".
+ */
+function jobPath(c: Context<AppEnv>): { provider: string; id: string; events: boolean } {
+  const rest = c.req.path.slice("/v1/jobs/".length);
+  const slash = rest.indexOf("/");
+  const encodedId = rest.slice(slash + 1);
+  const events = encodedId.endsWith("/events");
+  return {
+    provider: decode(rest.slice(0, slash), "provider"),
+    id: decode(events ? encodedId.slice(0, -"/events".length) : encodedId, "id"),
+    events,
+  };
+}
+
+function decode(segment: string, field: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new FinalityError("invalid-request", `${field}: invalid percent-encoding`, { details: { field } });
+  }
+}
+
+function notFound(key: { provider: string; id: string }): FinalityError {
+  return new FinalityError("not-found", `no job ${key.provider}/${key.id}`, {
+    details: { provider: key.provider, id: key.id },
+  });
+}
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+function parseJsonBody(body: Uint8Array): unknown {
+  try {
+    return JSON.parse(decoder.decode(body));
+  } catch {
+    throw new FinalityError("invalid-request", "the body is not valid JSON", {
+      details: { field: "(root)" },
+    });
+  }
+}

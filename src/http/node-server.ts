@@ -1,0 +1,74 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { getRequestListener } from "@hono/node-server";
+import type { Hono } from "hono";
+import type { AppEnv } from "./app-env.js";
+import type { NodeRequestHandler } from "./node-webhook-handler.js";
+
+export interface NodeServer {
+  /** e.g. http://127.0.0.1:8787 (the real port when 0 was asked for). */
+  readonly url: string;
+  readonly port: number;
+  /**
+   * Stops accepting connections and resolves once every in-flight request has been answered.
+   * Connections still busy after `timeoutMs` are cut; their requests were never acknowledged.
+   */
+  close(timeoutMs?: number): Promise<void>;
+}
+
+/**
+ * Serves the app with @hono/node-server on one host and port. `fastPath` may take a request
+ * before the app does (the webhook route, see node-webhook-handler.ts).
+ */
+export async function startNodeServer(
+  app: Hono<AppEnv>,
+  options: { host: string; port: number; fastPath?: NodeRequestHandler },
+): Promise<NodeServer> {
+  const listener = getRequestListener(app.fetch, { hostname: options.host });
+  const fastPath = options.fastPath;
+  const server = createServer((request, response) => {
+    if (fastPath?.(request, response)) return;
+    void listener(request, response);
+  });
+  // Slow or idle clients cannot hold sockets for ever.
+  server.requestTimeout = 30_000;
+  server.headersTimeout = 20_000;
+  server.keepAliveTimeout = 5_000;
+  let stopping = false;
+  // Node's close() waits for keep-alive sockets to time out: while stopping, answers say
+  // `Connection: close` and each socket that turns idle is closed at once.
+  server.on("request", (_request, response) => {
+    if (stopping) response.shouldKeepAlive = false;
+    response.once("finish", () => {
+      if (stopping) setImmediate(() => server.closeIdleConnections());
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  let closing: Promise<void> | null = null;
+  return {
+    url: `http://${host}:${address.port}`,
+    port: address.port,
+    close(timeoutMs = 10_000) {
+      stopping = true;
+      closing ??= new Promise<void>((resolve) => {
+        const force = setTimeout(() => server.closeAllConnections(), timeoutMs);
+        force.unref();
+        server.close(() => {
+          clearTimeout(force);
+          resolve();
+        });
+        // Keep-alive connections with no request in flight would hold close() open until they time out.
+        server.closeIdleConnections();
+      });
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,130 @@
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import { problemHeaders, toProblem } from "./problem.js";
+import { tooLarge } from "./read-body.js";
+import type { Logger } from "./request-log.js";
+import type { ServiceMetrics } from "./service-metrics.js";
+import type { WebhookIntake } from "./webhook-intake.js";
+import { WEBHOOK_ROUTE } from "./webhook-routes.js";
+
+/** Only plain provider names take the fast path; anything odd goes to the router. */
+const WEBHOOK_PATH = /^\/webhooks\/([a-z0-9][a-z0-9_-]{0,63})(?:\?|$)/;
+
+export type NodeRequestHandler = (request: IncomingMessage, response: ServerResponse) => boolean;
+
+/**
+ * The webhook route on Node without the router: the same intake as the Hono route, fed from
+ * node:http directly (body as Buffers, headers without a Headers object, a JSON string out).
+ * Measured at about a fifth less CPU per webhook than through Hono's Request/Response adapters, on
+ * the route that carries nearly all the traffic. Returns false for anything it does not take.
+ * The log line and counters match the app's request log.
+ */
+export function createNodeWebhookHandler(options: {
+  intake: WebhookIntake;
+  bodyLimitBytes: number;
+  logger: Logger;
+  metrics: ServiceMetrics;
+}): NodeRequestHandler {
+  const { intake, bodyLimitBytes, logger, metrics } = options;
+  return (request, response) => {
+    if (request.method !== "POST") return false;
+    const url = request.url ?? "";
+    const match = WEBHOOK_PATH.exec(url);
+    if (match === null) return false;
+    const started = performance.now();
+    const log: Record<string, unknown> = {};
+    const headers = request.headers;
+    intake
+      .receive(
+        match[1] as string,
+        {
+          id: single(headers["webhook-id"]),
+          timestamp: single(headers["webhook-timestamp"]),
+          signature: single(headers["webhook-signature"]),
+        },
+        () => readNodeBody(request, bodyLimitBytes),
+        log,
+      )
+      .then(
+        (answer) => send(response, 200, { "content-type": "application/json" }, JSON.stringify(answer)),
+        (error: unknown) => {
+          const { problem, exposed } = toProblem(error);
+          if (!exposed) logger.error({ err: error, path: WEBHOOK_ROUTE }, "unexpected error");
+          // A refused body may still be arriving: answer, then close the connection rather than
+          // read it all. Closing at once would reset the socket before the client reads the answer.
+          if (!request.complete) lingerThenClose(request);
+          send(response, problem.status, problemHeaders(problem), JSON.stringify(problem));
+        },
+      )
+      .then(() => {
+        const status = response.statusCode;
+        metrics.requestFinished(WEBHOOK_ROUTE, "POST", status);
+        const fields = {
+          method: "POST",
+          path: url.split("?", 1)[0],
+          route: WEBHOOK_ROUTE,
+          status,
+          ms: Math.round((performance.now() - started) * 100) / 100,
+          ...log,
+        };
+        if (status >= 500) logger.error(fields, "request failed");
+        else if (status >= 400) logger.warn(fields, "request refused");
+        else logger.info(fields, "request");
+      });
+    return true;
+  };
+}
+
+function single(value: IncomingHttpHeaders[string]): string | undefined {
+  return Array.isArray(value) ? value.join(", ") : value;
+}
+
+function send(response: ServerResponse, status: number, headers: Record<string, string>, body: string): void {
+  if (response.headersSent) return;
+  response.writeHead(status, { ...headers, "content-length": Buffer.byteLength(body) });
+  response.end(body);
+}
+
+/** The body as bytes, refusing more than the limit as soon as it is passed (chunked or not). */
+function readNodeBody(request: IncomingMessage, limitBytes: number): Promise<Uint8Array> {
+  const declared = request.headers["content-length"];
+  if (declared !== undefined && Number(declared) > limitBytes) return Promise.reject(tooLarge(limitBytes));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const onData = (chunk: Buffer) => {
+      total += chunk.length;
+      if (total > limitBytes) {
+        request.off("data", onData);
+        request.pause();
+        reject(tooLarge(limitBytes));
+      } else chunks.push(chunk);
+    };
+    request.on("data", onData);
+    request.once("end", () =>
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total)),
+    );
+    request.once("error", reject);
+  });
+}
+
+const LINGER_MS = 500;
+const LINGER_MAX_BYTES = 64 * 1024 * 1024;
+
+/** Discards what is still arriving for a short while (at most 500 ms or 64 MiB), then closes. */
+function lingerThenClose(request: IncomingMessage): void {
+  let discarded = 0;
+  const close = () => {
+    clearTimeout(timer);
+    request.off("data", onData);
+    request.socket.destroySoon();
+  };
+  const onData = (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > LINGER_MAX_BYTES) close();
+  };
+  const timer = setTimeout(close, LINGER_MS);
+  timer.unref();
+  request.on("data", onData);
+  request.once("end", () => clearTimeout(timer));
+  request.resume();
+}

@@ -1,0 +1,121 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { StoreStats } from "../store/store.js";
+import type { ServiceMetrics, WebhookOutcome } from "./service-metrics.js";
+
+export interface PromMetricsOptions {
+  /** Read at every scrape for the gauges (open jobs, anomalies, outbox). */
+  stats: () => Promise<StoreStats>;
+  now?: () => number;
+  /** Process metrics (CPU, RSS, event loop lag); on by default. */
+  processMetrics?: boolean;
+}
+
+/**
+ * Prometheus metrics on a registry of their own (never prom-client's global one, so that two
+ * instances in one process, as in tests, do not collide). Counters move as requests finish;
+ * gauges are computed from the store when scraped, so they cannot drift from the ledger.
+ */
+export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics & { registry: Registry } {
+  const registry = new Registry();
+  const now = options.now ?? Date.now;
+  if (options.processMetrics !== false) collectDefaultMetrics({ register: registry, prefix: "finality_" });
+
+  const webhooks = new Counter({
+    name: "finality_webhooks_received_total",
+    help: "Webhooks received, by provider instance and outcome (applied, an ignore reason, or why refused).",
+    labelNames: ["provider", "outcome"] as const,
+    registers: [registry],
+  });
+  const ingestSeconds = new Histogram({
+    name: "finality_ingest_duration_seconds",
+    help: "Time from handing an observation to the ledger until its transaction committed.",
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  const applied = new Counter({
+    name: "finality_events_applied_total",
+    help: "Observations that changed a job, by source.",
+    labelNames: ["source"] as const,
+    registers: [registry],
+  });
+  const ignored = new Counter({
+    name: "finality_events_ignored_total",
+    help: "Observations recorded without changing a job, by source and reason.",
+    labelNames: ["source", "reason"] as const,
+    registers: [registry],
+  });
+  const requests = new Counter({
+    name: "finality_http_requests_total",
+    help: "HTTP requests answered, by route pattern, method and status.",
+    labelNames: ["route", "method", "status"] as const,
+    registers: [registry],
+  });
+  const gauge = (name: string, help: string, labelNames: string[] = []) =>
+    new Gauge({ name, help, labelNames, registers: [registry] });
+  const openJobs = gauge("finality_open_jobs", "Jobs not in a terminal state.");
+  const jobs = gauge("finality_jobs", "Jobs by state.", ["state"]);
+  const anomalies = gauge("finality_anomalies", "Jobs flagged for attention, by kind (stuck, conflict).", [
+    "kind",
+  ]);
+  const effects = gauge("finality_effects", "Outbox rows by status.", ["status"]);
+  const oldestOpen = gauge(
+    "finality_oldest_open_job_age_seconds",
+    "Age of the oldest open job (0 when none).",
+  );
+  const dueJobs = gauge("finality_due_jobs", "Open jobs due for a reconcile poll.");
+
+  async function refreshGauges(): Promise<void> {
+    const stats = await options.stats();
+    openJobs.set(stats.openJobs);
+    jobs.reset();
+    for (const [state, count] of Object.entries(stats.jobsByState)) jobs.set({ state }, count);
+    anomalies.set({ kind: "stuck" }, stats.stuckJobs);
+    anomalies.set({ kind: "conflict" }, stats.conflictJobs);
+    effects.reset();
+    for (const [status, count] of Object.entries(stats.effectsByStatus)) effects.set({ status }, count);
+    oldestOpen.set(
+      stats.oldestOpenSubmittedAt === null ? 0 : Math.max(0, (now() - stats.oldestOpenSubmittedAt) / 1000),
+    );
+    dueJobs.set(stats.dueJobs);
+  }
+
+  // prom-client hashes a label object on every inc(); the hot path looks children up by a string key instead.
+  const webhookChildren = new Map<string, Counter.Internal>();
+  const requestChildren = new Map<string, Counter.Internal>();
+  const appliedChildren = new Map<string, Counter.Internal>();
+  const ignoredChildren = new Map<string, Counter.Internal>();
+  const child = <T>(cache: Map<string, T>, key: string, make: () => T): T => {
+    let found = cache.get(key);
+    if (found === undefined) {
+      found = make();
+      cache.set(key, found);
+    }
+    return found;
+  };
+
+  return {
+    registry,
+    webhookReceived(provider: string, outcome: WebhookOutcome) {
+      child(webhookChildren, `${provider} ${outcome}`, () => webhooks.labels({ provider, outcome })).inc();
+    },
+    ingestCommitted(seconds: number) {
+      ingestSeconds.observe(seconds);
+    },
+    eventRecorded(source: string, wasApplied: boolean, reason: string | null) {
+      if (wasApplied) child(appliedChildren, source, () => applied.labels({ source })).inc();
+      else {
+        const why = reason ?? "unknown";
+        child(ignoredChildren, `${source} ${why}`, () => ignored.labels({ source, reason: why })).inc();
+      }
+    },
+    requestFinished(route: string, method: string, status: number) {
+      child(requestChildren, `${route} ${method} ${status}`, () =>
+        requests.labels({ route, method, status: String(status) }),
+      ).inc();
+    },
+    async render() {
+      await refreshGauges();
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}

@@ -1,0 +1,34 @@
+import type { IgnoreReason } from "../core/model.js";
+
+/** How one webhook request ended, as counted by `finality_webhooks_received_total{outcome}`. */
+export type WebhookOutcome =
+  | "applied"
+  | IgnoreReason
+  | "signature-invalid"
+  | "malformed"
+  | "too-large"
+  | "unknown-provider"
+  | "unavailable"
+  | "error";
+
+/**
+ * What the app counts. The app depends on this interface only: the Prometheus implementation
+ * (prom-metrics.ts) lives at the Node edge, and tests or other runtimes may pass their own.
+ */
+export interface ServiceMetrics {
+  webhookReceived(provider: string, outcome: WebhookOutcome): void;
+  /** Seconds from handing an observation to the ledger until its transaction committed. */
+  ingestCommitted(seconds: number): void;
+  eventRecorded(source: string, applied: boolean, reason: string | null): void;
+  requestFinished(route: string, method: string, status: number): void;
+  /** Prometheus text exposition, with gauges read from the store at scrape time. */
+  render(): Promise<{ contentType: string; body: string }>;
+}
+
+export const noopMetrics: ServiceMetrics = {
+  webhookReceived() {},
+  ingestCommitted() {},
+  eventRecorded() {},
+  requestFinished() {},
+  render: async () => ({ contentType: "text/plain; version=0.0.4", body: "" }),
+};

@@ -1,0 +1,99 @@
+import { FinalityError, isFinalityError } from "../core/errors.js";
+import type { Finality } from "../engine/finality.js";
+import type { ReceivedWebhookHeaders } from "../webhooks/standard-webhooks.js";
+import type { WebhookReceiver } from "../webhooks/webhook-receivers.js";
+import type { ServiceMetrics, WebhookOutcome } from "./service-metrics.js";
+
+/** The 200 answer to a webhook: how the ledger took it. */
+export interface WebhookAnswer {
+  outcome: WebhookOutcome;
+  applied: boolean;
+  provider: string;
+  jobId: string;
+  state: string | null;
+  version: number | null;
+}
+
+export interface WebhookIntake {
+  /**
+   * One webhook, in the only safe order: find the provider, read the raw bytes (the caller's
+   * reader enforces the body limit), verify the signature over them, parse, ingest. Resolves once
+   * the ingest has committed; throws a FinalityError for anything refused, which changed nothing.
+   * Every outcome is counted, and `log` receives the fields for the request's log line.
+   */
+  receive(
+    provider: string,
+    headers: ReceivedWebhookHeaders,
+    readBody: () => Promise<Uint8Array>,
+    log: Record<string, unknown>,
+  ): Promise<WebhookAnswer>;
+}
+
+/** Shared by the Hono route and the Node fast path, so both behave the same by construction. */
+export function createWebhookIntake(options: {
+  finality: Finality;
+  receivers: ReadonlyMap<string, WebhookReceiver>;
+  metrics: ServiceMetrics;
+}): WebhookIntake {
+  const { finality, receivers, metrics } = options;
+  return {
+    async receive(provider, headers, readBody, log) {
+      log.provider = provider;
+      try {
+        const receiver = receivers.get(provider);
+        if (receiver === undefined) {
+          throw new FinalityError("unknown-provider", `no provider named "${provider}" is configured`, {
+            details: { provider },
+          });
+        }
+        const body = await readBody();
+        const delivery = receiver.verify(body, headers);
+        log.deliveryId = delivery.id;
+        const observation = receiver.parse(body, delivery);
+        log.jobId = observation.id;
+        const started = performance.now();
+        const outcome = await finality.ingestTrusted(observation);
+        metrics.ingestCommitted((performance.now() - started) / 1000);
+        const result: WebhookOutcome = outcome.reason ?? "applied";
+        metrics.eventRecorded("webhook", outcome.applied, outcome.reason);
+        metrics.webhookReceived(provider, result);
+        log.outcome = result;
+        return {
+          outcome: result,
+          applied: outcome.applied,
+          provider,
+          jobId: observation.id,
+          state: outcome.job?.state ?? null,
+          version: outcome.job?.version ?? null,
+        };
+      } catch (error) {
+        const outcome = refusalOutcome(error);
+        // Unknown names share one label: a caller cannot grow the metric without bound.
+        metrics.webhookReceived(receivers.has(provider) ? provider : "(unknown)", outcome);
+        log.outcome = outcome;
+        if (isFinalityError(error, "signature-invalid")) log.reason = error.details.reason;
+        throw error;
+      }
+    },
+  };
+}
+
+function refusalOutcome(error: unknown): WebhookOutcome {
+  if (!(error instanceof FinalityError)) return "error";
+  switch (error.code) {
+    case "unknown-provider":
+      return "unknown-provider";
+    case "payload-too-large":
+      return "too-large";
+    case "signature-invalid":
+      return "signature-invalid";
+    case "invalid-observation":
+    case "invalid-request":
+      return "malformed";
+    case "shutting-down":
+    case "store-unavailable":
+      return "unavailable";
+    default:
+      return "error";
+  }
+}

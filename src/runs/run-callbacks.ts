@@ -1,0 +1,150 @@
+import { FinalityError } from "../core/errors.js";
+import type { StoreTx } from "../store/store.js";
+import { expireInTx } from "./lease-sweep.js";
+import {
+  mirrorRun,
+  type RunContext,
+  retryDelayFor,
+  runInTx,
+  type TxSideEffects,
+  writeAttempt,
+  writeRun,
+} from "./run-context.js";
+import type { Attempt, Run } from "./run-model.js";
+import { extendLease } from "./run-transitions.js";
+import {
+  applyWorkerEvent,
+  checkFence,
+  type FenceRefusal,
+  type WorkerEvent,
+  workerEventApplies,
+} from "./worker-event.js";
+
+/** Kinds a worker pool may touch; null for every kind. */
+export type KindScope = readonly string[] | null;
+
+export interface HeartbeatResult {
+  attempt: Attempt;
+  run: Run;
+}
+
+export type EventOutcome = "applied" | "duplicate" | "out_of_order";
+
+export interface EventResult {
+  outcome: EventOutcome;
+  attempt: Attempt;
+  run: Run;
+}
+
+type Loaded = { attempt: Attempt; run: Run } | { refused: FenceRefusal };
+
+const REFUSAL_TEXT: Record<FenceRefusal, string> = {
+  "stale-generation": "this generation is not the attempt's: another worker holds the run now",
+  "lease-lost": "the attempt's lease expired or was released: stop working on it",
+  superseded: "a newer attempt holds the run: stop working on it",
+  "lease-expired": "the attempt's lease expired before this call: stop working on it",
+  "attempt-finished": "the attempt has already finished",
+};
+
+/**
+ * Loads an attempt and its run and passes the fence. A lease found past its expiry is expired
+ * here exactly as the sweeper would (same decision, same dedupe keys) before the call is
+ * refused, so the 409 and the ledger agree and the run is free for another worker at once.
+ */
+async function fenced(
+  tx: StoreTx,
+  ctx: RunContext,
+  attemptId: string,
+  generation: number,
+  scope: KindScope,
+  forHeartbeat: boolean,
+  effects: TxSideEffects,
+): Promise<Loaded> {
+  const attempt = await tx.getAttempt(attemptId);
+  const run = attempt === null ? null : await tx.getRun(attempt.runId);
+  if (attempt === null || run === null || (scope !== null && !scope.includes(run.kind))) {
+    throw new FinalityError("not-found", `no attempt ${attemptId}`, { details: { id: attemptId } });
+  }
+  const fence = checkFence(run, attempt, generation, ctx.finality.clock.now(), forHeartbeat);
+  if (fence.kind === "ok") return { attempt, run };
+  if (fence.reason === "lease-expired") await expireInTx(tx, ctx, attemptId, effects);
+  return { refused: fence.reason };
+}
+
+function refusal(attemptId: string, reason: FenceRefusal): FinalityError {
+  return new FinalityError("stale-generation", REFUSAL_TEXT[reason], { details: { id: attemptId, reason } });
+}
+
+/** Extends a live lease; answers whether a cancel was requested. 409 (`stale-generation`) when fenced off. */
+export async function heartbeat(
+  ctx: RunContext,
+  attemptId: string,
+  request: { generation: number; leaseMs?: number | undefined },
+  scope: KindScope,
+): Promise<HeartbeatResult> {
+  const result = await runInTx(ctx, async (tx, effects) => {
+    const loaded = await fenced(tx, ctx, attemptId, request.generation, scope, true, effects);
+    if ("refused" in loaded) return loaded;
+    const { attempt, run } = loaded;
+    const now = ctx.finality.clock.now();
+    const next = extendLease(attempt, request.leaseMs ?? attempt.leaseMs, now);
+    await writeAttempt(tx, attempt, next);
+    if (attempt.status === "claimed") {
+      await tx.appendRunEvent({
+        dedupeKey: `attempt:${attempt.id}:starting`,
+        runId: run.id,
+        attemptId: attempt.id,
+        actor: "worker",
+        type: "attempt.starting",
+        at: now,
+        detail: { generation: attempt.generation },
+      });
+    }
+    return { attempt: next, run };
+  });
+  if ("refused" in result) throw refusal(attemptId, result.refused);
+  return result;
+}
+
+/**
+ * Records a worker callback. The fence first (409 when stale); then the event is appended with
+ * the key `attempt:{attemptId}:seq:{sequence}`, so a repeated sequence is a `duplicate` that
+ * changes nothing; an event that does not move the attempt forward (by status rank, then
+ * sequence) is recorded as `out_of_order`; otherwise attempt and run change together, and the
+ * mirror job follows.
+ */
+export async function recordWorkerEvent(
+  ctx: RunContext,
+  attemptId: string,
+  event: WorkerEvent,
+  scope: KindScope,
+): Promise<EventResult> {
+  const result = await runInTx(ctx, async (tx, effects) => {
+    const loaded = await fenced(tx, ctx, attemptId, event.generation, scope, false, effects);
+    if ("refused" in loaded) return loaded;
+    const { attempt, run } = loaded;
+    const now = ctx.finality.clock.now();
+    const applies = workerEventApplies(attempt, event);
+    const recorded = await tx.appendRunEvent({
+      dedupeKey: `attempt:${attempt.id}:seq:${event.sequence}`,
+      runId: run.id,
+      attemptId: attempt.id,
+      actor: "worker",
+      type: `worker.${event.type}`,
+      at: now,
+      detail: { generation: event.generation, sequence: event.sequence, applied: applies },
+    });
+    if (!recorded) return { outcome: "duplicate" as const, attempt, run };
+    if (!applies) return { outcome: "out_of_order" as const, attempt, run };
+    const change = applyWorkerEvent(run, attempt, event, now, retryDelayFor(ctx, run));
+    await writeAttempt(tx, attempt, change.attempt);
+    if (change.run !== null) {
+      await writeRun(tx, run, change.run);
+      await mirrorRun(tx, ctx, run, change.run, "worker", effects);
+      if (change.retried) effects.runQueued = true;
+    }
+    return { outcome: "applied" as const, attempt: change.attempt, run: change.run ?? run };
+  });
+  if ("refused" in result) throw refusal(attemptId, result.refused);
+  return result;
+}

@@ -1,0 +1,113 @@
+import type { Random } from "../core/clock.js";
+import { FinalityError } from "../core/errors.js";
+import type { Source } from "../core/states.js";
+import type { Finality } from "../engine/finality.js";
+import { ingestInTx } from "../engine/ingest.js";
+import type { StoreTx } from "../store/store.js";
+import { type Attempt, canonicalOf, type NewRunEvent, RUNS_PROVIDER, type Run } from "./run-model.js";
+import type { RunNotifier } from "./run-notifier.js";
+import { type RunRetryPolicy, runRetryDelayMs } from "./run-transitions.js";
+
+/** What the run operations share: the ledger, time, randomness and the in-process wake-ups. */
+export interface RunContext {
+  finality: Finality;
+  random: Random;
+  retry: RunRetryPolicy;
+  notifier: RunNotifier;
+  newId: () => string;
+}
+
+/** What one run transaction did besides its answer, acted on after it commits. */
+export interface TxSideEffects {
+  /** The mirror job enqueued outbox rows: wake the dispatcher. */
+  effectsEnqueued: boolean;
+  /** A run became claimable: wake waiting claims. */
+  runQueued: boolean;
+}
+
+export const noSideEffects = (): TxSideEffects => ({ effectsEnqueued: false, runQueued: false });
+
+/** Runs after commit: never inside the transaction, which may still be rolled back and re-run. */
+export function afterCommit(ctx: RunContext, effects: TxSideEffects): void {
+  if (effects.effectsEnqueued) ctx.finality.announceEffects();
+  if (effects.runQueued) ctx.notifier.notify();
+}
+
+/**
+ * Runs `work` in one store transaction and acts on its side effects once it has committed.
+ * The side effects are reset at each run of `work`: a run rolled back after a version conflict
+ * must not leave a wake-up behind.
+ */
+export async function runInTx<T>(
+  ctx: RunContext,
+  work: (tx: StoreTx, effects: TxSideEffects) => Promise<T>,
+): Promise<T> {
+  const effects = noSideEffects();
+  const result = await ctx.finality.store.transaction((tx) => {
+    Object.assign(effects, noSideEffects());
+    return work(tx, effects);
+  });
+  afterCommit(ctx, effects);
+  return result;
+}
+
+export function retryDelayFor(ctx: RunContext, run: Run): number {
+  return runRetryDelayMs(run.attemptCount, ctx.retry, ctx.random);
+}
+
+/** CAS write of a run; a lost race throws `version-conflict`, which re-runs the whole work. */
+export async function writeRun(tx: StoreTx, before: Run, after: Run): Promise<void> {
+  if (!(await tx.updateRun(after, before.version))) {
+    throw new FinalityError("version-conflict", `run ${after.id} changed concurrently`, {
+      details: { id: after.id, expectedVersion: before.version },
+    });
+  }
+}
+
+export async function writeAttempt(tx: StoreTx, before: Attempt, after: Attempt): Promise<void> {
+  if (!(await tx.updateAttempt(after, before.version))) {
+    throw new FinalityError("version-conflict", `attempt ${after.id} changed concurrently`, {
+      details: { id: after.id, expectedVersion: before.version },
+    });
+  }
+}
+
+export async function appendRunEvents(tx: StoreTx, events: readonly NewRunEvent[]): Promise<void> {
+  for (const event of events) await tx.appendRunEvent(event);
+}
+
+/**
+ * Feeds a run's change into its mirror job (provider `runs`, same id) through the one ingest
+ * path, in the same transaction, when the canonical picture changes. The reducer keeps the
+ * mirror monotonic: a retried run goes back to `queued` here but stays `running` there (the
+ * observation is recorded as `lower-rank`) until its final state, whose first arrival
+ * enqueues the job's effects exactly as for any provider's job.
+ */
+export async function mirrorRun(
+  tx: StoreTx,
+  ctx: RunContext,
+  before: Run,
+  after: Run,
+  source: Source,
+  effects: TxSideEffects,
+): Promise<void> {
+  if (canonicalOf(before.status) === canonicalOf(after.status)) return;
+  const now = ctx.finality.clock.now();
+  const outcome = await ingestInTx(
+    tx,
+    {
+      provider: RUNS_PROVIDER,
+      id: after.id,
+      kind: after.kind,
+      state: canonicalOf(after.status),
+      rawState: after.status,
+      source,
+      // The run's version orders the mirror's same-rank updates (a retry's second `running`).
+      seq: after.version,
+      ...(after.settledAt !== null && after.output !== null ? { result: after.output } : {}),
+      ...(after.settledAt !== null && after.error !== null ? { error: after.error } : {}),
+    },
+    ctx.finality.contextFor(RUNS_PROVIDER, now),
+  );
+  if (outcome.effects.length > 0) effects.effectsEnqueued = true;
+}

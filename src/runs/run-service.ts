@@ -1,0 +1,199 @@
+import { uuidv7 } from "uuidv7";
+import type { Random } from "../core/clock.js";
+import { FinalityError } from "../core/errors.js";
+import type { Finality } from "../engine/finality.js";
+import { registerInTx } from "../engine/ingest.js";
+import type { RunPage, RunQuery } from "../store/run-store.js";
+import { type SweepCounts, sweepLeases } from "./lease-sweep.js";
+import {
+  type EventResult,
+  type HeartbeatResult,
+  heartbeat,
+  type KindScope,
+  recordWorkerEvent,
+} from "./run-callbacks.js";
+import { type Claimed, claimOnce, claimWithin } from "./run-claims.js";
+import { mirrorRun, type RunContext, runInTx, writeRun } from "./run-context.js";
+import { type Attempt, RUNS_PROVIDER, type Run, type RunEvent } from "./run-model.js";
+import { createRunNotifier } from "./run-notifier.js";
+import { DEFAULT_RUN_RETRY, newRun, type RunRetryPolicy, requestCancel } from "./run-transitions.js";
+import type { WorkerEvent } from "./worker-event.js";
+
+export interface RunServiceOptions {
+  finality: Finality;
+  retry?: Partial<RunRetryPolicy>;
+  /** Attempts per run unless the run says otherwise (default 3). */
+  defaultMaxAttempts?: number;
+  /** Lease granted when a claim does not ask (default 30 s). */
+  defaultLeaseSeconds?: number;
+  /** Longest long-poll a claim may ask for (default 30 s). */
+  maxWaitSeconds?: number;
+  /** How often a waiting claim looks again without a wake-up (default 500 ms). */
+  recheckMs?: number;
+  random?: Random;
+  newId?: () => string;
+}
+
+export interface EnqueueRequest {
+  kind: string;
+  input?: unknown;
+  idempotencyKey?: string | undefined;
+  maxAttempts?: number | undefined;
+}
+
+export interface ClaimOptions {
+  workerId: string;
+  kinds?: readonly string[] | null | undefined;
+  leaseSeconds?: number | undefined;
+  /** 0 (default): answer at once. */
+  waitSeconds?: number | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+export interface RunWithAttempts {
+  run: Run;
+  attempts: Attempt[];
+}
+
+export interface RunService {
+  enqueue(request: EnqueueRequest): Promise<{ run: Run; created: boolean }>;
+  claim(options: ClaimOptions): Promise<Claimed | null>;
+  heartbeat(
+    attemptId: string,
+    request: { generation: number; leaseSeconds?: number | undefined },
+    scope?: KindScope,
+  ): Promise<HeartbeatResult>;
+  recordEvent(attemptId: string, event: WorkerEvent, scope?: KindScope): Promise<EventResult>;
+  /** Cancels a queued run at once; flags a dispatched or running one for its worker. */
+  cancel(runId: string): Promise<Run>;
+  getRun(runId: string): Promise<RunWithAttempts | null>;
+  listRuns(query: RunQuery): Promise<RunPage>;
+  runEvents(runId: string, page?: { limit?: number; after?: number }): Promise<RunEvent[]>;
+  /** Expires every lease due now (at most `limit`, default 500), one transaction each. */
+  sweepOnce(limit?: number): Promise<SweepCounts>;
+  /** Answers waiting claims (204) at once, and every later one; for shutdown, before the server closes. */
+  close(): void;
+}
+
+/** The runs API over the ledger: enqueue, claim with lease, heartbeat, callbacks, cancel, sweep. */
+export function createRunService(options: RunServiceOptions): RunService {
+  const { finality } = options;
+  const ctx: RunContext = {
+    finality,
+    random: options.random ?? Math.random,
+    retry: { ...DEFAULT_RUN_RETRY, ...options.retry },
+    notifier: createRunNotifier(),
+    newId: options.newId ?? uuidv7,
+  };
+  const defaultMaxAttempts = options.defaultMaxAttempts ?? 3;
+  const defaultLeaseMs = (options.defaultLeaseSeconds ?? 30) * 1000;
+  const maxWaitMs = (options.maxWaitSeconds ?? 30) * 1000;
+  const recheckMs = options.recheckMs ?? 500;
+
+  async function enqueue(request: EnqueueRequest): Promise<{ run: Run; created: boolean }> {
+    return runInTx(ctx, async (tx, effects) => {
+      const now = finality.clock.now();
+      if (request.idempotencyKey !== undefined) {
+        const existing = await tx.getRunByIdempotencyKey(request.idempotencyKey);
+        if (existing !== null) {
+          if (existing.kind !== request.kind) {
+            throw new FinalityError(
+              "conflict",
+              `idempotency key already used for a run of kind "${existing.kind}"`,
+              { details: { id: existing.id, field: "idempotencyKey" } },
+            );
+          }
+          return { run: existing, created: false };
+        }
+      }
+      const run = newRun(
+        {
+          id: ctx.newId(),
+          kind: request.kind,
+          input: request.input,
+          idempotencyKey: request.idempotencyKey,
+          maxAttempts: request.maxAttempts ?? defaultMaxAttempts,
+        },
+        now,
+      );
+      if (!(await tx.insertRun(run))) {
+        throw new FinalityError(
+          "version-conflict",
+          "a run with this id or idempotency key was just inserted",
+          {
+            details: { id: run.id },
+          },
+        );
+      }
+      await tx.appendRunEvent({
+        dedupeKey: `run:${run.id}:queued`,
+        runId: run.id,
+        attemptId: null,
+        actor: "api",
+        type: "run.queued",
+        at: now,
+        detail: { kind: run.kind, maxAttempts: run.maxAttempts },
+      });
+      await registerInTx(
+        tx,
+        { provider: RUNS_PROVIDER, id: run.id, kind: run.kind },
+        finality.contextFor(RUNS_PROVIDER, now),
+      );
+      effects.runQueued = true;
+      return { run, created: true };
+    });
+  }
+
+  async function cancel(runId: string): Promise<Run> {
+    return runInTx(ctx, async (tx, effects) => {
+      const run = await tx.getRun(runId);
+      if (run === null) throw new FinalityError("not-found", `no run ${runId}`, { details: { id: runId } });
+      const now = finality.clock.now();
+      const next = requestCancel(run, now);
+      if (next === null) return run;
+      await writeRun(tx, run, next);
+      await tx.appendRunEvent({
+        dedupeKey: `run:${run.id}:cancel:${next.status}`,
+        runId: run.id,
+        attemptId: run.currentAttemptId,
+        actor: "api",
+        type: next.status === "cancelled" ? "run.cancelled" : "run.cancel_requested",
+        at: now,
+        detail: { previousStatus: run.status },
+      });
+      await mirrorRun(tx, ctx, run, next, "api", effects);
+      return next;
+    });
+  }
+
+  return {
+    enqueue,
+    cancel,
+    claim(claim) {
+      const request = {
+        workerId: claim.workerId,
+        kinds: claim.kinds ?? null,
+        leaseMs: claim.leaseSeconds !== undefined ? claim.leaseSeconds * 1000 : defaultLeaseMs,
+      };
+      const waitMs = Math.min(Math.max(0, (claim.waitSeconds ?? 0) * 1000), maxWaitMs);
+      if (waitMs === 0 || ctx.notifier.closed) return claimOnce(ctx, request);
+      return claimWithin(ctx, request, waitMs, recheckMs, claim.signal);
+    },
+    heartbeat(attemptId, request, scope = null) {
+      const leaseMs = request.leaseSeconds !== undefined ? request.leaseSeconds * 1000 : undefined;
+      return heartbeat(ctx, attemptId, { generation: request.generation, leaseMs }, scope);
+    },
+    recordEvent(attemptId, event, scope = null) {
+      return recordWorkerEvent(ctx, attemptId, event, scope);
+    },
+    async getRun(runId) {
+      const run = await finality.store.getRun(runId);
+      if (run === null) return null;
+      return { run, attempts: await finality.store.runAttempts(runId) };
+    },
+    listRuns: (query) => finality.store.listRuns(query),
+    runEvents: (runId, page) => finality.store.runEvents(runId, page),
+    sweepOnce: (limit = 500) => sweepLeases(ctx, limit),
+    close: () => ctx.notifier.close(),
+  };
+}

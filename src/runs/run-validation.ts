@@ -1,0 +1,101 @@
+import { z } from "zod";
+import { jsonSize, LIMITS } from "../core/validation.js";
+import { RUN_STATUSES } from "./run-model.js";
+import { WORKER_EVENT_TYPES } from "./worker-event.js";
+
+/** Request bodies and queries of the runs and worker API. Bounds here are the API's contract. */
+export const RUN_LIMITS = {
+  kindLength: LIMITS.kindLength,
+  workerIdLength: 128,
+  idempotencyKeyLength: 256,
+  maxAttempts: 100,
+  kindsPerClaim: 50,
+  minLeaseSeconds: 1,
+  maxLeaseSeconds: 3600,
+  maxWaitSeconds: 30,
+  jsonBytes: LIMITS.resultBytes,
+} as const;
+
+// Names that show up in logs, metrics labels and URLs: no spaces, no control characters.
+const name = (max: number) =>
+  z
+    .string()
+    .min(1, "must not be empty")
+    .max(max, `must be at most ${max} characters`)
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.:/-]*$/, "must be letters, digits, '_', '.', ':', '/' or '-'");
+
+export const kindSchema = name(RUN_LIMITS.kindLength);
+export const workerIdSchema = name(RUN_LIMITS.workerIdLength);
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting them is the point.
+const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
+
+const json = (what: string) =>
+  z
+    .unknown()
+    .optional()
+    .superRefine((value, ctx) => {
+      if (value === undefined) return;
+      const size = jsonSize(value);
+      if (size === null) ctx.addIssue({ code: "custom", message: `${what} must be JSON-serialisable` });
+      else if (size > RUN_LIMITS.jsonBytes)
+        ctx.addIssue({
+          code: "custom",
+          message: `${what} is ${size} bytes; the limit is ${RUN_LIMITS.jsonBytes}`,
+          params: { tooLarge: true },
+        });
+    });
+
+const leaseSeconds = z.number().finite().min(RUN_LIMITS.minLeaseSeconds).max(RUN_LIMITS.maxLeaseSeconds);
+const generation = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+
+export const enqueueSchema = z.strictObject({
+  kind: kindSchema,
+  input: json("input"),
+  idempotencyKey: z
+    .string()
+    .min(1)
+    .max(RUN_LIMITS.idempotencyKeyLength)
+    .refine((v) => !CONTROL_CHARS.test(v), "must not contain control characters")
+    .optional(),
+  maxAttempts: z.number().int().min(1).max(RUN_LIMITS.maxAttempts).optional(),
+});
+
+export const claimSchema = z.strictObject({
+  kinds: z.array(kindSchema).min(1).max(RUN_LIMITS.kindsPerClaim).optional(),
+  waitSeconds: z.number().finite().min(0).max(RUN_LIMITS.maxWaitSeconds).optional(),
+  leaseSeconds: leaseSeconds.optional(),
+});
+
+export const heartbeatSchema = z.strictObject({
+  generation,
+  leaseSeconds: leaseSeconds.optional(),
+});
+
+export const workerEventSchema = z.strictObject({
+  generation,
+  sequence: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+  type: z.enum(WORKER_EVENT_TYPES),
+  output: json("output"),
+  error: json("error"),
+  progress: json("progress"),
+});
+
+const integer = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^[0-9]+$/, "must be a whole number")
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+
+export const runListQuerySchema = z.strictObject({
+  status: z.enum(RUN_STATUSES).optional(),
+  kind: kindSchema.optional(),
+  limit: integer(1, 500).optional(),
+  cursor: z.string().min(1).max(200).optional(),
+});
+
+export const runEventsQuerySchema = z.strictObject({
+  after: integer(0, Number.MAX_SAFE_INTEGER).optional(),
+  limit: integer(1, 10_000).optional(),
+});

@@ -1,0 +1,45 @@
+import { loadMigrations } from "../migrations.js";
+import type { Sql } from "./postgres-client.js";
+
+/**
+ * Applies the PostgreSQL migrations not yet applied, in one transaction under a transaction-level
+ * advisory lock keyed by the schema: replicas that start at the same moment queue on the lock,
+ * and each finds the versions the first one recorded, so every migration is applied exactly once.
+ * The schema itself is created under the same lock (CREATE SCHEMA IF NOT EXISTS alone races).
+ * Returns the versions applied by this call.
+ */
+export async function migratePostgres(sql: Sql, schema: string | undefined): Promise<number[]> {
+  const migrations = loadMigrations("postgres");
+  return sql.begin(async (tx) => {
+    const target = schema ?? (await tx<{ name: string }[]>`SELECT current_schema() AS name`)[0]?.name;
+    await tx`SELECT pg_advisory_xact_lock(hashtext(${`finality.migrate.${target ?? "public"}`}))`;
+    if (schema !== undefined) await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    await tx.unsafe(
+      `CREATE TABLE IF NOT EXISTS schema_migrations (
+         version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    const rows = await tx<{ version: number }[]>`SELECT version FROM schema_migrations`;
+    const done = new Set(rows.map((row) => row.version));
+    const applied: number[] = [];
+    for (const migration of migrations) {
+      if (done.has(migration.version)) continue;
+      // No parameters: postgres.js sends it with the simple protocol, so a file may hold many statements.
+      await tx.unsafe(migration.sql);
+      await tx`INSERT INTO schema_migrations (version, name) VALUES (${migration.version}, ${migration.name})`;
+      applied.push(migration.version);
+    }
+    return applied;
+  });
+}
+
+/** How many migrations are not applied yet (all of them when the table does not exist). */
+export async function pendingPostgresMigrations(sql: Sql): Promise<number> {
+  const migrations = loadMigrations("postgres");
+  const [table] = await sql<
+    { exists: boolean }[]
+  >`SELECT to_regclass('schema_migrations') IS NOT NULL AS exists`;
+  if (!table?.exists) return migrations.length;
+  const rows = await sql<{ version: number }[]>`SELECT version FROM schema_migrations`;
+  const done = new Set(rows.map((row) => row.version));
+  return migrations.filter((migration) => !done.has(migration.version)).length;
+}

@@ -1,0 +1,119 @@
+import { TERMINAL_STATES } from "../../core/states.js";
+import { clampLimit, decodeCursor } from "../json-column.js";
+import type { EffectQuery, JobQuery } from "../store.js";
+
+/** A statement and its positional parameters. */
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
+
+const TERMINAL_LIST = TERMINAL_STATES.map((state) => `'${state}'`).join(", ");
+
+/** Collects `WHERE` clauses with `$n` placeholders numbered in order. */
+function conditions() {
+  const where: string[] = [];
+  const values: unknown[] = [];
+  return {
+    values,
+    add(clause: string, ...params: unknown[]) {
+      // `?` marks a parameter in `clause`; each becomes the next `$n`.
+      let text = clause;
+      for (const param of params) {
+        values.push(param);
+        text = text.replace("?", `$${values.length}`);
+      }
+      where.push(text);
+    },
+    sql: () => (where.length ? `WHERE ${where.join(" AND ")}` : ""),
+  };
+}
+
+/** Newest first, keyset on job_no: the cursor is the last job_no of the previous page (as on SQLite). */
+export function listJobsStatement(query: JobQuery): Statement & { limit: number } {
+  const c = conditions();
+  if (query.state !== undefined) c.add("state = ?", query.state);
+  if (query.provider !== undefined) c.add("provider = ?", query.provider);
+  if (query.kind !== undefined) c.add("kind = ?", query.kind);
+  if (query.stuck !== undefined) c.add(query.stuck ? "stuck" : "NOT stuck");
+  if (query.open) c.add(`state NOT IN (${TERMINAL_LIST})`);
+  const after = decodeCursor(query.cursor);
+  if (after !== null) c.add("job_no < ?", after);
+  const limit = clampLimit(query.limit);
+  c.values.push(limit + 1);
+  return {
+    text: `SELECT * FROM jobs ${c.sql()} ORDER BY job_no DESC LIMIT $${c.values.length}`,
+    values: c.values,
+    limit,
+  };
+}
+
+/** Newest first, keyset on effect_no. */
+export function listEffectsStatement(query: EffectQuery): Statement & { limit: number } {
+  const c = conditions();
+  if (query.status !== undefined) c.add("status = ?", query.status);
+  if (query.provider !== undefined) c.add("provider = ?", query.provider);
+  if (query.jobId !== undefined) c.add("job_id = ?", query.jobId);
+  const after = decodeCursor(query.cursor);
+  if (after !== null) c.add("effect_no < ?", after);
+  const limit = clampLimit(query.limit);
+  c.values.push(limit + 1);
+  return {
+    text: `SELECT * FROM outbox ${c.sql()} ORDER BY effect_no DESC LIMIT $${c.values.length}`,
+    values: c.values,
+    limit,
+  };
+}
+
+/**
+ * Due pending effects, then effects whose delivery lease ran out (a dispatcher died), as on
+ * SQLite. SKIP LOCKED: replicas claiming at once each take different rows and never wait on
+ * each other; the row locks last only for this one statement. Each branch is ordered by its
+ * partial index's column alone, so a backlog is read in index order, never sorted whole.
+ */
+export const CLAIM_EFFECTS = `
+  WITH pending AS (
+    SELECT effect_no, 0 AS branch, next_attempt_at AS due_at FROM outbox
+    WHERE status = 'pending' AND next_attempt_at <= $1
+    ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED
+  ), expired AS (
+    SELECT effect_no, 1 AS branch, lease_until AS due_at FROM outbox
+    WHERE status = 'delivering' AND lease_until <= $1
+    ORDER BY lease_until LIMIT $2 FOR UPDATE SKIP LOCKED
+  ), due AS (
+    SELECT * FROM (SELECT * FROM pending UNION ALL SELECT * FROM expired) AS both_kinds
+    ORDER BY branch, due_at, effect_no LIMIT $2
+  )
+  UPDATE outbox o SET status = 'delivering', attempts = o.attempts + 1, lease_until = $3
+  FROM due WHERE o.effect_no = due.effect_no
+  RETURNING o.*, due.branch AS claim_branch, due.due_at AS claim_due_at`;
+
+export const FINISH_EFFECT = `
+  UPDATE outbox SET status = $2, next_attempt_at = $3, lease_until = NULL, last_error = $4, delivered_at = $5
+  WHERE id = $1 AND status = 'delivering' AND lease_until = $6`;
+
+/**
+ * Jobs due for a poll, earliest first; pushing next_check_at to the lease hides them from other
+ * replicas. As on SQLite, the state is not checked: settling a job clears its next_check_at.
+ */
+export function claimDueJobsText(byProvider: boolean): string {
+  return `
+  WITH due AS (
+    SELECT job_no, next_check_at AS due_at FROM jobs
+    WHERE next_check_at IS NOT NULL AND next_check_at <= $1 ${byProvider ? "AND provider = ANY($4::text[])" : ""}
+    ORDER BY next_check_at LIMIT $2 FOR UPDATE SKIP LOCKED
+  )
+  UPDATE jobs j SET next_check_at = $3 FROM due WHERE j.job_no = due.job_no
+  RETURNING j.*, due.due_at AS claim_due_at`;
+}
+
+export const STATS = `
+  SELECT
+    (SELECT coalesce(jsonb_object_agg(state, n), '{}'::jsonb)
+       FROM (SELECT state, count(*) AS n FROM jobs GROUP BY state) AS s) AS jobs_by_state,
+    (SELECT coalesce(jsonb_object_agg(status, n), '{}'::jsonb)
+       FROM (SELECT status, count(*) AS n FROM outbox GROUP BY status) AS s) AS effects_by_status,
+    (SELECT count(*) FROM jobs WHERE stuck) AS stuck_jobs,
+    (SELECT count(*) FROM jobs WHERE conflict) AS conflict_jobs,
+    (SELECT min(submitted_at) FROM jobs WHERE settled_at IS NULL) AS oldest_open_submitted_at,
+    (SELECT count(*) FROM jobs WHERE next_check_at IS NOT NULL AND next_check_at <= $1) AS due_jobs`;

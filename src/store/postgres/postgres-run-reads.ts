@@ -1,0 +1,94 @@
+import type { RunStatus } from "../../runs/run-model.js";
+import { clampLimit, decodeCursor, encodeCursor } from "../json-column.js";
+import type { DueLease, RunPage, RunQuery, RunStore } from "../run-store.js";
+import { fromTime, toTime } from "./postgres-rows.js";
+import {
+  type AttemptRow,
+  attemptFromRow,
+  type RunEventRow,
+  type RunRow,
+  runEventFromRow,
+  runFromRow,
+} from "./postgres-run-rows.js";
+
+/** Runs a read on the pool: opens the store first, maps driver errors. */
+export type Read = <T>(what: string, text: string, values?: readonly unknown[]) => Promise<T[]>;
+
+/** The runs part of the PostgreSQL Store: reads outside transactions (committed data only). */
+export function createPostgresRunReads(read: Read): RunStore {
+  return {
+    async getRun(id) {
+      const [row] = await read<RunRow>("getRun", "SELECT * FROM runs WHERE id = $1", [id]);
+      return row ? runFromRow(row) : null;
+    },
+
+    async listRuns(query: RunQuery): Promise<RunPage> {
+      const where: string[] = [];
+      const values: unknown[] = [];
+      const add = (clause: string, value: unknown) => {
+        values.push(value);
+        where.push(`${clause} $${values.length}`);
+      };
+      if (query.status !== undefined) add("status =", query.status);
+      if (query.kind !== undefined) add("kind =", query.kind);
+      const after = decodeCursor(query.cursor);
+      if (after !== null) add("run_no <", after);
+      const limit = clampLimit(query.limit);
+      values.push(limit + 1);
+      const text = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY run_no DESC LIMIT $${values.length}`;
+      const rows = await read<RunRow>("listRuns", text, values);
+      const more = rows.length > limit;
+      const page = more ? rows.slice(0, limit) : rows;
+      const last = page.at(-1);
+      return { items: page.map(runFromRow), nextCursor: more && last ? encodeCursor(last.run_no) : null };
+    },
+
+    async runAttempts(runId) {
+      const rows = await read<AttemptRow>(
+        "runAttempts",
+        "SELECT * FROM attempts WHERE run_id = $1 ORDER BY generation",
+        [runId],
+      );
+      return rows.map(attemptFromRow);
+    },
+
+    async runEvents(runId, page = {}) {
+      const rows = await read<RunEventRow>(
+        "runEvents",
+        "SELECT * FROM run_events WHERE run_id = $1 AND event_no > $2 ORDER BY event_no LIMIT $3",
+        [runId, page.after ?? 0, clampLimit(page.limit, 1000, 10_000)],
+      );
+      return rows.map(runEventFromRow);
+    },
+
+    async dueLeases(now, limit): Promise<DueLease[]> {
+      const rows = await read<{ id: string; run_id: string; lease_expires_at: Date }>(
+        "dueLeases",
+        `SELECT id, run_id, lease_expires_at FROM attempts
+         WHERE lease_expires_at IS NOT NULL AND lease_expires_at <= $1 ORDER BY lease_expires_at LIMIT $2`,
+        [toTime(now), limit],
+      );
+      return rows.map((r) => ({
+        attemptId: r.id,
+        runId: r.run_id,
+        leaseExpiresAt: fromTime(r.lease_expires_at),
+      }));
+    },
+
+    async nextLeaseExpiry() {
+      const [row] = await read<{ at: Date | null }>(
+        "nextLeaseExpiry",
+        "SELECT min(lease_expires_at) AS at FROM attempts WHERE lease_expires_at IS NOT NULL",
+      );
+      return fromTime(row?.at ?? null);
+    },
+
+    async runStats() {
+      const rows = await read<{ status: RunStatus; n: number }>(
+        "runStats",
+        "SELECT status, count(*) AS n FROM runs GROUP BY status",
+      );
+      return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+    },
+  };
+}

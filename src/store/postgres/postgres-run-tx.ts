@@ -1,0 +1,79 @@
+import type postgres from "postgres";
+import type { RunStoreTx } from "../run-store.js";
+import type { TxSql } from "./postgres-client.js";
+import { assignments, placeholders } from "./postgres-rows.js";
+import {
+  ATTEMPT_COLUMNS,
+  type AttemptRow,
+  attemptFromRow,
+  attemptValues,
+  RUN_COLUMNS,
+  RUN_EVENT_COLUMNS,
+  type RunRow,
+  runEventValues,
+  runFromRow,
+  runValues,
+} from "./postgres-run-rows.js";
+
+const list = (columns: readonly string[]) => columns.join(", ");
+
+const SQL = {
+  insertRun: `INSERT INTO runs (${list(RUN_COLUMNS)}) VALUES (${placeholders(RUN_COLUMNS)}) ON CONFLICT DO NOTHING`,
+  // Row locks make concurrent writers of one run (claim, callback, sweep) queue instead of
+  // failing their compare-and-set; a lock cycle between them is a deadlock that the store retries.
+  getRun: "SELECT * FROM runs WHERE id = $1 FOR UPDATE",
+  getRunByKey: "SELECT * FROM runs WHERE idempotency_key = $1",
+  updateRun: `UPDATE runs SET ${assignments(RUN_COLUMNS)} WHERE id = $1 AND version = $${RUN_COLUMNS.length + 1}`,
+  // SKIP LOCKED: a replica claiming at the same moment takes the next queued run instead of
+  // waiting for this one (and then finding it gone).
+  pickAny: `SELECT * FROM runs WHERE status = 'queued' AND NOT cancel_requested AND available_at <= $1
+            ORDER BY run_no LIMIT 1 FOR UPDATE SKIP LOCKED`,
+  pickByKinds: `SELECT * FROM runs WHERE status = 'queued' AND NOT cancel_requested AND available_at <= $1
+                AND kind = ANY($2::text[]) ORDER BY run_no LIMIT 1 FOR UPDATE SKIP LOCKED`,
+  insertAttempt: `INSERT INTO attempts (${list(ATTEMPT_COLUMNS)}) VALUES (${placeholders(ATTEMPT_COLUMNS)}) ON CONFLICT DO NOTHING`,
+  getAttempt: "SELECT * FROM attempts WHERE id = $1 FOR UPDATE",
+  updateAttempt: `UPDATE attempts SET ${assignments(ATTEMPT_COLUMNS)} WHERE id = $1 AND version = $${ATTEMPT_COLUMNS.length + 1}`,
+  appendRunEvent: `INSERT INTO run_events (${list(RUN_EVENT_COLUMNS)}) VALUES (${placeholders(RUN_EVENT_COLUMNS)})
+                   ON CONFLICT (dedupe_key) DO NOTHING`,
+} as const;
+
+type Value = postgres.ParameterOrJSON<never>;
+
+/** The runs part of the PostgreSQL StoreTx, on the transaction's connection. */
+export function createPostgresRunTx(tx: TxSql): RunStoreTx {
+  const run = <T = Record<string, unknown>>(text: string, values: readonly unknown[]) =>
+    tx.unsafe(text, values as Value[], { prepare: true }) as unknown as Promise<T[] & { count: number }>;
+  const one = async <R, T>(text: string, values: readonly unknown[], map: (row: R) => T) => {
+    const [row] = await run<R>(text, values);
+    return row ? map(row) : null;
+  };
+
+  return {
+    async insertRun(value) {
+      return (await run(SQL.insertRun, runValues(value))).count === 1;
+    },
+    getRun: (id) => one(SQL.getRun, [id], runFromRow),
+    getRunByIdempotencyKey: (key) => one(SQL.getRunByKey, [key], runFromRow),
+    async updateRun(value, expectedVersion) {
+      return (await run(SQL.updateRun, [...runValues(value), expectedVersion])).count === 1;
+    },
+    async pickClaimableRun(kinds, now) {
+      if (kinds !== null && kinds.length === 0) return null;
+      const at = new Date(now);
+      return kinds === null
+        ? one<RunRow, ReturnType<typeof runFromRow>>(SQL.pickAny, [at], runFromRow)
+        : one<RunRow, ReturnType<typeof runFromRow>>(SQL.pickByKinds, [at, [...kinds]], runFromRow);
+    },
+    async insertAttempt(attempt) {
+      return (await run(SQL.insertAttempt, attemptValues(attempt))).count === 1;
+    },
+    getAttempt: (id) =>
+      one<AttemptRow, ReturnType<typeof attemptFromRow>>(SQL.getAttempt, [id], attemptFromRow),
+    async updateAttempt(attempt, expectedVersion) {
+      return (await run(SQL.updateAttempt, [...attemptValues(attempt), expectedVersion])).count === 1;
+    },
+    async appendRunEvent(event) {
+      return (await run(SQL.appendRunEvent, runEventValues(event))).count === 1;
+    },
+  };
+}

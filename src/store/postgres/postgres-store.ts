@@ -1,0 +1,249 @@
+import type postgres from "postgres";
+import { FinalityError } from "../../core/errors.js";
+import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
+import { clampLimit, encodeCursor } from "../json-column.js";
+import type { EffectOutcome, EffectQuery, JobQuery, Page, Store, StoreStats, StoreTx } from "../store.js";
+import { createClient, isTransient, type Sql, toStoreError } from "./postgres-client.js";
+import { migratePostgres, pendingPostgresMigrations } from "./postgres-migrate.js";
+import {
+  CLAIM_EFFECTS,
+  claimDueJobsText,
+  FINISH_EFFECT,
+  listEffectsStatement,
+  listJobsStatement,
+  STATS,
+} from "./postgres-queries.js";
+import {
+  type EffectRow,
+  type EventRow,
+  effectFromRow,
+  eventFromRow,
+  fromTime,
+  type JobRow,
+  jobFromRow,
+  toTime,
+} from "./postgres-rows.js";
+import { createPostgresRunReads } from "./postgres-run-reads.js";
+import { createPostgresTx } from "./postgres-tx.js";
+
+export interface PostgresStoreOptions {
+  /** postgres://user@host:port/database */
+  url: string;
+  /** Schema holding Finality's tables (created if missing); default: the server's search_path. */
+  schema?: string;
+  /** Connections in this process's pool (10). */
+  max?: number;
+  idleTimeoutSeconds?: number;
+  connectTimeoutSeconds?: number;
+  /** Apply pending migrations when the store opens (true). */
+  migrate?: boolean;
+  /** Runs of one transaction after a version conflict, serialization failure or deadlock (8). */
+  maxAttempts?: number;
+}
+
+export interface PostgresStore extends Store {
+  /**
+   * Resolves once the store is open, with the migration versions this instance applied (none when
+   * another replica got there first); rejects with `store-unavailable` when the database is down.
+   */
+  opened(): Promise<number[]>;
+}
+
+type Value = postgres.ParameterOrJSON<never>;
+
+/**
+ * The PostgreSQL store. Returns at once, like the SQLite one, so configuration code stays
+ * synchronous; the pool connects and migrates on first use (`opened()` waits for that, and
+ * `openPostgresStore` fails fast). A failed open is retried by the next call, so a database
+ * that was down at start-up does not leave the process broken.
+ */
+export function createPostgresStore(options: PostgresStoreOptions): PostgresStore {
+  const sql: Sql = createClient(options);
+  const maxAttempts = Math.max(1, options.maxAttempts ?? 8);
+  let opening: Promise<number[]> | null = null;
+  let closed = false;
+
+  function opened(): Promise<number[]> {
+    if (closed) return Promise.reject(new FinalityError("shutting-down", "the store is closed"));
+    if (opening === null) {
+      opening = (
+        options.migrate === false ? Promise.resolve([]) : migratePostgres(sql, options.schema)
+      ).catch((error: unknown) => {
+        opening = null;
+        throw toStoreError(error, "opening the PostgreSQL store");
+      });
+    }
+    return opening;
+  }
+
+  /** Opens, runs `query`, maps driver errors, and retries transient failures a bounded number of times. */
+  async function run<T>(what: string, query: () => Promise<T>): Promise<T> {
+    await opened();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await query();
+      } catch (error) {
+        if (!isTransient(error) || attempt >= maxAttempts || closed) throw toStoreError(error, what);
+        await pause(attempt);
+      }
+    }
+  }
+
+  const rows = <T>(text: string, values: readonly unknown[] = []) =>
+    sql.unsafe(text, values as Value[], { prepare: true }) as unknown as Promise<T[] & { count: number }>;
+
+  const read = <T>(what: string, text: string, values: readonly unknown[] = []) =>
+    run(what, () => rows<T>(text, values));
+
+  return {
+    ...createPostgresRunReads(read),
+    dialect: "postgres",
+    opened,
+
+    transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
+      return run("transaction", async () => {
+        const result = await sql.begin("isolation level read committed", (tx) => work(createPostgresTx(tx)));
+        return result as T;
+      });
+    },
+
+    async getJob(key: JobKey) {
+      const text = "SELECT * FROM jobs WHERE provider = $1 AND id = $2";
+      const [row] = await read<JobRow>("getJob", text, [key.provider, key.id]);
+      return row ? jobFromRow(row) : null;
+    },
+
+    async listJobs(query: JobQuery): Promise<Page<Job>> {
+      const statement = listJobsStatement(query);
+      const found = await read<JobRow>("listJobs", statement.text, statement.values);
+      return page(found, statement.limit, jobFromRow, (row) => row.job_no);
+    },
+
+    async jobEvents(key: JobKey, options = {}): Promise<JobEvent[]> {
+      const found = await read<EventRow>(
+        "jobEvents",
+        "SELECT * FROM events WHERE provider = $1 AND job_id = $2 AND event_no > $3 ORDER BY event_no LIMIT $4",
+        [key.provider, key.id, options.after ?? 0, clampLimit(options.limit, 1000, 10_000)],
+      );
+      return found.map(eventFromRow);
+    },
+
+    async getEffect(id: string) {
+      const [row] = await read<EffectRow>("getEffect", "SELECT * FROM outbox WHERE id = $1", [id]);
+      return row ? effectFromRow(row) : null;
+    },
+
+    async listEffects(query: EffectQuery): Promise<Page<Effect>> {
+      const statement = listEffectsStatement(query);
+      const found = await read<EffectRow>("listEffects", statement.text, statement.values);
+      return page(found, statement.limit, effectFromRow, (row) => row.effect_no);
+    },
+
+    claimEffects(now: number, limit: number, leaseMs: number) {
+      return run("claimEffects", async () => {
+        type Claimed = EffectRow & { claim_branch: number; claim_due_at: Date };
+        const found = await rows<Claimed>(CLAIM_EFFECTS, [toTime(now), limit, toTime(now + leaseMs)]);
+        // RETURNING has no order: hand them back in claim order (pending first, earliest due first).
+        found.sort(
+          (a, b) =>
+            a.claim_branch - b.claim_branch ||
+            fromTime(a.claim_due_at) - fromTime(b.claim_due_at) ||
+            a.effect_no - b.effect_no,
+        );
+        return found.map(effectFromRow);
+      });
+    },
+
+    finishEffect(outcome: EffectOutcome) {
+      return run("finishEffect", async () => {
+        const result = await rows(FINISH_EFFECT, [
+          outcome.id,
+          outcome.kind === "delivered" ? "delivered" : outcome.kind === "dead" ? "dead" : "pending",
+          toTime(outcome.kind === "retry" ? outcome.nextAttemptAt : outcome.at),
+          outcome.kind === "delivered" ? null : outcome.error,
+          outcome.kind === "delivered" ? toTime(outcome.at) : null,
+          toTime(outcome.claimedUntil),
+        ]);
+        return result.count === 1;
+      });
+    },
+
+    claimDueJobs(now: number, limit: number, leaseUntil: number, providers?: readonly string[]) {
+      return run("claimDueJobs", async () => {
+        const byProvider = providers !== undefined && providers.length > 0;
+        const values: unknown[] = [toTime(now), limit, toTime(leaseUntil)];
+        if (byProvider) values.push([...providers]);
+        const found = await rows<JobRow & { claim_due_at: Date }>(claimDueJobsText(byProvider), values);
+        found.sort((a, b) => fromTime(a.claim_due_at) - fromTime(b.claim_due_at) || a.job_no - b.job_no);
+        return found.map(jobFromRow);
+      });
+    },
+
+    async ready() {
+      if (closed) return false;
+      try {
+        await opened();
+        await sql`SELECT 1`;
+        return (await pendingPostgresMigrations(sql)) === 0;
+      } catch {
+        return false;
+      }
+    },
+
+    stats(): Promise<StoreStats> {
+      return run("stats", async () => {
+        type StatsRow = {
+          jobs_by_state: Record<string, number>;
+          effects_by_status: Record<string, number>;
+          stuck_jobs: number;
+          conflict_jobs: number;
+          oldest_open_submitted_at: Date | null;
+          due_jobs: number;
+        };
+        const [row] = await rows<StatsRow>(STATS, [toTime(Date.now())]);
+        if (!row) throw new FinalityError("internal", "stats returned no row");
+        return {
+          jobsByState: row.jobs_by_state,
+          openJobs: (row.jobs_by_state.pending ?? 0) + (row.jobs_by_state.running ?? 0),
+          stuckJobs: row.stuck_jobs,
+          conflictJobs: row.conflict_jobs,
+          effectsByStatus: row.effects_by_status,
+          oldestOpenSubmittedAt: fromTime(row.oldest_open_submitted_at),
+          dueJobs: row.due_jobs,
+        };
+      });
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      // Lets queries already sent finish (bounded), then closes every pooled connection.
+      await sql.end({ timeout: 5 });
+    },
+  };
+}
+
+/** Creates the store and waits until it is open: fails fast when the database is unreachable. */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
+  const store = createPostgresStore(options);
+  try {
+    await store.opened();
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return store;
+}
+
+function page<R, T>(found: R[], limit: number, map: (row: R) => T, rowNo: (row: R) => number): Page<T> {
+  const more = found.length > limit;
+  const items = more ? found.slice(0, limit) : found;
+  const last = items.at(-1);
+  return { items: items.map(map), nextCursor: more && last ? encodeCursor(rowNo(last)) : null };
+}
+
+/** Jittered backoff before re-running a transaction that lost a race: 1–2, 2–4, ... ms, capped at 50. */
+function pause(attempt: number): Promise<void> {
+  const base = Math.min(50, 2 ** (attempt - 1));
+  return new Promise((resolve) => setTimeout(resolve, base + Math.random() * base));
+}

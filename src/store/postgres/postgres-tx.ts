@@ -1,0 +1,81 @@
+import type postgres from "postgres";
+import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
+import type { StoreTx } from "../store.js";
+import type { TxSql } from "./postgres-client.js";
+import {
+  assignments,
+  EFFECT_COLUMNS,
+  type EffectRow,
+  EVENT_COLUMNS,
+  effectFromRow,
+  effectValues,
+  eventValues,
+  JOB_COLUMNS,
+  type JobRow,
+  jobFromRow,
+  jobValues,
+  placeholders,
+  toTime,
+} from "./postgres-rows.js";
+import { createPostgresRunTx } from "./postgres-run-tx.js";
+
+// Built once; sent as named prepared statements, so each connection parses them once.
+const SQL = {
+  recordDelivery:
+    "INSERT INTO deliveries (provider, delivery_id, received_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+  // The row lock serialises concurrent ingests of one job under READ COMMITTED: the second waits
+  // here, then reads the first one's committed version, so the CAS below does not fail.
+  getJobForUpdate: "SELECT * FROM jobs WHERE provider = $1 AND id = $2 FOR UPDATE",
+  // A concurrent insert of the same key waits for the first to commit, then does nothing:
+  // false makes the engine throw version-conflict and the whole work is run again.
+  insertJob: `INSERT INTO jobs (${JOB_COLUMNS.join(", ")}) VALUES (${placeholders(JOB_COLUMNS)}) ON CONFLICT DO NOTHING`,
+  updateJob: `UPDATE jobs SET ${assignments(JOB_COLUMNS)} WHERE provider = $1 AND id = $2 AND version = $${JOB_COLUMNS.length + 1}`,
+  appendEvent: `INSERT INTO events (${EVENT_COLUMNS.join(", ")}) VALUES (${placeholders(EVENT_COLUMNS)}) ON CONFLICT (dedupe_key) DO NOTHING`,
+  enqueueEffect: `INSERT INTO outbox (${EFFECT_COLUMNS.join(", ")}) VALUES (${placeholders(EFFECT_COLUMNS)}) ON CONFLICT DO NOTHING`,
+  getEffect: "SELECT * FROM outbox WHERE id = $1",
+  updateEffect: `UPDATE outbox SET ${assignments(EFFECT_COLUMNS)} WHERE id = $1`,
+} as const;
+
+// Our parameters are strings, numbers, booleans, Dates and null, all of which postgres.js serialises.
+type Value = postgres.ParameterOrJSON<never>;
+
+/** The StoreTx over one open READ COMMITTED transaction on one pooled connection. */
+export function createPostgresTx(tx: TxSql): StoreTx {
+  const run = <T = Record<string, unknown>>(text: string, values: readonly unknown[]) =>
+    tx.unsafe(text, values as Value[], { prepare: true }) as unknown as Promise<T[] & { count: number }>;
+
+  return {
+    ...createPostgresRunTx(tx),
+    async recordDelivery(provider, deliveryId, now) {
+      return (await run(SQL.recordDelivery, [provider, deliveryId, toTime(now)])).count === 1;
+    },
+    async getJob(key: JobKey) {
+      const [row] = await run<JobRow>(SQL.getJobForUpdate, [key.provider, key.id]);
+      return row ? jobFromRow(row) : null;
+    },
+    async insertJob(job: Job) {
+      return (await run(SQL.insertJob, jobValues(job))).count === 1;
+    },
+    async updateJob(job: Job, expectedVersion: number) {
+      return (await run(SQL.updateJob, [...jobValues(job), expectedVersion])).count === 1;
+    },
+    async appendEvent(event: Omit<JobEvent, "seqNo">) {
+      return (await run(SQL.appendEvent, eventValues(event))).count === 1;
+    },
+    async enqueueEffect(effect: Effect) {
+      return (await run(SQL.enqueueEffect, effectValues(effect))).count === 1;
+    },
+    async getEffect(id: string) {
+      const [row] = await run<EffectRow>(SQL.getEffect, [id]);
+      return row ? effectFromRow(row) : null;
+    },
+    async updateEffect(effect: Effect) {
+      await run(SQL.updateEffect, effectValues(effect));
+    },
+    async execute(text: string, params: readonly unknown[] = []) {
+      // Unprepared: ad-hoc SQL from effect definitions should not fill the statement cache.
+      const rows = await tx.unsafe(text, params as Value[]);
+      return [...rows] as Record<string, unknown>[];
+    },
+  };
+}

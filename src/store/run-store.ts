@@ -1,0 +1,66 @@
+import type { Attempt, NewRunEvent, Run, RunEvent, RunStatus } from "../runs/run-model.js";
+
+/**
+ * The runs part of the store port (runs on the application's own workers). `Store` and
+ * `StoreTx` extend these; every adapter implements them with the same semantics.
+ */
+
+/** Writes and locking reads inside one transaction. */
+export interface RunStoreTx {
+  /** Inserts a run; false when its id or idempotency key exists already (a race: re-run). */
+  insertRun(run: Run): Promise<boolean>;
+  /** The run, locked for this transaction where the database locks rows (PostgreSQL: FOR UPDATE). */
+  getRun(id: string): Promise<Run | null>;
+  getRunByIdempotencyKey(key: string): Promise<Run | null>;
+  /** Writes `run` if the stored version is still `expectedVersion`; false otherwise (CAS). */
+  updateRun(run: Run, expectedVersion: number): Promise<boolean>;
+  /**
+   * The oldest claimable run: status `queued`, not cancel-requested, `availableAt <= now`, of
+   * one of `kinds` (any kind when null), in enqueue order; locked so that no concurrent claim
+   * takes it (PostgreSQL: FOR UPDATE SKIP LOCKED; SQLite: the write transaction itself).
+   */
+  pickClaimableRun(kinds: readonly string[] | null, now: number): Promise<Run | null>;
+  /** Inserts an attempt; false when its id, or its (run, generation), exists already. */
+  insertAttempt(attempt: Attempt): Promise<boolean>;
+  /** The attempt, locked like `getRun`. */
+  getAttempt(id: string): Promise<Attempt | null>;
+  /** CAS on the attempt's version, like `updateRun`. */
+  updateAttempt(attempt: Attempt, expectedVersion: number): Promise<boolean>;
+  /** Appends to the run's audit trail; false (and nothing written) if the dedupe key was used. */
+  appendRunEvent(event: NewRunEvent): Promise<boolean>;
+}
+
+/** Reads outside transactions (committed data only). */
+export interface RunStore {
+  getRun(id: string): Promise<Run | null>;
+  listRuns(query: RunQuery): Promise<RunPage>;
+  /** A run's attempts, oldest (lowest generation) first. */
+  runAttempts(runId: string): Promise<Attempt[]>;
+  /** A run's events in the order written, after `after` (a seqNo), at most `limit`. */
+  runEvents(runId: string, page?: { limit?: number; after?: number }): Promise<RunEvent[]>;
+  /** Leases whose expiry has come (`leaseExpiresAt <= now`), soonest first, at most `limit`. */
+  dueLeases(now: number, limit: number): Promise<DueLease[]>;
+  /** The earliest expiry of a lease still held, or null when none is held. */
+  nextLeaseExpiry(): Promise<number | null>;
+  /** Runs by status, for metrics. */
+  runStats(): Promise<Partial<Record<RunStatus, number>>>;
+}
+
+export interface DueLease {
+  attemptId: string;
+  runId: string;
+  leaseExpiresAt: number;
+}
+
+export interface RunQuery {
+  status?: RunStatus | undefined;
+  kind?: string | undefined;
+  limit?: number | undefined;
+  /** Opaque cursor from a previous page; pages go newest first. */
+  cursor?: string | undefined;
+}
+
+export interface RunPage {
+  items: Run[];
+  nextCursor: string | null;
+}

@@ -1,0 +1,146 @@
+import type { ClaimedRun, WorkerApi } from "./worker-api.js";
+
+/** Why a handler's signal fired. */
+export type AbortReason = "cancel-requested" | "lease-lost" | "shutdown";
+
+/** Thrown into a handler's signal: `reason` says why it should stop. */
+export class RunAbortedError extends Error {
+  override readonly name = "RunAbortedError";
+  constructor(readonly reason: AbortReason) {
+    super(`run aborted: ${reason}`);
+  }
+}
+
+/** Throw this (or any error with `retryable: false`) to fail a run without retries. */
+export class PermanentRunError extends Error {
+  override readonly name = "PermanentRunError";
+  readonly retryable = false;
+}
+
+export interface HandlerContext {
+  /** Fires when the run is cancelled, the lease is lost, or the worker is stopped with `abandon`. */
+  signal: AbortSignal;
+  /** Reports progress (kept as the attempt's latest); resolves once recorded or given up. */
+  progress(value: unknown): Promise<void>;
+}
+
+export type RunHandler = (run: ClaimedRun, context: HandlerContext) => Promise<unknown>;
+
+export interface AttemptRunnerOptions {
+  api: WorkerApi;
+  handler: RunHandler;
+  /** Heartbeat every lease × this (default 1/3): two may be lost before the lease runs out. */
+  heartbeatFraction: number;
+  /** Tries per report before giving up (the lease then decides). */
+  reportTries: number;
+  onError: (error: Error, run: ClaimedRun) => void;
+  /** Sleeps that stop early when the worker stops. */
+  sleep: (ms: number) => Promise<void>;
+}
+
+export interface RunningAttempt {
+  readonly done: Promise<void>;
+  /** Stops heartbeats and fires the handler's signal; nothing more is reported. */
+  abandon(): void;
+}
+
+/**
+ * Runs one claimed attempt: reports `started`, runs the handler while heartbeating, and reports
+ * `succeeded`, `failed` or `cancelled` with increasing sequence numbers. A 409 on any call means
+ * the lease is gone (expired, or another worker holds the run): the handler's signal fires and
+ * nothing more is sent. Reports are sent one at a time, in order; a lost answer is retried with
+ * the same sequence, which the server records once.
+ */
+export function runAttempt(run: ClaimedRun, options: AttemptRunnerOptions): RunningAttempt {
+  const { api, attempt } = { api: options.api, attempt: run.attempt };
+  const controller = new AbortController();
+  let abortReason: AbortReason | null = null;
+  let sequence = 0;
+  let chain: Promise<void> = Promise.resolve();
+
+  function abort(reason: AbortReason): void {
+    if (abortReason !== null) return;
+    abortReason = reason;
+    controller.abort(new RunAbortedError(reason));
+  }
+
+  function report(type: string, fields: Record<string, unknown> = {}): Promise<void> {
+    sequence += 1;
+    const body = { generation: attempt.generation, sequence, type, ...fields };
+    chain = chain
+      .then(async () => {
+        for (let tries = 1; abortReason !== "lease-lost" && abortReason !== "shutdown"; tries++) {
+          const result = await api.event(attempt.id, body);
+          if (result.kind === "ok") return;
+          if (result.kind === "stale") return abort("lease-lost");
+          options.onError(result.error, run);
+          if (result.kind === "refused" || tries >= options.reportTries) return;
+          await options.sleep(Math.min(5_000, 100 * 2 ** tries));
+        }
+      })
+      .catch((error: unknown) => options.onError(asError(error), run));
+    return chain;
+  }
+
+  let beating = false;
+  const heartbeatMs = Math.max(50, attempt.leaseSeconds * 1000 * options.heartbeatFraction);
+  const timer = setInterval(async () => {
+    if (beating || abortReason === "lease-lost") return;
+    beating = true;
+    try {
+      const result = await api.heartbeat(attempt.id, attempt.generation);
+      if (result.kind === "ok" && result.value.cancelRequested) abort("cancel-requested");
+      else if (result.kind === "stale") abort("lease-lost");
+      else if (result.kind !== "ok") options.onError(result.error, run);
+    } catch (error) {
+      options.onError(asError(error), run);
+    } finally {
+      beating = false;
+    }
+  }, heartbeatMs);
+
+  void report("started");
+  const done = (async () => {
+    let outcome: { ok: true; output: unknown } | { ok: false; error: unknown };
+    try {
+      const output = await options.handler(run, {
+        signal: controller.signal,
+        progress: (value) => report("progress", { progress: value }),
+      });
+      outcome = { ok: true, output };
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    clearInterval(timer);
+    if (abortReason === "lease-lost" || abortReason === "shutdown") return;
+    if (outcome.ok) await report("succeeded", outcome.output === undefined ? {} : { output: outcome.output });
+    else if (abortReason === "cancel-requested")
+      await report("cancelled", { error: { code: "CANCELLED", message: "cancelled on request" } });
+    else await report("failed", { error: errorToJson(outcome.error) });
+    await chain;
+  })();
+
+  return {
+    done,
+    abandon() {
+      clearInterval(timer);
+      abort("shutdown");
+    },
+  };
+}
+
+function asError(value: unknown): Error {
+  return value instanceof Error ? value : new Error(String(value));
+}
+
+function errorToJson(error: unknown): Record<string, unknown> {
+  if (error instanceof Error) {
+    const retryable = (error as { retryable?: unknown }).retryable;
+    return {
+      name: error.name,
+      message: error.message,
+      ...(typeof retryable === "boolean" ? { retryable } : {}),
+    };
+  }
+  return { message: String(error) };
+}

@@ -1,0 +1,131 @@
+import { type RunHandler, type RunningAttempt, runAttempt } from "./attempt-runner.js";
+import { type ClaimedRun, createWorkerApi } from "./worker-api.js";
+
+export {
+  type AbortReason,
+  type HandlerContext,
+  PermanentRunError,
+  RunAbortedError,
+  type RunHandler,
+} from "./attempt-runner.js";
+export type { ClaimedRun } from "./worker-api.js";
+
+export interface WorkerOptions {
+  /** Where `finality serve` listens, e.g. http://127.0.0.1:8787 */
+  baseUrl: string;
+  /** The worker pool's bearer token. */
+  token?: string;
+  /** Names this process in the ledger (attempts, logs); unique per worker process is best. */
+  workerId: string;
+  /** Kinds to claim; all the pool allows when omitted. */
+  kinds?: readonly string[];
+  handler: RunHandler;
+  /** Lease asked for at each claim (default 30 s); heartbeats renew it at a third of that. */
+  leaseSeconds?: number;
+  /** Runs handled at once (default 1). */
+  concurrency?: number;
+  /** Long-poll per claim request (default 20 s, the server caps it at 30). */
+  waitSeconds?: number;
+  /** On stop: let running handlers finish and report (default), or abandon them to their leases. */
+  onStop?: "finish" | "abandon";
+  /** Errors that do not stop the worker: lost connections, refused reports, ... */
+  onError?: (error: Error, run?: ClaimedRun) => void;
+  fetch?: typeof fetch;
+}
+
+export interface Worker {
+  start(): void;
+  /** Stops claiming; then finishes or abandons the runs in hand (per `onStop`) and resolves. */
+  stop(): Promise<void>;
+  /** Runs being handled now. */
+  readonly active: number;
+}
+
+/**
+ * A worker for runs: claims with long-polls, runs the handler with automatic heartbeats, passes
+ * cancellation (and loss of the lease) to the handler as an AbortSignal, reports the result or
+ * the error, and stops gracefully.
+ */
+export function createWorker(options: WorkerOptions): Worker {
+  const api = createWorkerApi({ baseUrl: options.baseUrl, token: options.token, fetch: options.fetch });
+  const concurrency = Math.max(1, options.concurrency ?? 1);
+  const leaseSeconds = options.leaseSeconds ?? 30;
+  const waitSeconds = options.waitSeconds ?? 20;
+  const onError = options.onError ?? (() => {});
+  const inHand = new Set<RunningAttempt>();
+  let stopping = new AbortController();
+  let slots: Promise<void>[] = [];
+  let running = false;
+  let abandoned: Promise<void> = new Promise(() => {});
+  let abandonAll = () => {};
+
+  /** Sleeps up to `ms`; returns early when the worker stops. */
+  function sleep(ms: number): Promise<void> {
+    const signal = stopping.signal;
+    if (signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      }
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  async function slot(): Promise<void> {
+    let failures = 0;
+    while (running) {
+      const body = { waitSeconds, leaseSeconds, ...(options.kinds ? { kinds: options.kinds } : {}) };
+      const result = await api.claim(options.workerId, body, stopping.signal);
+      if (!running) return;
+      if (result.kind !== "ok") {
+        onError(result.kind === "stale" ? new Error(result.reason) : result.error);
+        failures += 1;
+        await sleep(Math.min(10_000, 250 * 2 ** Math.min(failures, 6)));
+        continue;
+      }
+      failures = 0;
+      if (result.value === null) continue;
+      const attempt = runAttempt(result.value, {
+        api,
+        handler: options.handler,
+        heartbeatFraction: 1 / 3,
+        reportTries: 8,
+        onError,
+        // Reports keep their backoff while a stop lets running handlers finish.
+        sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      });
+      inHand.add(attempt);
+      // An abandoned handler that ignores its signal must not hold up stop().
+      await Promise.race([attempt.done, abandoned]).finally(() => inHand.delete(attempt));
+    }
+  }
+
+  return {
+    start() {
+      if (running) return;
+      running = true;
+      stopping = new AbortController();
+      abandoned = new Promise((resolve) => {
+        abandonAll = resolve;
+      });
+      slots = Array.from({ length: concurrency }, () => slot());
+    },
+    async stop() {
+      running = false;
+      // Ends the long-polls now. A claim the server granted just as it was cut off is never
+      // seen here: its lease runs out unstarted and the run goes back to the queue.
+      stopping.abort();
+      if (options.onStop === "abandon") {
+        for (const attempt of inHand) attempt.abandon();
+        abandonAll();
+      }
+      await Promise.all(slots);
+    },
+    get active() {
+      return inHand.size;
+    },
+  };
+}

@@ -1,0 +1,229 @@
+import Database from "better-sqlite3";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isFinalityError } from "../../src/core/errors.js";
+import type { Observation } from "../../src/core/model.js";
+import { isTerminal } from "../../src/core/states.js";
+import { createFinality } from "../../src/engine/finality.js";
+import {
+  createPostgresStore,
+  openPostgresStore,
+  type PostgresStore,
+} from "../../src/store/postgres/postgres-store.js";
+import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import {
+  adminClient,
+  dropSchema,
+  POSTGRES_TEST_URL,
+  postgresTestsEnabled,
+  uniqueSchemaName,
+} from "../helpers/postgres.js";
+import { makeJob, T0 } from "../helpers/records.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+// What only PostgreSQL has: several replicas on one database, real connection failures, SQL types.
+const enabled = await postgresTestsEnabled("PostgreSQL store");
+const admin = enabled ? adminClient() : null;
+
+afterAll(async () => {
+  await admin?.end({ timeout: 5 });
+});
+
+describe.skipIf(!enabled)("PostgreSQL store", () => {
+  let schema = "";
+  let stores: PostgresStore[] = [];
+  const open = async () => {
+    const store = await openPostgresStore({ url: POSTGRES_TEST_URL, schema, max: 4 });
+    stores.push(store);
+    return store;
+  };
+
+  beforeEach(() => {
+    schema = uniqueSchemaName();
+  });
+  afterEach(async () => {
+    for (const store of stores) await store.close();
+    stores = [];
+    await dropSchema(admin!, schema);
+  });
+
+  it("replicas ingesting the same jobs at once: one settlement and one effect per job", async () => {
+    const effects = [{ name: "notify", handler: async () => {} }];
+    const replicas = [
+      createFinality({ store: await open(), effects }),
+      createFinality({ store: await open(), effects }),
+    ];
+    const jobs = Array.from({ length: 20 }, (_, i) => `job-${i}`);
+    const observations: Observation[] = jobs.flatMap((id, j) =>
+      ["pending", "running", "running", j % 2 ? "succeeded" : "failed", "succeeded", "failed"].map(
+        (state, k) => ({
+          provider: "generic",
+          id,
+          state,
+          source: "webhook" as const,
+          seq: k,
+          // Every other observation is sent twice, to both replicas: a redelivery.
+          deliveryId: `${id}-${k % 4}`,
+        }),
+      ),
+    );
+    const outcomes = await Promise.all(
+      observations.flatMap((obs, i) => [
+        replicas[i % 2]!.ingestTrusted(obs),
+        replicas[(i + 1) % 2]!.ingestTrusted(obs),
+      ]),
+    );
+    const store = stores[0]!;
+    for (const id of jobs) {
+      const job = await store.getJob({ provider: "generic", id });
+      expect(isTerminal(job!.state)).toBe(true);
+      const mine = outcomes.filter((o) => o.job?.id === id);
+      expect(mine.filter((o) => o.settled)).toHaveLength(1);
+      expect(mine.filter((o) => o.reason === "duplicate-delivery")).toHaveLength(8);
+      expect((await store.listEffects({ jobId: id })).items).toHaveLength(1);
+      expect(await store.jobEvents({ provider: "generic", id })).toHaveLength(12);
+    }
+  });
+
+  it("replicas claiming due jobs and effects at once never take the same row twice", async () => {
+    const [a, b] = [await open(), await open()];
+    await a.transaction(async (tx) => {
+      for (let i = 0; i < 60; i++) await tx.insertJob(makeJob({ id: `due-${i}`, nextCheckAt: T0 + i }));
+    });
+    const claims = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b).claimDueJobs(T0 + 1_000, 10, T0 + 60_000)),
+    );
+    const claimed = claims.flat().map((job) => job.id);
+    expect(claimed).toHaveLength(60);
+    expect(new Set(claimed).size).toBe(60);
+  });
+
+  it("keeps times as timestamptz and JSON as jsonb, converting at the edge only", async () => {
+    const store = await open();
+    await store.transaction((tx) => tx.insertJob(makeJob({ id: "typed", metadata: { a: [1, "x"] } })));
+    const [row] = await admin!.unsafe(
+      `SELECT pg_typeof(submitted_at)::text AS time_type, pg_typeof(metadata)::text AS json_type,
+              submitted_at = to_timestamp(${T0} / 1000.0) AS same_instant, metadata -> 'a' ->> 1 AS x
+       FROM "${schema}".jobs WHERE id = 'typed'`,
+    );
+    expect(row).toEqual({
+      time_type: "timestamp with time zone",
+      json_type: "jsonb",
+      same_instant: true,
+      x: "x",
+    });
+    expect((await store.getJob({ provider: "generic", id: "typed" }))?.submittedAt).toBe(T0);
+    // The provider's ordering key is compared by the reducer: kept exactly, fractions included.
+    const ordering = makeJob({ id: "ordering", maxUpdateTime: 1_767_225_600_123.456 });
+    await store.transaction((tx) => tx.insertJob(ordering));
+    expect(await store.getJob(ordering)).toEqual(ordering);
+  });
+
+  it("a transactional effect's SQL commits with the ingest, or not at all", async () => {
+    const store = await open();
+    await admin!.unsafe(`CREATE TABLE "${schema}".published (job_id text PRIMARY KEY)`);
+    let refuse = true;
+    const finality = createFinality({
+      store,
+      effects: [
+        {
+          name: "publish",
+          transactional: async (job, tx) => {
+            await tx.execute("INSERT INTO published (job_id) VALUES ($1)", [job.id]);
+            if (refuse) throw new Error("refused");
+          },
+        },
+      ],
+    });
+    const done = { provider: "generic", id: "t-1", state: "succeeded", source: "webhook" as const };
+    await expect(finality.ingestTrusted(done)).rejects.toThrow("refused");
+    expect(await store.getJob(done)).toBeNull();
+    refuse = false;
+    expect((await finality.ingestTrusted(done)).effects).toEqual(["publish"]);
+    const rows = await store.transaction((tx) => tx.execute("SELECT count(*) AS n FROM published"));
+    expect(rows).toEqual([{ n: 1 }]);
+  });
+
+  it("has the same logical schema as SQLite: every table and column, by name", async () => {
+    await open();
+    const dir = tempDir();
+    try {
+      await createSqliteStore({ path: dir.file("ledger.db") }).close();
+      const db = new Database(dir.file("ledger.db"), { readonly: true });
+      const sqliteTables = db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .all() as { name: string }[];
+      const sqlite = Object.fromEntries(
+        sqliteTables.map(({ name }) => [
+          name,
+          (db.prepare(`PRAGMA table_info(${name})`).all() as { name: string }[]).map((c) => c.name).sort(),
+        ]),
+      );
+      db.close();
+      const columns = await admin!<{ table_name: string; column_name: string }[]>`
+        SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = ${schema}`;
+      const tables = [...new Set(columns.map((c) => c.table_name))];
+      const postgres = Object.fromEntries(
+        tables.map((t) => [
+          t,
+          columns
+            .filter((c) => c.table_name === t)
+            .map((c) => c.column_name)
+            .sort(),
+        ]),
+      );
+      expect(postgres).toEqual(sqlite);
+    } finally {
+      dir.cleanup();
+    }
+  });
+
+  it("stats count by state and status", async () => {
+    const store = await open();
+    await store.transaction(async (tx) => {
+      await tx.insertJob(makeJob({ id: "p", nextCheckAt: 0 }));
+      await tx.insertJob(makeJob({ id: "s", state: "succeeded", stuck: false, conflict: true }));
+    });
+    expect(await store.stats()).toEqual({
+      jobsByState: { pending: 1, succeeded: 1 },
+      openJobs: 1,
+      stuckJobs: 0,
+      conflictJobs: 1,
+      effectsByStatus: {},
+      oldestOpenSubmittedAt: T0,
+      dueJobs: 1,
+    });
+  });
+});
+
+describe("PostgreSQL store without a database", () => {
+  // Port 1 on this machine: refused at once, nothing listens there.
+  const nowhere = "postgres://postgres@127.0.0.1:1/test";
+
+  it("reports store-unavailable (retryable), never a raw driver error, and is not ready", async () => {
+    const store = createPostgresStore({ url: nowhere, connectTimeoutSeconds: 2 });
+    const error = await store.getJob({ provider: "generic", id: "x" }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(isFinalityError(error, "store-unavailable")).toBe(true);
+    expect(error).toMatchObject({ retryable: true });
+    const inTx = await store
+      .transaction(async () => 1)
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
+    expect(isFinalityError(inTx, "store-unavailable")).toBe(true);
+    expect(await store.ready()).toBe(false);
+    await store.close();
+    await expect(openPostgresStore({ url: nowhere, connectTimeoutSeconds: 2 })).rejects.toMatchObject({
+      code: "store-unavailable",
+    });
+  });
+
+  it("refuses a schema name that is not a plain identifier", () => {
+    expect(() => createPostgresStore({ url: nowhere, schema: 'x"; DROP TABLE jobs; --' })).toThrow(
+      expect.objectContaining({ code: "invalid-config" }),
+    );
+  });
+});
