@@ -44,3 +44,10 @@ export function peakRssMiB(pid) {
   const match = /VmHWM:\s+(\d+) kB/.exec(status);
   return match ? Math.round(Number(match[1]) / 1024) : Number.NaN;
 }
+
+/** CPU time (user + system) a live process has used so far, in milliseconds. */
+export function cpuMs(pid) {
+  // Fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 per second on Linux).
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}

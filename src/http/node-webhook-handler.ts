@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import { FinalityError } from "../core/errors.js";
 import { problemHeaders, toProblem } from "./problem.js";
 import { tooLarge } from "./read-body.js";
 import type { Logger } from "./request-log.js";
@@ -69,7 +70,9 @@ export function createNodeWebhookHandler(options: {
         if (status >= 500) logger.error(fields, "request failed");
         else if (status >= 400) logger.warn(fields, "request refused");
         else logger.info(fields, "request");
-      });
+      })
+      // Nothing above should throw; if it does, it must not become an unhandled rejection.
+      .catch((error: unknown) => logger.error({ err: error, path: WEBHOOK_ROUTE }, "webhook handler failed"));
     return true;
   };
 }
@@ -103,7 +106,13 @@ function readNodeBody(request: IncomingMessage, limitBytes: number): Promise<Uin
     request.once("end", () =>
       resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total)),
     );
-    request.once("error", reject);
+    // A client that goes away mid-body is a bad request, not a server error (and is not logged as one).
+    const aborted = () =>
+      reject(new FinalityError("invalid-request", "the client closed the connection mid-body"));
+    request.once("error", aborted);
+    request.once("close", () => {
+      if (!request.complete) aborted();
+    });
   });
 }
 

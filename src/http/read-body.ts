@@ -15,7 +15,7 @@ export async function readBody(request: Request, limitBytes: number): Promise<Ui
     if (!Number.isFinite(length) || length < 0)
       throw new FinalityError("invalid-request", "content-length is not a number");
     if (length > limitBytes) throw tooLarge(limitBytes);
-    const bytes = new Uint8Array(await request.arrayBuffer());
+    const bytes = new Uint8Array(await request.arrayBuffer().catch(clientGone));
     if (bytes.byteLength > limitBytes) throw tooLarge(limitBytes);
     return bytes;
   }
@@ -28,7 +28,7 @@ async function readCounted(request: Request, limitBytes: number): Promise<Uint8A
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await reader.read().catch(clientGone);
     if (done) break;
     total += value.byteLength;
     if (total > limitBytes) {
@@ -45,6 +45,11 @@ async function readCounted(request: Request, limitBytes: number): Promise<Uint8A
     offset += chunk.byteLength;
   }
   return body;
+}
+
+/** A client that goes away mid-body is a bad request, not a server error (and is not logged as one). */
+function clientGone(): never {
+  throw new FinalityError("invalid-request", "the client closed the connection mid-body");
 }
 
 export function tooLarge(limitBytes: number): FinalityError {

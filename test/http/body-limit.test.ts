@@ -79,4 +79,26 @@ describe("the body limit over real HTTP", () => {
     const ok = await sendWebhook(service.url, "generic", { jobId: "small", state: "running" });
     expect(ok.status).toBe(200);
   });
+
+  it("a client that goes away mid-body changes nothing and the server stays up", async () => {
+    const target = new URL(`${service.url}/webhooks/generic`);
+    const body = JSON.stringify({ jobId: "half", state: "succeeded" });
+    await new Promise<void>((resolve) => {
+      const req = request({
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: "POST",
+        headers: { ...signWith(SECRET, body), "content-length": String(body.length) },
+      });
+      req.on("error", () => resolve());
+      req.on("close", () => resolve());
+      req.write(body.slice(0, 10), () => req.destroy());
+    });
+    const ok = await sendWebhook(service.url, "generic", { jobId: "after-abort", state: "running" });
+    expect(ok.status).toBe(200);
+    expect(service.child.exitCode).toBeNull();
+    const half = await fetch(`${service.url}/v1/jobs/generic/half`);
+    expect(half.status).toBe(404);
+  });
 });
