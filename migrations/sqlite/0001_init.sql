@@ -42,10 +42,12 @@ CREATE TABLE events (
   applied     INTEGER NOT NULL,
   reason      TEXT,
   delivery_id TEXT,
-  dedupe_key  TEXT UNIQUE,
+  dedupe_key  TEXT,
   at          INTEGER NOT NULL,
   detail      TEXT
 );
+-- Partial: most events carry no dedupe key, and a NULL entry per event would cost every insert.
+CREATE UNIQUE INDEX events_dedupe ON events (dedupe_key) WHERE dedupe_key IS NOT NULL;
 CREATE INDEX events_by_job ON events (provider, job_id, event_no);
 CREATE INDEX events_by_time ON events (at);
 

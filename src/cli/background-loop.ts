@@ -1,9 +1,11 @@
 import type { FinalityConfig } from "../config/config-schema.js";
 import { createDispatcher } from "../engine/dispatcher.js";
 import type { Finality } from "../engine/finality.js";
-import { createReconciler, type ProviderReconcileOptions } from "../engine/reconciler.js";
+import { createReconciler, type ProviderReconcileOptions, type Reconciler } from "../engine/reconciler.js";
 import type { Logger } from "../http/request-log.js";
 import { createGenericPoller } from "../providers/generic/generic-poller.js";
+import { createLeaseSweeper } from "../runs/lease-sweeper.js";
+import type { RunService } from "../runs/run-service.js";
 
 /** A loop that runs beside the HTTP server: the outbox dispatcher, the reconciler, ... */
 export interface BackgroundLoop {
@@ -21,12 +23,23 @@ export function createBackgroundLoops(context: {
   finality: Finality;
   config: FinalityConfig;
   logger: Logger;
+  runs?: RunService;
 }): BackgroundLoop[] {
   const { finality, config, logger } = context;
   const loops: BackgroundLoop[] = [];
+  const delivery = config.effectDelivery;
 
-  if (config.effects.length > 0) {
+  if (config.effects.length > 0 && delivery.enabled) {
     const dispatcher = createDispatcher(finality, {
+      concurrency: delivery.concurrency,
+      timeoutMs: delivery.timeoutSeconds * 1000,
+      ...(delivery.leaseSeconds ? { leaseMs: delivery.leaseSeconds * 1000 } : {}),
+      pollIntervalMs: delivery.pollIntervalSeconds * 1000,
+      retry: {
+        scheduleMs: delivery.retrySeconds.map((seconds) => seconds * 1000),
+        maxAgeMs: delivery.maxAgeSeconds * 1000,
+        maxAttempts: delivery.maxAttempts,
+      },
       onAttempt: (attempt) => {
         if (attempt.outcome === "delivered") return;
         logger.warn(
@@ -57,6 +70,22 @@ export function createBackgroundLoops(context: {
     });
   }
 
+  const reconciler = reconcilerFromConfig(finality, config, logger);
+  loops.push({ name: "reconciler", start: () => reconciler.start(), stop: () => reconciler.stop() });
+
+  if (context.runs) {
+    const sweeper = createLeaseSweeper(context.runs, {
+      intervalMs: config.workers.sweepIntervalSeconds * 1000,
+      onSweep: (counts) => logger.info({ counts }, "leases expired"),
+      onError: (error) => logger.warn({ err: error }, "lease sweep failed"),
+    });
+    loops.push({ name: "lease-sweeper", start: () => sweeper.start(), stop: () => sweeper.stop() });
+  }
+  return loops;
+}
+
+/** The reconciler the configuration describes: one lane per provider instance. */
+export function reconcilerFromConfig(finality: Finality, config: FinalityConfig, logger: Logger): Reconciler {
   const providers: Record<string, ProviderReconcileOptions> = {};
   for (const [name, provider] of Object.entries(config.providers)) {
     const reconcile = { ...config.reconcile, ...provider.reconcile };
@@ -75,7 +104,7 @@ export function createBackgroundLoops(context: {
         : {}),
     };
   }
-  const reconciler = createReconciler(finality, {
+  return createReconciler(finality, {
     providers,
     onPoll: (poll) => {
       if (poll.result === "observed") return;
@@ -85,6 +114,4 @@ export function createBackgroundLoops(context: {
       );
     },
   });
-  loops.push({ name: "reconciler", start: () => reconciler.start(), stop: () => reconciler.stop() });
-  return loops;
 }

@@ -8,6 +8,7 @@ import { type NodeServer, startNodeServer } from "../http/node-server.js";
 import { createNodeWebhookHandler } from "../http/node-webhook-handler.js";
 import { createPromMetrics } from "../http/prom-metrics.js";
 import { createWebhookIntake } from "../http/webhook-intake.js";
+import { createRunService, type RunService } from "../runs/run-service.js";
 import { createWebhookReceivers } from "../webhooks/webhook-receivers.js";
 import { type BackgroundLoop, createBackgroundLoops } from "./background-loop.js";
 import { assertSafeBinding, finalityFromConfig } from "./finality-from-config.js";
@@ -38,12 +39,21 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
   const flushLogs = setInterval(() => logger.flush(), 1000);
   flushLogs.unref();
   const finality = await finalityFromConfig(config);
+  const runs = createRunService({
+    finality,
+    defaultLeaseSeconds: config.workers.leaseSeconds,
+    defaultMaxAttempts: config.workers.maxAttempts,
+    retry: {
+      baseDelayMs: config.workers.retryBaseSeconds * 1000,
+      maxDelayMs: config.workers.retryMaxSeconds * 1000,
+    },
+  });
   let server: NodeServer;
   try {
     const metrics = createPromMetrics({ stats: () => finality.store.stats() });
     const receivers = createWebhookReceivers(config.providers, () => finality.clock.now());
     const intake = createWebhookIntake({ finality, receivers, metrics });
-    const app = createApp({ finality, config, metrics, logger, intake });
+    const app = createApp({ finality, config, metrics, logger, intake, runs });
     const bodyLimitBytes = config.server.bodyLimitBytes;
     const fastPath = createNodeWebhookHandler({ intake, bodyLimitBytes, logger, metrics });
     server = await startNodeServer(app, { host: config.server.host, port: config.server.port, fastPath });
@@ -51,7 +61,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
     await finality.close();
     throw error;
   }
-  const loops = createBackgroundLoops({ finality, config, logger });
+  const loops = createBackgroundLoops({ finality, config, logger, runs });
   for (const loop of loops) loop.start();
   warnAboutUnsignedProviders(config, logger);
   logger.info({ url: server.url, providers: Object.keys(config.providers) }, "listening");
@@ -61,7 +71,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
     url: server.url,
     config,
     stop() {
-      stopping ??= shutDown(server, loops, finality, logger).finally(() => clearInterval(flushLogs));
+      stopping ??= shutDown(server, loops, finality, runs, logger).finally(() => clearInterval(flushLogs));
       return stopping;
     },
   };
@@ -71,9 +81,12 @@ async function shutDown(
   server: NodeServer,
   loops: BackgroundLoop[],
   finality: Finality,
+  runs: RunService,
   logger: pino.Logger,
 ): Promise<void> {
   logger.info({}, "shutting down");
+  // Answers long-polling claims (204) at once, so closing the server does not wait for them.
+  runs.close();
   await server.close();
   await Promise.all(loops.map((loop) => loop.stop()));
   await finality.close();

@@ -110,6 +110,35 @@ const effectSchema = z.looseObject({
   kinds: z.array(z.string().min(1)).min(1).optional(),
 });
 
+const effectDeliverySchema = z.strictObject({
+  /** False: this process writes effects but never delivers them (another replica does). */
+  enabled: z.boolean().default(true),
+  concurrency: z.number().int().positive().max(1000).default(50),
+  timeoutSeconds: positiveSeconds.default(15),
+  /** How long a claimed delivery is held; a crashed dispatcher's rows return after it. */
+  leaseSeconds: positiveSeconds.optional(),
+  pollIntervalSeconds: positiveSeconds.default(1),
+  /** Delay before retry 1, 2, ...; the last one repeats. */
+  retrySeconds: z.array(positiveSeconds).min(1).default([5, 30, 120, 600, 1800, 3600]),
+  /** Give up (status dead) once an effect is this old: 3 days by default. */
+  maxAgeSeconds: positiveSeconds.default(259_200),
+  maxAttempts: z.number().int().positive().optional(),
+});
+
+const workerPoolSchema = z.strictObject({
+  token: z.string().min(16, "must be at least 16 characters"),
+  kinds: z.array(z.string().min(1).max(128)).min(1).optional(),
+});
+
+const workersSchema = z.strictObject({
+  pools: z.record(providerNameSchema, workerPoolSchema).default({}),
+  leaseSeconds: z.number().min(1).max(3600).default(30),
+  maxAttempts: z.number().int().min(1).max(100).default(3),
+  retryBaseSeconds: positiveSeconds.default(1),
+  retryMaxSeconds: positiveSeconds.default(300),
+  sweepIntervalSeconds: positiveSeconds.default(1),
+});
+
 export const configSchema = z
   .strictObject({
     server: serverSchema.default(serverSchema.parse({})),
@@ -117,6 +146,8 @@ export const configSchema = z
     providers: z.record(providerNameSchema, providerSchema).default({}),
     reconcile: reconcileSchema.default(reconcileSchema.parse({})),
     effects: z.array(effectSchema).default([]),
+    effectDelivery: effectDeliverySchema.default(effectDeliverySchema.parse({})),
+    workers: workersSchema.default(workersSchema.parse({})),
     log: z.strictObject({ level: z.enum(LOG_LEVELS).default("info") }).default({ level: "info" }),
     /** JSON Schema reference for editors; ignored. */
     $schema: z.string().optional(),
@@ -128,7 +159,12 @@ export const configSchema = z
         ctx.addIssue({ code: "custom", path: ["effects", index, "name"], message: "is defined twice" });
       seen.add(effect.name);
       for (const provider of effect.providers ?? []) {
-        if (!Object.hasOwn(config.providers, provider) && Object.keys(config.providers).length > 0)
+        // `runs` is the reserved provider of runs on your own workers.
+        if (
+          provider !== "runs" &&
+          !Object.hasOwn(config.providers, provider) &&
+          Object.keys(config.providers).length > 0
+        )
           ctx.addIssue({
             code: "custom",
             path: ["effects", index, "providers"],
@@ -143,3 +179,4 @@ export type ProviderConfig = FinalityConfig["providers"][string];
 export type EffectConfig = FinalityConfig["effects"][number];
 export type StoreConfig = FinalityConfig["store"];
 export type ReconcileConfig = FinalityConfig["reconcile"];
+export type EffectDeliveryConfig = FinalityConfig["effectDelivery"];

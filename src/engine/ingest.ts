@@ -66,9 +66,10 @@ export async function registerInTx(
 ): Promise<RegisterOutcome> {
   const current = await tx.getJob(reg);
   const result = register(current, reg, ctx.now);
+  let job = current;
   if (result.next !== null) {
-    const next = current === null ? withFirstCheck(result.next, ctx) : result.next;
-    await writeJob(tx, current, next);
+    job = current === null ? withFirstCheck(result.next, ctx) : result.next;
+    await writeJob(tx, current, job);
   }
   await tx.appendEvent({
     provider: reg.provider,
@@ -83,7 +84,6 @@ export async function registerInTx(
     at: ctx.now,
     detail: { registration: true },
   });
-  const job = result.next ?? current;
   if (job === null) throw new Error("unreachable: registration left no job");
   return { created: result.created, job };
 }

@@ -21,10 +21,12 @@ export async function recordPollInTx(
   ctx: IngestContext,
   policy: ReconcilePolicy,
   random: Random,
-): Promise<Job | null> {
-  if (poll.kind === "observed") await ingestInTx(tx, { ...poll.observation, source: "reconcile" }, ctx);
+): Promise<{ job: Job | null; effectsFired: boolean }> {
+  const ingested =
+    poll.kind === "observed" ? await ingestInTx(tx, { ...poll.observation, source: "reconcile" }, ctx) : null;
+  const effectsFired = (ingested?.effects.length ?? 0) > 0;
   const job = await tx.getJob(key);
-  if (job === null || job.settledAt !== null) return job;
+  if (job === null || job.settledAt !== null) return { job, effectsFired };
 
   const hintMs =
     poll.kind === "observed"
@@ -58,11 +60,11 @@ export async function recordPollInTx(
   const becameStuck = !job.stuck && ctx.now - job.submittedAt >= policy.stuckAfterMs;
   if (becameStuck) next = { ...next, stuck: true };
   await writeJob(tx, job, next);
-  if (becameStuck) await markStuck(tx, next, ctx);
-  return next;
+  const alerted = becameStuck && (await markStuck(tx, next, ctx));
+  return { job: next, effectsFired: effectsFired || alerted };
 }
 
-async function markStuck(tx: StoreTx, job: Job, ctx: IngestContext): Promise<void> {
+async function markStuck(tx: StoreTx, job: Job, ctx: IngestContext): Promise<boolean> {
   // The event's dedupe key makes the alert once-only even if this runs again after a crash.
   const recorded = await tx.appendEvent({
     provider: job.provider,
@@ -77,5 +79,5 @@ async function markStuck(tx: StoreTx, job: Job, ctx: IngestContext): Promise<voi
     at: ctx.now,
     detail: { stuck: true, openForMs: ctx.now - job.submittedAt },
   });
-  if (recorded) await fireEffects(tx, job, "stuck", ctx);
+  return recorded && (await fireEffects(tx, job, "stuck", ctx)).length > 0;
 }

@@ -71,7 +71,10 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
       const now = finality.clock.now();
       const ctx = finality.contextFor(provider, now);
       try {
-        await finality.store.transaction((tx) => recordPollInTx(tx, job, result, ctx, o, random));
+        const recorded = await finality.store.transaction((tx) =>
+          recordPollInTx(tx, job, result, ctx, o, random),
+        );
+        if (recorded.effectsFired) finality.announceEffects();
         options.onPoll?.({
           provider,
           job,

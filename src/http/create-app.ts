@@ -2,16 +2,20 @@ import { Hono } from "hono";
 import type { FinalityConfig } from "../config/config-schema.js";
 import { FinalityError } from "../core/errors.js";
 import type { Finality } from "../engine/finality.js";
+import type { RunService } from "../runs/run-service.js";
 import { createWebhookReceivers, type WebhookReceiver } from "../webhooks/webhook-receivers.js";
 import type { AppEnv } from "./app-env.js";
 import { bearerAuth } from "./bearer-auth.js";
+import { addEffectRoutes } from "./effect-routes.js";
 import { addJobRoutes } from "./job-routes.js";
 import { addOpsRoutes } from "./ops-routes.js";
 import { problemResponse, toProblem } from "./problem.js";
 import { type Logger, requestLog, silentLogger } from "./request-log.js";
+import { addRunRoutes, addWorkerRoutes } from "./run-routes.js";
 import { noopMetrics, type ServiceMetrics } from "./service-metrics.js";
 import { createWebhookIntake, type WebhookIntake } from "./webhook-intake.js";
 import { addWebhookRoutes } from "./webhook-routes.js";
+import { createWorkerAuthorizer, type WorkerAuthorizer } from "./worker-auth.js";
 
 export interface AppOptions {
   finality: Finality;
@@ -24,6 +28,10 @@ export interface AppOptions {
   receivers?: ReadonlyMap<string, WebhookReceiver>;
   /** The webhook intake, when the caller shares it with a fast path (see node-webhook-handler.ts). */
   intake?: WebhookIntake;
+  /** Runs on the application's own workers; their routes exist only when given. */
+  runs?: RunService;
+  /** Who may call the worker routes; built from `config.workers.pools` when omitted. */
+  authorizeWorker?: WorkerAuthorizer;
 }
 
 /**
@@ -47,16 +55,40 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
 
   const app = new Hono<AppEnv>();
   app.use(requestLog(logger, metrics));
+  const runs = options.runs;
+  // Worker routes carry their pool's token, not the API token: registered before its check.
+  if (runs) {
+    const authorizeWorker =
+      options.authorizeWorker ??
+      createWorkerAuthorizer(config.workers.pools, { allowAnonymous: config.server.apiToken === undefined });
+    addWorkerRoutes(app, { runs, authorizeWorker, metrics, bodyLimitBytes });
+  }
   if (config.server.apiToken !== undefined) app.use("/v1/*", bearerAuth(config.server.apiToken));
 
   addWebhookRoutes(app, intake, bodyLimitBytes);
   addJobRoutes(app, { finality, metrics, bodyLimitBytes });
+  addEffectRoutes(app, finality);
+  if (runs) addRunRoutes(app, { runs, metrics, bodyLimitBytes });
   addOpsRoutes(app, finality, metrics);
 
   // Registered after the real handlers: reached only by the methods those did not take.
   allowOnly(app, "/webhooks/:provider", "POST");
   allowOnly(app, "/v1/jobs", "GET, HEAD, POST");
   allowOnly(app, "/v1/jobs/:provider/:rest{.+}", "GET, HEAD");
+  allowOnly(app, "/v1/effects", "GET, HEAD");
+  allowOnly(app, "/v1/effects/:id/retry", "POST");
+  if (runs) {
+    allowOnly(app, "/v1/runs", "GET, HEAD, POST");
+    allowOnly(app, "/v1/runs/:id", "GET, HEAD");
+    allowOnly(app, "/v1/runs/:id/events", "GET, HEAD");
+    for (const path of [
+      "/v1/runs/:id/cancel",
+      "/v1/workers/:workerId/claim",
+      "/v1/attempts/:id/heartbeat",
+      "/v1/attempts/:id/events",
+    ])
+      allowOnly(app, path, "POST");
+  }
   for (const path of ["/healthz", "/readyz", "/metrics"]) allowOnly(app, path, "GET, HEAD");
 
   app.notFound((c) => {

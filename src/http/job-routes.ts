@@ -64,10 +64,10 @@ export function addJobRoutes(app: Hono<AppEnv>, options: JobRouteOptions): void 
   });
 
   app.get("/v1/jobs/:provider/:rest{.+}", async (c) => {
-    const target = jobPath(c);
+    const target = jobPath(c, ["/events"]);
     c.var.log.provider = target.provider;
     c.var.log.jobId = target.id;
-    if (target.events) {
+    if (target.suffix === "/events") {
       c.set("route", "/v1/jobs/:provider/:id/events");
       const page = parseWith(eventsQuerySchema, c.req.query(), "invalid-request");
       const key = { provider: target.provider, id: target.id };
@@ -86,15 +86,18 @@ export function addJobRoutes(app: Hono<AppEnv>, options: JobRouteOptions): void 
  * Splits the path itself rather than trusting route params: the router decodes `%2F` to `/`,
  * which would make `a%2Fevents` (the job "a/events") look like the events of job "a".
  */
-function jobPath(c: Context<AppEnv>): { provider: string; id: string; events: boolean } {
+export function jobPath(
+  c: Context<AppEnv>,
+  suffixes: readonly string[],
+): { provider: string; id: string; suffix: string | null } {
   const rest = c.req.path.slice("/v1/jobs/".length);
   const slash = rest.indexOf("/");
   const encodedId = rest.slice(slash + 1);
-  const events = encodedId.endsWith("/events");
+  const suffix = suffixes.find((s) => encodedId.endsWith(s)) ?? null;
   return {
     provider: decode(rest.slice(0, slash), "provider"),
-    id: decode(events ? encodedId.slice(0, -"/events".length) : encodedId, "id"),
-    events,
+    id: decode(suffix ? encodedId.slice(0, -suffix.length) : encodedId, "id"),
+    suffix,
   };
 }
 
@@ -106,7 +109,7 @@ function decode(segment: string, field: string): string {
   }
 }
 
-function notFound(key: { provider: string; id: string }): FinalityError {
+export function notFound(key: { provider: string; id: string }): FinalityError {
   return new FinalityError("not-found", `no job ${key.provider}/${key.id}`, {
     details: { provider: key.provider, id: key.id },
   });

@@ -9,9 +9,11 @@ export interface Store extends RunStore {
   readonly dialect: "sqlite" | "postgres";
   /**
    * Runs `work` in one write transaction and commits before resolving. `work` may be run again
-   * (after a rollback) when it throws a `version-conflict` FinalityError, so it must not have
-   * effects outside the transaction. Adapters may commit several callers' work together
-   * (group commit); each caller's work is still atomic on its own.
+   * after a rollback — when it throws a `version-conflict` FinalityError, or when another
+   * caller's work in the same group commit failed — so it must not have effects outside the
+   * transaction; only its last run commits. Work that throws any other error is not re-run.
+   * Adapters may commit several callers' work together (group commit); each caller's work is
+   * still atomic on its own.
    */
   transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T>;
 

@@ -54,25 +54,62 @@ export function createGroupCommitter(db: Database.Database, tx: StoreTx, maxBatc
   }
 
   async function runBatch(batch: Queued[]): Promise<void> {
+    // Fast path: the whole group without savepoints (they cost ~12 µs per transaction). When a
+    // work throws, the group is rolled back; a plain failure is answered and the rest run again,
+    // a version conflict sends the group through the slow path, one savepoint per work.
+    let remaining = batch;
+    while (remaining.length > 0) {
+      if (!tryBegin(remaining)) return;
+      const outcome = await runWithoutSavepoints(remaining);
+      if (outcome.ok) {
+        commitAndAnswer(remaining.map((item, index) => [item, outcome.values[index]]));
+        return;
+      }
+      rollback.run();
+      if (isFinalityError(outcome.error, "version-conflict")) break;
+      outcome.failed.reject(outcome.error);
+      remaining = remaining.filter((item) => item !== outcome.failed);
+    }
+    if (remaining.length === 0 || !tryBegin(remaining)) return;
+    const done: [Queued, unknown][] = [];
+    for (const item of remaining) {
+      const result = await runOne(item);
+      if (result.ok) done.push([item, result.value]);
+      else item.reject(result.error);
+    }
+    commitAndAnswer(done);
+  }
+
+  function tryBegin(batch: Queued[]): boolean {
     try {
       begin.run();
+      return true;
     } catch (error) {
       const failure = new FinalityError(
         "store-unavailable",
         `could not start a write transaction: ${toError(error).message}`,
-        {
-          cause: error,
-        },
+        { cause: error },
       );
       for (const item of batch) item.reject(failure);
-      return;
+      return false;
     }
-    const done: [Queued, unknown][] = [];
+  }
+
+  async function runWithoutSavepoints(
+    batch: Queued[],
+  ): Promise<{ ok: true; values: unknown[] } | { ok: false; failed: Queued; error: unknown }> {
+    const values: unknown[] = [];
     for (const item of batch) {
-      const outcome = await runOne(item);
-      if (outcome.ok) done.push([item, outcome.value]);
-      else item.reject(outcome.error);
+      try {
+        values.push(await item.work(tx));
+      } catch (error) {
+        return { ok: false, failed: item, error };
+      }
     }
+    return { ok: true, values };
+  }
+
+  function commitAndAnswer(done: [Queued, unknown][]): void {
     try {
       commit.run();
     } catch (error) {

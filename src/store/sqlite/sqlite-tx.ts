@@ -14,6 +14,10 @@ import { createSqliteRunTx } from "./sqlite-run-tx.js";
 
 const JOB_COLUMNS =
   "provider, id, kind, state, version, max_seq, max_update_time, submitted_at, updated_at, settled_at, settled_by, registered, poll_attempts, next_check_at, stuck, conflict, anomaly, metadata, result, error";
+// Never changed by an update; leaving them out of SET spares SQLite rewriting the unique key's index.
+const MUTABLE_JOB_COLUMNS = JOB_COLUMNS.split(", ")
+  .filter((c) => c !== "provider" && c !== "id" && c !== "submitted_at")
+  .join(", ");
 const EFFECT_COLUMNS =
   "id, provider, job_id, name, idempotency_key, trigger, status, attempts, next_attempt_at, lease_until, last_error, created_at, delivered_at";
 
@@ -41,10 +45,10 @@ export function prepareWriteStatements(
       `INSERT INTO jobs (${JOB_COLUMNS}) VALUES (${named(JOB_COLUMNS)}) ON CONFLICT DO NOTHING`,
     ),
     updateJob: db.prepare(
-      `UPDATE jobs SET ${assignments(JOB_COLUMNS)} WHERE provider = @provider AND id = @id AND version = @expected_version`,
+      `UPDATE jobs SET ${assignments(MUTABLE_JOB_COLUMNS)} WHERE provider = @provider AND id = @id AND version = @expected_version`,
     ),
     appendEvent: db.prepare(
-      "INSERT INTO events (provider, job_id, source, raw_state, state, applied, reason, delivery_id, dedupe_key, at, detail) VALUES (@provider, @job_id, @source, @raw_state, @state, @applied, @reason, @delivery_id, @dedupe_key, @at, @detail) ON CONFLICT (dedupe_key) DO NOTHING",
+      "INSERT INTO events (provider, job_id, source, raw_state, state, applied, reason, delivery_id, dedupe_key, at, detail) VALUES (@provider, @job_id, @source, @raw_state, @state, @applied, @reason, @delivery_id, @dedupe_key, @at, @detail) ON CONFLICT DO NOTHING",
     ),
     enqueueEffect: db.prepare(
       `INSERT INTO outbox (${EFFECT_COLUMNS}) VALUES (${named(EFFECT_COLUMNS)}) ON CONFLICT DO NOTHING`,

@@ -1,0 +1,59 @@
+import type { Hono } from "hono";
+import { z } from "zod";
+import { FinalityError } from "../core/errors.js";
+import { effectToJson } from "../core/job-json.js";
+import { LIMITS, parseWith } from "../core/validation.js";
+import { replayEffects, retryEffect } from "../engine/effect-admin.js";
+import type { Finality } from "../engine/finality.js";
+import type { AppEnv } from "./app-env.js";
+import { jobPath } from "./job-routes.js";
+
+const listQuerySchema = z.strictObject({
+  status: z.enum(["pending", "delivering", "delivered", "dead"]).optional(),
+  provider: z.string().min(1).max(LIMITS.providerNameLength).optional(),
+  job: z.string().min(1).max(LIMITS.jobIdLength).optional(),
+  limit: z
+    .string()
+    .regex(/^[0-9]+$/, "must be a whole number")
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(500))
+    .optional(),
+  cursor: z.string().min(1).max(200).optional(),
+});
+
+/** The outbox over HTTP: list effects, re-arm a dead one, replay a settled job's effects. */
+export function addEffectRoutes(app: Hono<AppEnv>, finality: Finality): void {
+  app.get("/v1/effects", async (c) => {
+    c.set("route", "/v1/effects");
+    const query = parseWith(listQuerySchema, c.req.query(), "invalid-request");
+    const page = await finality.store.listEffects({
+      status: query.status,
+      provider: query.provider,
+      jobId: query.job,
+      limit: query.limit,
+      cursor: query.cursor,
+    });
+    return c.json({ items: page.items.map(effectToJson), nextCursor: page.nextCursor });
+  });
+
+  app.post("/v1/effects/:id/retry", async (c) => {
+    c.set("route", "/v1/effects/:id/retry");
+    const effect = await retryEffect(finality, c.req.param("id"));
+    return c.json(effectToJson(effect));
+  });
+
+  app.post("/v1/jobs/:provider/:rest{.+}", async (c) => {
+    const target = jobPath(c, ["/replay-effects"]);
+    if (target.suffix === null) {
+      c.set("route", "/v1/jobs/:provider/:id");
+      throw new FinalityError("method-not-allowed", `${c.req.method} is not allowed here; use GET, HEAD`, {
+        details: { allow: "GET, HEAD" },
+      });
+    }
+    c.set("route", "/v1/jobs/:provider/:id/replay-effects");
+    c.var.log.provider = target.provider;
+    c.var.log.jobId = target.id;
+    const replayed = await replayEffects(finality, target);
+    return c.json({ items: replayed.map(effectToJson) });
+  });
+}

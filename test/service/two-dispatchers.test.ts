@@ -1,0 +1,41 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EffectReceiver } from "../helpers/receiver.js";
+import { tempDir } from "../helpers/temp-dir.js";
+import { sendWebhook } from "../http/helpers/webhooks.js";
+import { SECRET, serveWith } from "./service-helpers.js";
+
+const JOBS = 1000;
+
+describe("two dispatchers on one SQLite file", () => {
+  const dir = tempDir();
+  const receiver = new EffectReceiver(SECRET);
+  beforeAll(() => receiver.listen());
+  afterAll(async () => {
+    await receiver.close();
+    dir.cleanup();
+  });
+
+  it("deliver each of 1,000 effects exactly once between them, and lose none", async () => {
+    const db = dir.file("shared.db");
+    const config = {
+      providers: { acme: { type: "generic", webhook: { secrets: [SECRET] } } },
+      effects: [{ name: "notify", url: receiver.url, secret: SECRET }],
+    };
+    const a = await serveWith(dir, db, config);
+    const b = await serveWith(dir, db, config);
+    const sent: Promise<number>[] = [];
+    for (let i = 0; i < JOBS; i++) {
+      const target = i % 2 === 0 ? a : b;
+      sent.push(
+        sendWebhook(target.url, "acme", { jobId: `job-${i}`, state: "succeeded" }).then((r) => r.status),
+      );
+      if (sent.length % 100 === 0) await Promise.all(sent.slice(-100));
+    }
+    expect((await Promise.all(sent)).every((status) => status === 200)).toBe(true);
+    await receiver.until(() => receiver.applied.size === JOBS);
+    await Promise.all([a.stop("SIGTERM"), b.stop("SIGTERM")]);
+    expect(receiver.deliveries).toHaveLength(JOBS);
+    const jobs = new Set(receiver.deliveries.map((d) => d.body.job.id));
+    expect(jobs.size).toBe(JOBS);
+  });
+});
