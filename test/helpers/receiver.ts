@@ -23,6 +23,8 @@ export class EffectReceiver {
   readonly applied = new Map<string, ReceivedDelivery>();
   readonly held: ServerResponse[] = [];
   decide: (delivery: ReceivedDelivery) => number | "hold" = () => 204;
+  /** Answers after this long: a slow receiver keeps deliveries in flight. */
+  delayMs = 0;
   private server: Server | null = null;
   private waiters: { predicate: () => boolean; resolve: () => void }[] = [];
 
@@ -69,6 +71,7 @@ export class EffectReceiver {
     const body = JSON.parse(raw) as ReceivedDelivery["body"];
     const delivery = { key: String(req.headers["webhook-id"]), attempt: body.attempt, body };
     this.deliveries.push(delivery);
+    if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
     const decision = this.decide(delivery);
     if (decision === "hold") {
       this.held.push(res);

@@ -7,13 +7,13 @@ export { SECRET };
 /** Writes `config` as a JSON file in `dir` and starts `finality serve` on `db` with it. */
 export function serveWith(
   dir: { file(name: string): string },
-  db: string,
+  db: string | undefined,
   config: unknown,
   name = "config.json",
 ): Promise<Service> {
   const file = dir.file(name);
   writeFileSync(file, JSON.stringify(config));
-  return startService({ db, args: ["--config", file] });
+  return startService({ ...(db ? { db } : {}), args: ["--config", file] });
 }
 
 export async function api<T = Record<string, unknown>>(

@@ -46,14 +46,15 @@ export interface Service {
  * with its URL; rejects with its stderr if it exits first. No timers: only its own output.
  */
 export function startService(options: {
-  db: string;
+  /** SQLite file; omit when the config (or DATABASE_URL) names the store. */
+  db?: string;
   env?: Record<string, string>;
   args?: string[];
 }): Promise<Service> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
   const child = spawn(
     process.execPath,
-    [CLI, "serve", "--port", "0", "--db", options.db, ...(options.args ?? [])],
+    [CLI, "serve", "--port", "0", ...(options.db ? ["--db", options.db] : []), ...(options.args ?? [])],
     {
       env: cleanEnv(options.env ?? {}),
       stdio: ["ignore", "pipe", "pipe"],
