@@ -45,7 +45,7 @@ export interface Dispatcher {
   stop(): Promise<void>;
   /** Wakes the loop now (e.g. after an ingest enqueued effects). */
   poke(): void;
-  /** Claims and delivers whatever is due once; resolves when those deliveries are finished. */
+  /** Delivers everything due now, in batches; resolves with how many it claimed once they are finished. */
   runOnce(): Promise<number>;
 }
 
@@ -193,9 +193,15 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
       if (running) void pump().catch(() => {});
     },
     async runOnce() {
-      const claimed = await pump();
-      while (inFlight.size > 0) await Promise.all([...inFlight]);
-      return claimed;
+      // Batches of `concurrency` until nothing is due; a failed delivery is not due again at
+      // once (its retry waits at least the first step of the schedule), so this ends.
+      let total = 0;
+      for (;;) {
+        const claimed = await pump();
+        while (inFlight.size > 0) await Promise.all([...inFlight]);
+        total += claimed;
+        if (claimed < concurrency) return total;
+      }
     },
   };
 }

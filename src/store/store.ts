@@ -1,11 +1,13 @@
 import type { Effect, EffectStatus, Job, JobEvent, JobKey } from "../core/model.js";
+import type { HousekeepingStore } from "./housekeeping-store.js";
+import type { OverviewReads } from "./overview-reads.js";
 import type { RunStore, RunStoreTx } from "./run-store.js";
 
 /**
  * The store port. Callers depend on this file only; adapters (SQLite, PostgreSQL) implement it.
  * Asynchronous even where the driver is not, because PostgreSQL and serverless stores are.
  */
-export interface Store extends RunStore {
+export interface Store extends RunStore, HousekeepingStore, OverviewReads {
   readonly dialect: "sqlite" | "postgres";
   /**
    * Runs `work` in one write transaction and commits before resolving. `work` may be run again

@@ -4,7 +4,9 @@ import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
 import { clampLimit, encodeCursor } from "../json-column.js";
 import type { EffectOutcome, EffectQuery, JobQuery, Page, Store, StoreStats, StoreTx } from "../store.js";
 import { createClient, isTransient, type Sql, toStoreError } from "./postgres-client.js";
+import { createPostgresHousekeeping } from "./postgres-housekeeping.js";
 import { migratePostgres, pendingPostgresMigrations } from "./postgres-migrate.js";
+import { createPostgresOverviewReads } from "./postgres-overview-reads.js";
 import {
   CLAIM_EFFECTS,
   claimDueJobsText,
@@ -97,6 +99,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
 
   return {
     ...createPostgresRunReads(read),
+    ...createPostgresHousekeeping(read),
+    ...createPostgresOverviewReads(read),
     dialect: "postgres",
     opened,
 

@@ -5,7 +5,9 @@ import { TERMINAL_STATES } from "../../core/states.js";
 import { clampLimit, decodeCursor, encodeCursor } from "../json-column.js";
 import type { EffectOutcome, EffectQuery, JobQuery, Page, Store, StoreStats } from "../store.js";
 import { createGroupCommitter } from "./group-commit.js";
+import { createSqliteHousekeeping } from "./sqlite-housekeeping.js";
 import { migrateSqlite, pendingSqliteMigrations } from "./sqlite-migrate.js";
+import { createSqliteOverviewReads } from "./sqlite-overview-reads.js";
 import {
   type EffectRow,
   type EventRow,
@@ -69,6 +71,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
 
   return {
     ...createSqliteRunReads(reader, assertOpen),
+    ...createSqliteOverviewReads(reader, assertOpen),
+    ...createSqliteHousekeeping(writer, reader, (work) => committer.enqueue(work)),
     dialect: "sqlite",
 
     transaction(work) {
@@ -239,6 +243,9 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
 
 function open(path: string, options: SqliteStoreOptions): Database.Database {
   const db = new Database(path);
+  // Takes effect on a new file only (before its first table): freed pages can then be handed
+  // back to the file system by `reclaim`. On an older file it changes nothing.
+  db.pragma("auto_vacuum = INCREMENTAL");
   db.pragma("journal_mode = WAL");
   db.pragma(`synchronous = ${options.synchronous ?? "NORMAL"}`);
   db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);

@@ -1,0 +1,122 @@
+import { toError } from "../core/errors.js";
+import { PRUNE_TARGETS, type PruneTarget } from "../store/housekeeping-store.js";
+import type { Store } from "../store/store.js";
+
+const DAY_MS = 86_400_000;
+
+/** How long each kind of row is kept, in days (fractions allowed, e.g. for tests). */
+export interface RetentionWindows {
+  deliveriesDays: number;
+  eventsDays: number;
+  settledJobsDays: number;
+  deliveredEffectsDays: number;
+  settledRunsDays: number;
+}
+
+export const DEFAULT_RETENTION: RetentionWindows = {
+  deliveriesDays: 7,
+  eventsDays: 14,
+  settledJobsDays: 14,
+  deliveredEffectsDays: 14,
+  settledRunsDays: 14,
+};
+
+const WINDOW_OF: Record<PruneTarget, keyof RetentionWindows> = {
+  deliveries: "deliveriesDays",
+  events: "eventsDays",
+  settledJobs: "settledJobsDays",
+  deliveredEffects: "deliveredEffectsDays",
+  settledRuns: "settledRunsDays",
+};
+
+export interface PruneOptions {
+  /** Rows per transaction: small, so that no batch holds the write lock long (default 500). */
+  batchSize?: number;
+  /** Count what would go, delete nothing. */
+  dryRun?: boolean;
+  /** After each batch (or each count, in a dry run). */
+  onProgress?: (target: PruneTarget, rows: number) => void;
+}
+
+export type PruneCounts = Record<PruneTarget, number>;
+
+/**
+ * One retention pass: for each target, deletes its rows older than its window in small batches,
+ * yielding to the event loop between batches so that ingest transactions interleave with them,
+ * then gives freed pages back where the store can.
+ */
+export async function pruneOnce(
+  store: Store,
+  windows: RetentionWindows,
+  now: number,
+  options: PruneOptions = {},
+): Promise<PruneCounts> {
+  const batchSize = options.batchSize ?? 500;
+  const counts = Object.fromEntries(PRUNE_TARGETS.map((t) => [t, 0])) as PruneCounts;
+  for (const target of PRUNE_TARGETS) {
+    const before = now - windows[WINDOW_OF[target]] * DAY_MS;
+    if (options.dryRun) {
+      counts[target] = await store.countPrunable(target, before);
+      options.onProgress?.(target, counts[target]);
+      continue;
+    }
+    for (;;) {
+      const deleted = await store.prune(target, before, batchSize);
+      counts[target] += deleted;
+      if (deleted > 0) options.onProgress?.(target, deleted);
+      if (deleted < batchSize) break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+  if (!options.dryRun) await store.reclaim();
+  return counts;
+}
+
+export interface RetentionLoop {
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/** Runs `pruneOnce` every `intervalMs` inside `finality serve`. */
+export function createRetentionLoop(
+  store: Store,
+  windows: RetentionWindows,
+  options: {
+    intervalMs: number;
+    now: () => number;
+    batchSize?: number;
+    onPass?: (counts: PruneCounts) => void;
+    onError?: (error: Error) => void;
+  },
+): RetentionLoop {
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let running = false;
+  let current: Promise<void> | null = null;
+
+  function schedule(): void {
+    if (!running) return;
+    timer = setTimeout(() => {
+      current = pruneOnce(store, windows, options.now(), { batchSize: options.batchSize ?? 500 })
+        .then((counts) => options.onPass?.(counts))
+        .catch((error: unknown) => options.onError?.(toError(error)))
+        .finally(() => {
+          current = null;
+          schedule();
+        });
+    }, options.intervalMs);
+    timer.unref?.();
+  }
+
+  return {
+    start() {
+      if (running) return;
+      running = true;
+      schedule();
+    },
+    async stop() {
+      running = false;
+      if (timer) clearTimeout(timer);
+      await current;
+    },
+  };
+}

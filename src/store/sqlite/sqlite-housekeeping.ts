@@ -1,0 +1,99 @@
+import type Database from "better-sqlite3";
+import type { HousekeepingStats, HousekeepingStore, PruneTarget } from "../housekeeping-store.js";
+
+type Enqueue = <T>(work: () => Promise<T>) => Promise<T>;
+
+/**
+ * Each target as (rows older than ? , oldest first, at most ?). Deletes go by primary key through
+ * the time indexes of migration 0004, so a batch touches only what it deletes.
+ */
+const PRUNABLE: Record<PruneTarget, { select: string; delete: (keys: string) => string[]; oldest: string }> =
+  {
+    deliveries: {
+      select:
+        "SELECT provider, delivery_id FROM deliveries WHERE received_at < ? ORDER BY received_at LIMIT ?",
+      delete: (keys) => [`DELETE FROM deliveries WHERE (provider, delivery_id) IN (${keys})`],
+      oldest: "SELECT min(received_at) AS at FROM deliveries",
+    },
+    events: {
+      select: "SELECT event_no FROM events WHERE at < ? ORDER BY at LIMIT ?",
+      delete: (keys) => [`DELETE FROM events WHERE event_no IN (${keys})`],
+      oldest: "SELECT min(at) AS at FROM events",
+    },
+    settledJobs: {
+      select: `SELECT job_no FROM jobs j INDEXED BY jobs_settled
+      WHERE settled_at IS NOT NULL AND settled_at < ?
+        AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.provider = j.provider AND o.job_id = j.id AND o.status <> 'delivered')
+      ORDER BY settled_at LIMIT ?`,
+      delete: (keys) => [`DELETE FROM jobs WHERE job_no IN (${keys})`],
+      oldest: "SELECT min(settled_at) AS at FROM jobs WHERE settled_at IS NOT NULL",
+    },
+    deliveredEffects: {
+      select:
+        "SELECT effect_no FROM outbox WHERE status = 'delivered' AND delivered_at < ? ORDER BY delivered_at LIMIT ?",
+      delete: (keys) => [`DELETE FROM outbox WHERE effect_no IN (${keys})`],
+      oldest: "SELECT min(delivered_at) AS at FROM outbox WHERE status = 'delivered'",
+    },
+    settledRuns: {
+      select:
+        "SELECT id FROM runs WHERE settled_at IS NOT NULL AND settled_at < ? ORDER BY settled_at LIMIT ?",
+      // Attempts reference their run: they go first.
+      delete: (keys) => [
+        `DELETE FROM run_events WHERE run_id IN (${keys})`,
+        `DELETE FROM attempts WHERE run_id IN (${keys})`,
+        `DELETE FROM runs WHERE id IN (${keys})`,
+      ],
+      oldest: "SELECT min(settled_at) AS at FROM runs WHERE settled_at IS NOT NULL",
+    },
+  };
+
+/** `enqueue` runs work inside the store's write transactions, so pruning interleaves with ingest. */
+export function createSqliteHousekeeping(
+  writer: Database.Database,
+  reader: Database.Database,
+  enqueue: Enqueue,
+): HousekeepingStore {
+  return {
+    prune(target, before, limit) {
+      const spec = PRUNABLE[target];
+      return enqueue(async () => {
+        const rows = writer.prepare(spec.select).raw().all(before, limit) as unknown[][];
+        if (rows.length === 0) return 0;
+        const keys = rows
+          .map((row) => (row.length === 1 ? "?" : `(${row.map(() => "?").join(", ")})`))
+          .join(", ");
+        const params = rows.flat();
+        for (const statement of spec.delete(keys)) writer.prepare(statement).run(...params);
+        return rows.length;
+      });
+    },
+
+    async countPrunable(target, before) {
+      const sql = `SELECT count(*) FROM (${PRUNABLE[target].select.replace(/ ORDER BY .* LIMIT \?$/s, "")})`;
+      return reader.prepare(sql).pluck().get(before) as number;
+    },
+
+    async housekeepingStats(): Promise<HousekeepingStats> {
+      const pageSize = reader.pragma("page_size", { simple: true }) as number;
+      const pages = reader.pragma("page_count", { simple: true }) as number;
+      const free = reader.pragma("freelist_count", { simple: true }) as number;
+      const oldest = Object.fromEntries(
+        Object.entries(PRUNABLE).map(([target, spec]) => [
+          target,
+          reader.prepare(spec.oldest).pluck().get() ?? null,
+        ]),
+      ) as HousekeepingStats["oldest"];
+      return { sizeBytes: pageSize * pages, freeBytes: pageSize * free, oldest };
+    },
+
+    reclaim(maxPages = 2000) {
+      // Only files created with auto_vacuum = INCREMENTAL can give pages back; on others the
+      // freed pages still go to the freelist and are reused by the next writes.
+      return enqueue(async () => {
+        const before = writer.pragma("freelist_count", { simple: true }) as number;
+        writer.pragma(`incremental_vacuum(${Math.max(0, Math.trunc(maxPages))})`);
+        return before - (writer.pragma("freelist_count", { simple: true }) as number);
+      });
+    },
+  };
+}
