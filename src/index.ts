@@ -38,7 +38,26 @@ export {
   type Reconciler,
   type ReconcilerOptions,
 } from "./engine/reconciler.js";
-export { createGenericPoller } from "./providers/generic/generic-poller.js";
+export { createAnthropicAdapter } from "./providers/anthropic/anthropic-adapter.js";
+export { createGeminiAdapter } from "./providers/gemini/gemini-adapter.js";
+export { createGenericAdapter } from "./providers/generic/generic-adapter.js";
+export {
+  createGenericPoller,
+  type GenericPaths,
+  type GenericPollOptions,
+} from "./providers/generic/generic-poller.js";
+export { createOpenAIAdapter } from "./providers/openai/openai-adapter.js";
+export type { AdapterDeps, ProviderAdapter } from "./providers/provider-adapter.js";
+export { createProviderAdapter } from "./providers/provider-adapters.js";
+export { PROVIDER_TYPES, type ProviderType } from "./providers/provider-config-schema.js";
+export {
+  type AuthFailure,
+  createProviderHealth,
+  type ProviderHealth,
+  providerHealth,
+} from "./providers/provider-health.js";
+export { createReplicateAdapter } from "./providers/replicate/replicate-adapter.js";
+export { mapState, type StateTable } from "./providers/state-map.js";
 export {
   decideLeaseExpiry,
   LEASE_EXPIRY_OUTCOMES,
@@ -67,3 +86,14 @@ export type { WorkerEvent, WorkerEventType } from "./runs/worker-event.js";
 export type { DueLease, RunPage, RunQuery, RunStore, RunStoreTx } from "./store/run-store.js";
 export { createSqliteStore, type SqliteStoreOptions } from "./store/sqlite/sqlite-store.js";
 export type { EffectQuery, JobQuery, Page, Store, StoreTx } from "./store/store.js";
+export { createHmacHeaderVerifier } from "./webhooks/hmac-signature.js";
+export { createJwtVerifier } from "./webhooks/jwt-signature.js";
+export {
+  createStandardWebhookVerifier,
+  type ReceivedWebhookHeaders,
+  signStandardWebhook,
+  type VerifiedWebhook,
+} from "./webhooks/standard-webhooks.js";
+export { createStripeSignatureVerifier } from "./webhooks/stripe-signature.js";
+export type { WebhookParseContext, WebhookReceiver } from "./webhooks/webhook-receiver.js";
+export { createWebhookReceivers } from "./webhooks/webhook-receivers.js";

@@ -2,8 +2,11 @@ import type { FinalityConfig } from "../config/config-schema.js";
 import { createDispatcher } from "../engine/dispatcher.js";
 import type { Finality } from "../engine/finality.js";
 import { createReconciler, type ProviderReconcileOptions, type Reconciler } from "../engine/reconciler.js";
+import { createRetentionLoop } from "../engine/retention.js";
 import type { Logger } from "../http/request-log.js";
-import { createGenericPoller } from "../providers/generic/generic-poller.js";
+import type { ServiceMetrics } from "../http/service-metrics.js";
+import { createProviderAdapter } from "../providers/provider-adapters.js";
+import { type ProviderHealth, providerHealth } from "../providers/provider-health.js";
 import { createLeaseSweeper } from "../runs/lease-sweeper.js";
 import type { RunService } from "../runs/run-service.js";
 
@@ -24,6 +27,7 @@ export function createBackgroundLoops(context: {
   config: FinalityConfig;
   logger: Logger;
   runs?: RunService;
+  metrics?: ServiceMetrics;
 }): BackgroundLoop[] {
   const { finality, config, logger } = context;
   const loops: BackgroundLoop[] = [];
@@ -73,6 +77,18 @@ export function createBackgroundLoops(context: {
   const reconciler = reconcilerFromConfig(finality, config, logger);
   loops.push({ name: "reconciler", start: () => reconciler.start(), stop: () => reconciler.stop() });
 
+  const retention = createRetentionLoop(finality.store, config.retention, {
+    intervalMs: config.retention.intervalMinutes * 60_000,
+    now: () => finality.clock.now(),
+    onPass: (counts) => {
+      for (const [table, rows] of Object.entries(counts))
+        if (rows > 0) context.metrics?.rowsPruned(table, rows);
+      if (Object.values(counts).some((rows) => rows > 0)) logger.info({ pruned: counts }, "retention pass");
+    },
+    onError: (error) => logger.warn({ err: error }, "retention pass failed"),
+  });
+  loops.push({ name: "retention", start: () => retention.start(), stop: () => retention.stop() });
+
   if (context.runs) {
     const sweeper = createLeaseSweeper(context.runs, {
       intervalMs: config.workers.sweepIntervalSeconds * 1000,
@@ -84,27 +100,37 @@ export function createBackgroundLoops(context: {
   return loops;
 }
 
-/** The reconciler the configuration describes: one lane per provider instance. */
-export function reconcilerFromConfig(finality: Finality, config: FinalityConfig, logger: Logger): Reconciler {
+/**
+ * The reconciler the configuration describes: one lane per provider instance, polling with that
+ * instance's adapter. A provider that refuses the API key is logged once (until it accepts it again).
+ */
+export function reconcilerFromConfig(
+  finality: Finality,
+  config: FinalityConfig,
+  logger: Logger,
+  health: ProviderHealth = providerHealth,
+): Reconciler {
   const providers: Record<string, ProviderReconcileOptions> = {};
+  const deps = { now: () => finality.clock.now(), health };
   for (const [name, provider] of Object.entries(config.providers)) {
     const reconcile = { ...config.reconcile, ...provider.reconcile };
+    const adapter = createProviderAdapter(name, provider, deps);
     providers[name] = {
       minMs: reconcile.minIntervalSeconds * 1000,
       maxMs: reconcile.maxIntervalSeconds * 1000,
       stuckAfterMs: reconcile.stuckAfterSeconds * 1000,
-      ...(provider.poll
-        ? {
-            poller: createGenericPoller(name, {
-              url: provider.poll.url,
-              headers: provider.poll.headers ?? {},
-            }),
-            ...(provider.poll.timeoutSeconds ? { timeoutMs: provider.poll.timeoutSeconds * 1000 } : {}),
-          }
-        : {}),
+      ...(adapter.poller ? { poller: adapter.poller } : {}),
+      ...(adapter.pollTimeoutMs ? { timeoutMs: adapter.pollTimeoutMs } : {}),
     };
   }
-  return createReconciler(finality, {
+  const unsubscribe = health.onAuthFailure((provider, failure) => {
+    if (!Object.hasOwn(config.providers, provider)) return;
+    logger.error(
+      { provider, status: failure.status, configError: true },
+      `${failure.message}: check providers.${provider}.apiKey; polls of this provider fail until it is fixed`,
+    );
+  });
+  const reconciler = createReconciler(finality, {
     providers,
     onPoll: (poll) => {
       if (poll.result === "observed") return;
@@ -114,4 +140,11 @@ export function reconcilerFromConfig(finality: Finality, config: FinalityConfig,
       );
     },
   });
+  return {
+    ...reconciler,
+    async stop() {
+      unsubscribe();
+      await reconciler.stop();
+    },
+  };
 }

@@ -7,6 +7,7 @@ import { createApp } from "../http/create-app.js";
 import { type NodeServer, startNodeServer } from "../http/node-server.js";
 import { createNodeWebhookHandler } from "../http/node-webhook-handler.js";
 import { createPromMetrics } from "../http/prom-metrics.js";
+import type { ServiceMetrics } from "../http/service-metrics.js";
 import { createWebhookIntake } from "../http/webhook-intake.js";
 import { createRunService, type RunService } from "../runs/run-service.js";
 import { createWebhookReceivers } from "../webhooks/webhook-receivers.js";
@@ -49,8 +50,12 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
     },
   });
   let server: NodeServer;
+  let metrics: ServiceMetrics;
   try {
-    const metrics = createPromMetrics({ stats: () => finality.store.stats() });
+    metrics = createPromMetrics({
+      stats: () => finality.store.stats(),
+      housekeeping: () => finality.store.housekeepingStats(),
+    });
     const receivers = createWebhookReceivers(config.providers, () => finality.clock.now());
     const intake = createWebhookIntake({ finality, receivers, metrics });
     const app = createApp({ finality, config, metrics, logger, intake, runs });
@@ -61,7 +66,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
     await finality.close();
     throw error;
   }
-  const loops = createBackgroundLoops({ finality, config, logger, runs });
+  const loops = createBackgroundLoops({ finality, config, logger, runs, metrics });
   for (const loop of loops) loop.start();
   warnAboutUnsignedProviders(config, logger);
   logger.info({ url: server.url, providers: Object.keys(config.providers) }, "listening");

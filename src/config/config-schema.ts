@@ -1,5 +1,8 @@
 import { z } from "zod";
 import { providerNameSchema } from "../core/validation.js";
+import { PROVIDER_TYPES, type ProviderType, providerSchema } from "../providers/provider-config-schema.js";
+
+export { PROVIDER_TYPES, type ProviderType };
 
 /**
  * The service's configuration file. These key names are a contract with users and outside
@@ -8,10 +11,6 @@ import { providerNameSchema } from "../core/validation.js";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
-
-/** Provider adapter types this build knows. Each later adapter (gemini, openai, ...) adds its name. */
-export const PROVIDER_TYPES = ["generic"] as const;
-export type ProviderType = (typeof PROVIDER_TYPES)[number];
 
 const seconds = z.number().finite().nonnegative();
 const positiveSeconds = z.number().finite().positive();
@@ -75,26 +74,6 @@ const reconcileSchema = z
     path: ["minIntervalSeconds"],
   });
 
-const webhookSchema = z.strictObject({
-  secrets: z.array(secret).min(1, "needs at least one secret"),
-  toleranceSeconds: positiveSeconds.default(300),
-});
-
-const pollSchema = z.looseObject({
-  url: httpUrl,
-  headers: z.record(z.string(), z.string()).optional(),
-  timeoutSeconds: positiveSeconds.optional(),
-});
-
-/** Extra keys pass through: later adapter types read their own (`baseUrl`, `apiKey`, ...). */
-const providerSchema = z.looseObject({
-  type: z.enum(PROVIDER_TYPES, { error: `must be one of: ${PROVIDER_TYPES.join(", ")}` }),
-  webhook: webhookSchema.optional(),
-  poll: pollSchema.optional(),
-  unknownJobs: z.enum(["adopt", "registered-only"]).default("adopt"),
-  reconcile: z.looseObject(reconcileFields).partial().optional(),
-});
-
 const effectSchema = z.looseObject({
   name: z
     .string()
@@ -125,6 +104,17 @@ const effectDeliverySchema = z.strictObject({
   maxAttempts: z.number().int().positive().optional(),
 });
 
+const days = z.number().finite().positive();
+const retentionSchema = z.strictObject({
+  deliveriesDays: days.default(7),
+  eventsDays: days.default(14),
+  settledJobsDays: days.default(14),
+  deliveredEffectsDays: days.default(14),
+  settledRunsDays: days.default(14),
+  /** Time between retention passes inside `finality serve`. */
+  intervalMinutes: days.default(10),
+});
+
 const workerPoolSchema = z.strictObject({
   token: z.string().min(16, "must be at least 16 characters"),
   kinds: z.array(z.string().min(1).max(128)).min(1).optional(),
@@ -147,12 +137,25 @@ export const configSchema = z
     reconcile: reconcileSchema.default(reconcileSchema.parse({})),
     effects: z.array(effectSchema).default([]),
     effectDelivery: effectDeliverySchema.default(effectDeliverySchema.parse({})),
+    retention: retentionSchema.default(retentionSchema.parse({})),
     workers: workersSchema.default(workersSchema.parse({})),
     log: z.strictObject({ level: z.enum(LOG_LEVELS).default("info") }).default({ level: "info" }),
     /** JSON Schema reference for editors; ignored. */
     $schema: z.string().optional(),
   })
   .superRefine((config, ctx) => {
+    // A delivery id forgotten while its sender may still redeliver would be applied twice.
+    for (const [name, provider] of Object.entries(config.providers)) {
+      const toleranceSeconds = (provider.webhook as { toleranceSeconds?: number } | undefined)
+        ?.toleranceSeconds;
+      if (toleranceSeconds !== undefined && config.retention.deliveriesDays * 86_400 < toleranceSeconds) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["retention", "deliveriesDays"],
+          message: `must cover provider "${name}"'s webhook tolerance window (${toleranceSeconds} s): delivery ids must outlive every redelivery`,
+        });
+      }
+    }
     const seen = new Set<string>();
     config.effects.forEach((effect, index) => {
       if (seen.has(effect.name))
@@ -176,7 +179,10 @@ export const configSchema = z
 
 export type FinalityConfig = z.output<typeof configSchema>;
 export type ProviderConfig = FinalityConfig["providers"][string];
+/** The configuration of one adapter type, e.g. `ProviderConfigOf<"openai">`. */
+export type ProviderConfigOf<T extends ProviderType> = Extract<ProviderConfig, { type: T }>;
 export type EffectConfig = FinalityConfig["effects"][number];
 export type StoreConfig = FinalityConfig["store"];
 export type ReconcileConfig = FinalityConfig["reconcile"];
 export type EffectDeliveryConfig = FinalityConfig["effectDelivery"];
+export type RetentionConfig = FinalityConfig["retention"];

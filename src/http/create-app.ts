@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import type { FinalityConfig } from "../config/config-schema.js";
 import { FinalityError } from "../core/errors.js";
+import { addDashboardRoutes } from "../dashboard/dashboard-routes.js";
 import type { Finality } from "../engine/finality.js";
 import type { RunService } from "../runs/run-service.js";
 import { createWebhookReceivers, type WebhookReceiver } from "../webhooks/webhook-receivers.js";
@@ -70,6 +71,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   addEffectRoutes(app, finality);
   if (runs) addRunRoutes(app, { runs, metrics, bodyLimitBytes });
   addOpsRoutes(app, finality, metrics);
+  addDashboardRoutes(app, { finality, config, runs: runs !== undefined });
 
   // Registered after the real handlers: reached only by the methods those did not take.
   allowOnly(app, "/webhooks/:provider", "POST");

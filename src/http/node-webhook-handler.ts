@@ -41,6 +41,7 @@ export function createNodeWebhookHandler(options: {
           id: single(headers["webhook-id"]),
           timestamp: single(headers["webhook-timestamp"]),
           signature: single(headers["webhook-signature"]),
+          get: (name) => single(headers[name]),
         },
         () => readNodeBody(request, bodyLimitBytes),
         log,

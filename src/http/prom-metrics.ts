@@ -1,10 +1,13 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { HousekeepingStats } from "../store/housekeeping-store.js";
 import type { StoreStats } from "../store/store.js";
 import type { ServiceMetrics, WebhookOutcome } from "./service-metrics.js";
 
 export interface PromMetricsOptions {
   /** Read at every scrape for the gauges (open jobs, anomalies, outbox). */
   stats: () => Promise<StoreStats>;
+  /** Read at every scrape for the database size and the oldest row per table. */
+  housekeeping?: () => Promise<HousekeepingStats>;
   now?: () => number;
   /** Process metrics (CPU, RSS, event loop lag); on by default. */
   processMetrics?: boolean;
@@ -63,6 +66,19 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
     "Age of the oldest open job (0 when none).",
   );
   const dueJobs = gauge("finality_due_jobs", "Open jobs due for a reconcile poll.");
+  const databaseBytes = gauge("finality_database_bytes", "Bytes the database takes.");
+  const freeBytes = gauge("finality_database_free_bytes", "Bytes free for reuse inside the database file.");
+  const oldestRow = gauge(
+    "finality_oldest_row_age_seconds",
+    "Age of the oldest prunable row, by table (0 when none).",
+    ["table"],
+  );
+  const pruned = new Counter({
+    name: "finality_rows_pruned_total",
+    help: "Rows deleted by retention, by table.",
+    labelNames: ["table"] as const,
+    registers: [registry],
+  });
 
   async function refreshGauges(): Promise<void> {
     const stats = await options.stats();
@@ -77,6 +93,13 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
       stats.oldestOpenSubmittedAt === null ? 0 : Math.max(0, (now() - stats.oldestOpenSubmittedAt) / 1000),
     );
     dueJobs.set(stats.dueJobs);
+    if (options.housekeeping) {
+      const housekeeping = await options.housekeeping();
+      databaseBytes.set(housekeeping.sizeBytes);
+      freeBytes.set(housekeeping.freeBytes);
+      for (const [table, at] of Object.entries(housekeeping.oldest))
+        oldestRow.set({ table }, at === null ? 0 : Math.max(0, (now() - at) / 1000));
+    }
   }
 
   // prom-client hashes a label object on every inc(); the hot path looks children up by a string key instead.
@@ -112,6 +135,9 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
       child(requestChildren, `${route} ${method} ${status}`, () =>
         requests.labels({ route, method, status: String(status) }),
       ).inc();
+    },
+    rowsPruned(table: string, rows: number) {
+      pruned.labels({ table }).inc(rows);
     },
     async render() {
       await refreshGauges();

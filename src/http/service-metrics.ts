@@ -21,6 +21,8 @@ export interface ServiceMetrics {
   ingestCommitted(seconds: number): void;
   eventRecorded(source: string, applied: boolean, reason: string | null): void;
   requestFinished(route: string, method: string, status: number): void;
+  /** Rows a retention pass deleted from one table. */
+  rowsPruned(table: string, rows: number): void;
   /** Prometheus text exposition, with gauges read from the store at scrape time. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -30,5 +32,6 @@ export const noopMetrics: ServiceMetrics = {
   ingestCommitted() {},
   eventRecorded() {},
   requestFinished() {},
+  rowsPruned() {},
   render: async () => ({ contentType: "text/plain; version=0.0.4", body: "" }),
 };

@@ -1,7 +1,7 @@
 import { FinalityError, isFinalityError } from "../core/errors.js";
 import type { Finality } from "../engine/finality.js";
 import type { ReceivedWebhookHeaders } from "../webhooks/standard-webhooks.js";
-import type { WebhookReceiver } from "../webhooks/webhook-receivers.js";
+import type { WebhookParseContext, WebhookReceiver } from "../webhooks/webhook-receiver.js";
 import type { ServiceMetrics, WebhookOutcome } from "./service-metrics.js";
 
 /** The 200 answer to a webhook: how the ledger took it. */
@@ -17,7 +17,8 @@ export interface WebhookAnswer {
 export interface WebhookIntake {
   /**
    * One webhook, in the only safe order: find the provider, read the raw bytes (the caller's
-   * reader enforces the body limit), verify the signature over them, parse, ingest. Resolves once
+   * reader enforces the body limit), verify the signature over them, parse (which for a thin
+   * payload fetches the object from the provider's status API), ingest. Resolves once
    * the ingest has committed; throws a FinalityError for anything refused, which changed nothing.
    * Every outcome is counted, and `log` receives the fields for the request's log line.
    */
@@ -36,6 +37,7 @@ export function createWebhookIntake(options: {
   metrics: ServiceMetrics;
 }): WebhookIntake {
   const { finality, receivers, metrics } = options;
+  const context: WebhookParseContext = { getJob: (key) => finality.getJob(key) };
   return {
     async receive(provider, headers, readBody, log) {
       log.provider = provider;
@@ -47,9 +49,13 @@ export function createWebhookIntake(options: {
           });
         }
         const body = await readBody();
-        const delivery = receiver.verify(body, headers);
+        // Receivers that can answer at once do (the generic one always does): awaiting only a real
+        // promise keeps the hot path free of extra microtask turns.
+        const verified = receiver.verify(body, headers);
+        const delivery = verified instanceof Promise ? await verified : verified;
         log.deliveryId = delivery.id;
-        const observation = receiver.parse(body, delivery);
+        const parsed = receiver.parse(body, delivery, context);
+        const observation = parsed instanceof Promise ? await parsed : parsed;
         log.jobId = observation.id;
         const started = performance.now();
         const outcome = await finality.ingestTrusted(observation);

@@ -19,6 +19,7 @@ export function addWebhookRoutes(app: Hono<AppEnv>, intake: WebhookIntake, bodyL
         id: c.req.header("webhook-id"),
         timestamp: c.req.header("webhook-timestamp"),
         signature: c.req.header("webhook-signature"),
+        get: (name) => c.req.header(name),
       },
       () => readBody(c.req.raw, bodyLimitBytes),
       c.var.log,

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac, createPublicKey, type KeyObject, timingSafeEqual, verify } from "node:crypto";
 import { FinalityError } from "../core/errors.js";
 
 /**
@@ -8,6 +8,10 @@ import { FinalityError } from "../core/errors.js";
  *
  * Synchronous node:crypto on purpose: ~5x faster than the official package and ~10x faster than
  * awaiting WebCrypto one request at a time, and verification sits on the hottest path.
+ *
+ * The spec's asymmetric variant `v1a` (ed25519 over the same content) is accepted for secrets
+ * given as public keys, `whpk_<base64 of the 32 raw key bytes>`; a sender that holds only a
+ * public key cannot sign, so outgoing effects stay `v1`.
  */
 
 export const SIGNATURE_FAILURES = [
@@ -21,6 +25,7 @@ export type SignatureFailure = (typeof SIGNATURE_FAILURES)[number];
 
 export const DEFAULT_TOLERANCE_SECONDS = 300;
 const SECRET_PREFIX = "whsec_";
+const PUBLIC_KEY_PREFIX = "whpk_";
 
 export interface StandardWebhookHeaders {
   "webhook-id": string;
@@ -33,11 +38,18 @@ export interface ReceivedWebhookHeaders {
   id: string | null | undefined;
   timestamp: string | null | undefined;
   signature: string | null | undefined;
+  /** Any other header by lower-case name, for schemes that sign elsewhere (absent: none can be read). */
+  get?: ((name: string) => string | null | undefined) | undefined;
 }
 
 export interface VerifiedWebhook {
   id: string;
   timestampSeconds: number;
+  /**
+   * False when the signature proves who sent the webhook but does not cover the body (a JWT in a
+   * header that signs no digest of it): the adapter must then not take the body's word for a state.
+   */
+  bodySigned?: boolean;
 }
 
 export interface SignInput {
@@ -55,7 +67,10 @@ export function signStandardWebhook(input: SignInput): StandardWebhookHeaders {
 }
 
 export interface StandardWebhookVerifierOptions {
-  /** Every secret currently accepted (several during a rotation). `whsec_<base64>` or raw text. */
+  /**
+   * Every secret currently accepted (several during a rotation): `whsec_<base64>` or raw text for
+   * `v1`, `whpk_<base64>` (an ed25519 public key) for `v1a`.
+   */
   secrets: readonly string[];
   toleranceSeconds?: number;
   /** Epoch milliseconds; injected so that tests control time. */
@@ -70,7 +85,8 @@ export interface StandardWebhookVerifier {
 export function createStandardWebhookVerifier(
   options: StandardWebhookVerifierOptions,
 ): StandardWebhookVerifier {
-  const keys = options.secrets.map(secretKey);
+  const keys = options.secrets.filter((s) => !s.startsWith(PUBLIC_KEY_PREFIX)).map(secretKey);
+  const publicKeys = options.secrets.filter((s) => s.startsWith(PUBLIC_KEY_PREFIX)).map(ed25519PublicKey);
   const toleranceSeconds = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
   return {
     verify(body, headers) {
@@ -81,6 +97,8 @@ export function createStandardWebhookVerifier(
       if (nowSeconds - timestampSeconds > toleranceSeconds) throw signatureError("timestamp-too-old");
       if (timestampSeconds - nowSeconds > toleranceSeconds) throw signatureError("timestamp-too-new");
       const passed = signature.split(" ");
+      if (publicKeys.length > 0 && verifyV1a(publicKeys, passed, id, String(timestampSeconds), body))
+        return { id, timestampSeconds };
       for (const key of keys) {
         const expected = Buffer.from(hmacBase64(key, id, String(timestampSeconds), body));
         for (const versioned of passed) {
@@ -94,6 +112,35 @@ export function createStandardWebhookVerifier(
       throw signatureError("no-matching-signature");
     },
   };
+}
+
+/** `v1a,<base64 ed25519 signature>` over the same `${id}.${timestamp}.${body}` as v1. */
+function verifyV1a(
+  publicKeys: readonly KeyObject[],
+  passed: readonly string[],
+  id: string,
+  timestamp: string,
+  body: Uint8Array,
+): boolean {
+  const content = Buffer.concat([Buffer.from(`${id}.${timestamp}.`), body]);
+  for (const versioned of passed) {
+    if (!versioned.startsWith("v1a,")) continue;
+    const signatureBytes = Buffer.from(versioned.slice(4), "base64");
+    if (signatureBytes.length !== 64) continue;
+    for (const key of publicKeys) if (verify(null, content, key, signatureBytes)) return true;
+  }
+  return false;
+}
+
+/** `whpk_<base64>`: the 32 raw bytes of an ed25519 public key. */
+export function ed25519PublicKey(secret: string): KeyObject {
+  const raw = Buffer.from(secret.slice(PUBLIC_KEY_PREFIX.length), "base64");
+  if (raw.length !== 32)
+    throw new FinalityError("invalid-config", "a whpk_ key must be the 32 bytes of an ed25519 public key");
+  return createPublicKey({
+    key: { kty: "OKP", crv: "Ed25519", x: raw.toString("base64url") },
+    format: "jwk",
+  });
 }
 
 /** True when a thrown value is a signature refusal; its reason is in `details.reason`. */
@@ -111,8 +158,9 @@ const MESSAGES: Record<SignatureFailure, string> = {
   "no-matching-signature": "no signature matches the body with any configured secret",
 };
 
-function signatureError(reason: SignatureFailure): FinalityError {
-  return new FinalityError("signature-invalid", MESSAGES[reason], { details: { reason } });
+/** The one refusal every scheme throws; `message` replaces the Standard Webhooks wording. */
+export function signatureError(reason: SignatureFailure, message = MESSAGES[reason]): FinalityError {
+  return new FinalityError("signature-invalid", message, { details: { reason } });
 }
 
 function parseTimestamp(text: string): number {

@@ -1,18 +1,40 @@
-import { isFinalityError } from "../../core/errors.js";
-import type { Poller } from "../../engine/poller.js";
+import { toError } from "../../core/errors.js";
+import type { Observation } from "../../core/model.js";
+import type { Poller, PollResult } from "../../engine/poller.js";
 import { pollFailure } from "../../engine/poller.js";
 import { parseGenericWebhook } from "../../webhooks/generic-webhook.js";
+import { boundedResult } from "../bounded-result.js";
+import { fromRfc3339 } from "../json-fields.js";
+import type { ProviderHealth } from "../provider-health.js";
+import { mapState, type StateTable } from "../state-map.js";
+import { readJsonPath } from "./json-path.js";
+
+/** Where each field sits in the status API's answer (`a.b.0.c`). */
+export interface GenericPaths {
+  id?: string | undefined;
+  state: string;
+  seq?: string | undefined;
+  updateTime?: string | undefined;
+  result?: string | undefined;
+  error?: string | undefined;
+}
 
 export interface GenericPollOptions {
   /** Status URL with `{id}` where the job id goes (URL-encoded). */
   url: string;
   headers?: Record<string, string>;
+  /** Absent: the answer is the generic webhook body, `{jobId, state, seq?, updateTime?, result?, error?}`. */
+  paths?: GenericPaths | undefined;
+  /** The API's state names → canonical; a name it does not list is kept as is. */
+  states?: StateTable | undefined;
+  /** Where a refused credential (401/403) is reported, once per provider. */
+  health?: ProviderHealth | undefined;
 }
 
 /**
- * Polls a generic job API: `GET url` answers the same JSON as the generic webhook,
- * `{jobId, state, seq?, updateTime?, result?, error?}`. The URL comes from configuration only,
- * never from a webhook body, so a sender cannot point polls elsewhere.
+ * Polls any HTTP job API. The URL comes from configuration only, never from a webhook body, so a
+ * sender cannot point polls elsewhere; redirects are not followed, so the configured headers
+ * (often credentials) go to that URL's host only.
  */
 export function createGenericPoller(provider: string, options: GenericPollOptions): Poller {
   return async (job, signal) => {
@@ -20,18 +42,59 @@ export function createGenericPoller(provider: string, options: GenericPollOption
     const response = await fetch(url, {
       headers: { accept: "application/json", ...options.headers },
       signal,
+      redirect: "manual",
     });
     const body = new Uint8Array(await response.arrayBuffer());
+    if (response.status === 401 || response.status === 403) {
+      const message = `${provider}: the status API refused the configured credentials (${response.status})`;
+      options.health?.authRefused(provider, response.status, message);
+      return { kind: "failed", error: message, status: response.status };
+    }
+    options.health?.authAccepted(provider);
     if (!response.ok) return pollFailure(response.status, response.headers.get("retry-after"));
     try {
-      const { deliveryId: _ignored, ...observation } = parseGenericWebhook(body, provider, "poll");
+      const observation = options.paths
+        ? readWithPaths(provider, job.id, body, options.paths)
+        : fromGenericBody(provider, body);
       if (observation.id !== job.id) {
         return { kind: "failed", error: `status API answered for job "${observation.id}", not "${job.id}"` };
       }
-      return { kind: "observed", observation: { ...observation, source: "reconcile" } };
+      if (options.states) observation.state = mapState(options.states, observation.state);
+      return { kind: "observed", observation };
     } catch (error) {
-      if (isFinalityError(error)) return { kind: "failed", error: `status API answer: ${error.message}` };
-      throw error;
+      return { kind: "failed", error: `status API answer: ${toError(error).message}` } satisfies PollResult;
     }
   };
+}
+
+function fromGenericBody(provider: string, body: Uint8Array): Observation {
+  const { deliveryId: _ignored, ...observation } = parseGenericWebhook(body, provider, "poll");
+  return { ...observation, source: "reconcile" };
+}
+
+function readWithPaths(provider: string, jobId: string, body: Uint8Array, paths: GenericPaths): Observation {
+  const answer: unknown = JSON.parse(new TextDecoder().decode(body));
+  const state = readJsonPath(answer, paths.state);
+  if (typeof state !== "string" || state === "") throw new Error(`no state at "${paths.state}"`);
+  const id = paths.id === undefined ? jobId : String(readJsonPath(answer, paths.id));
+  const observation: Observation = { provider, id, state, rawState: state, source: "reconcile" };
+  const seq = paths.seq === undefined ? undefined : readJsonPath(answer, paths.seq);
+  if (typeof seq === "number" && Number.isSafeInteger(seq) && seq >= 0) observation.seq = seq;
+  const updateTime =
+    paths.updateTime === undefined ? undefined : epochMillis(readJsonPath(answer, paths.updateTime));
+  if (updateTime !== undefined) observation.updateTime = updateTime;
+  if (paths.result !== undefined)
+    observation.result = boundedResult(readJsonPath(answer, paths.result) ?? null, () => ({}));
+  if (paths.error !== undefined) {
+    const error = readJsonPath(answer, paths.error);
+    if (error !== undefined && error !== null) observation.error = error;
+  }
+  return observation;
+}
+
+/** RFC 3339 text, or a number: seconds below 10^11 (until the year 5138), else milliseconds. */
+function epochMillis(value: unknown): number | undefined {
+  if (typeof value === "number" && Number.isFinite(value) && value >= 0)
+    return value < 1e11 ? value * 1000 : value;
+  return fromRfc3339(value);
 }

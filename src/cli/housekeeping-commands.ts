@@ -1,0 +1,65 @@
+import type { Environment } from "../config/env-overrides.js";
+import { type ConfigFlags, loadConfig } from "../config/load-config.js";
+import { FinalityError } from "../core/errors.js";
+import { type PruneCounts, pruneOnce } from "../engine/retention.js";
+import { PRUNE_TARGETS, type PruneTarget } from "../store/housekeeping-store.js";
+import { backupSqlite, checkSqliteBackup, restoreSqlite } from "../store/sqlite/sqlite-backup.js";
+import { openStore } from "./finality-from-config.js";
+
+interface CommandOptions {
+  configFile?: string | undefined;
+  flags: ConfigFlags;
+  env: Environment;
+}
+
+/**
+ * `finality prune [--dry-run]`: one retention pass with the configured windows. On a terminal,
+ * `onProgress` draws the rows removed so far per table.
+ */
+export async function prune(
+  options: CommandOptions & { dryRun: boolean; onProgress?: (target: PruneTarget, total: number) => void },
+): Promise<{ dryRun: boolean; rows: PruneCounts; sizeBytes: number }> {
+  const config = loadConfig({ file: options.configFile, env: options.env, flags: options.flags });
+  const store = await openStore(config.store);
+  try {
+    const totals = Object.fromEntries(PRUNE_TARGETS.map((t) => [t, 0])) as PruneCounts;
+    const rows = await pruneOnce(store, config.retention, Date.now(), {
+      dryRun: options.dryRun,
+      onProgress: (target, n) => {
+        totals[target] += n;
+        options.onProgress?.(target, totals[target]);
+      },
+    });
+    return { dryRun: options.dryRun, rows, sizeBytes: (await store.housekeepingStats()).sizeBytes };
+  } finally {
+    await store.close();
+  }
+}
+
+function sqlitePath(options: CommandOptions, what: string): string {
+  const config = loadConfig({ file: options.configFile, env: options.env, flags: options.flags });
+  if (!("sqlite" in config.store)) {
+    throw new FinalityError(
+      "invalid-request",
+      `${what} works on SQLite files; for PostgreSQL use pg_dump / pg_restore (see README, "Backup and restore")`,
+    );
+  }
+  return config.store.sqlite;
+}
+
+/** `finality backup <file>`: a consistent online copy of the configured SQLite database. */
+export async function backup(options: CommandOptions & { target: string }) {
+  const source = sqlitePath(options, "backup");
+  const copied = await backupSqlite(source, options.target);
+  return { source, target: options.target, ...copied, ...checkSqliteBackup(options.target) };
+}
+
+/** `finality restore <backup> [--force]`: checks a backup and puts it in place of the configured database. */
+export async function restore(options: CommandOptions & { backup: string; force: boolean }) {
+  const target = sqlitePath(options, "restore");
+  return {
+    backup: options.backup,
+    target,
+    ...restoreSqlite(options.backup, target, { force: options.force }),
+  };
+}

@@ -1,0 +1,31 @@
+import type { ProviderConfig } from "../config/config-schema.js";
+import { assertNever } from "../core/errors.js";
+import { createAnthropicAdapter } from "./anthropic/anthropic-adapter.js";
+import { createGeminiAdapter } from "./gemini/gemini-adapter.js";
+import { createGenericAdapter } from "./generic/generic-adapter.js";
+import { createOpenAIAdapter } from "./openai/openai-adapter.js";
+import type { AdapterDeps, ProviderAdapter } from "./provider-adapter.js";
+import { createReplicateAdapter } from "./replicate/replicate-adapter.js";
+
+/** The adapter for one configured provider instance, by its `type`. */
+export function createProviderAdapter(
+  name: string,
+  config: ProviderConfig,
+  deps: AdapterDeps,
+): ProviderAdapter {
+  const type = config.type;
+  switch (type) {
+    case "gemini":
+      return createGeminiAdapter(name, config, deps);
+    case "openai":
+      return createOpenAIAdapter(name, config, deps);
+    case "anthropic":
+      return createAnthropicAdapter(name, config, deps);
+    case "replicate":
+      return createReplicateAdapter(name, config, deps);
+    case "generic":
+      return createGenericAdapter(name, config, deps);
+    default:
+      return assertNever(type, "provider type");
+  }
+}

@@ -1,0 +1,107 @@
+import { toError } from "../core/errors.js";
+import { type PollResult, pollFailure } from "../engine/poller.js";
+import type { ProviderHealth } from "./provider-health.js";
+
+/** A provider answered 2xx with a JSON body. */
+export interface StatusAnswer {
+  kind: "answer";
+  body: unknown;
+}
+
+/** The non-answers, as the reconciler classifies them. */
+export type StatusFailure = Exclude<PollResult, { kind: "observed" }>;
+
+export interface StatusClient {
+  /**
+   * GET `{baseUrl}{path}` with the provider's credentials. `path` is built by the adapter from a
+   * job id, each segment URL-encoded; never a URL taken from a webhook body.
+   */
+  get(
+    path: string,
+    signal: AbortSignal,
+    query?: string,
+    extraHeaders?: Record<string, string>,
+  ): Promise<StatusAnswer | StatusFailure>;
+}
+
+export interface StatusClientOptions {
+  provider: string;
+  baseUrl: string;
+  /** Credentials and version headers, sent on every call. */
+  headers: Record<string, string>;
+  health: ProviderHealth;
+}
+
+const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The only door from an adapter to a provider's API. It keeps the API key where it belongs:
+ * requests go to the configured origin only (a path that would leave it is refused) and redirects
+ * are not followed (fetch would carry `x-api-key`-style headers to wherever a 3xx points). It
+ * classifies answers the way the reconciler expects: 404 not-found, 429/5xx/timeouts retryable
+ * with Retry-After, and a 401/403 reported once per provider as a configuration error.
+ */
+export function createStatusClient(options: StatusClientOptions): StatusClient {
+  const base = new URL(options.baseUrl);
+  const prefix = options.baseUrl.replace(/\/+$/, "");
+  const headers = { accept: "application/json", ...options.headers };
+  return {
+    async get(path, signal, query, extraHeaders) {
+      const url = new URL(`${prefix}${path}${query ? `?${query}` : ""}`);
+      if (url.origin !== base.origin || !url.pathname.startsWith(base.pathname.replace(/\/+$/, ""))) {
+        return { kind: "failed", error: `refusing to call ${url.origin}${url.pathname}: outside ${prefix}` };
+      }
+      let response: Response;
+      try {
+        response = await fetch(url, {
+          headers: extraHeaders === undefined ? headers : { ...headers, ...extraHeaders },
+          signal,
+          redirect: "manual",
+        });
+      } catch (error) {
+        return { kind: "failed", error: `status API unreachable: ${causeOf(error)}` };
+      }
+      if (response.status === 401 || response.status === 403) {
+        await response.body?.cancel();
+        const message = `${options.provider}: the status API refused the API key (${response.status})`;
+        options.health.authRefused(options.provider, response.status, message);
+        return { kind: "failed", error: message, status: response.status };
+      }
+      options.health.authAccepted(options.provider);
+      if (response.status < 200 || response.status > 299) {
+        await response.body?.cancel();
+        // pollFailure never answers "observed".
+        return pollFailure(response.status, response.headers.get("retry-after")) as StatusFailure;
+      }
+      return readJson(response);
+    },
+  };
+}
+
+async function readJson(response: Response): Promise<StatusAnswer | StatusFailure> {
+  const declared = Number(response.headers.get("content-length") ?? "0");
+  if (declared > MAX_ANSWER_BYTES) {
+    await response.body?.cancel();
+    return { kind: "failed", error: `status API answer of ${declared} bytes is too large` };
+  }
+  try {
+    const text = await response.text();
+    if (text.length > MAX_ANSWER_BYTES) return { kind: "failed", error: "status API answer is too large" };
+    return { kind: "answer", body: JSON.parse(text) };
+  } catch (error) {
+    return { kind: "failed", error: `status API answer is not JSON: ${causeOf(error)}` };
+  }
+}
+
+function causeOf(error: unknown): string {
+  const base = toError(error);
+  const cause = base.cause instanceof Error ? `: ${base.cause.message}` : "";
+  return `${base.name === "TimeoutError" ? "timed out" : base.message}${cause}`;
+}
+
+/** Each segment URL-encoded; `/` kept between them (Gemini names are paths: `batches/abc`). */
+export function encodePath(name: string): string | null {
+  const segments = name.split("/");
+  if (segments.some((segment) => segment === "" || segment === "." || segment === "..")) return null;
+  return segments.map(encodeURIComponent).join("/");
+}

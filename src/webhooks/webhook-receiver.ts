@@ -1,0 +1,32 @@
+import type { Job, JobKey, Observation } from "../core/model.js";
+import type { ReceivedWebhookHeaders, VerifiedWebhook } from "./standard-webhooks.js";
+
+/** What a parser may consult besides the body: the ledger's record of a job (read-only). */
+export interface WebhookParseContext {
+  getJob(key: JobKey): Promise<Job | null>;
+}
+
+/**
+ * Webhook intake for one provider instance: check who sent it, then turn it into an observation.
+ *
+ * Both steps may answer synchronously or with a promise. The generic receiver answers at once, so
+ * the hot path pays no extra await; a JWT-signed delivery (Gemini) verifies asynchronously, and a
+ * thin payload (OpenAI, Gemini, Anthropic) is parsed by fetching the object from the status API.
+ */
+export interface WebhookReceiver {
+  readonly provider: string;
+  /** Throws `signature-invalid` unless the headers sign these exact bytes. */
+  verify(body: Uint8Array, headers: ReceivedWebhookHeaders): VerifiedWebhook | Promise<VerifiedWebhook>;
+  /**
+   * Throws `invalid-observation` (400) or `payload-too-large` (413) for a body it cannot use, and
+   * a retryable error when the provider could not be asked (the sender retries the webhook).
+   */
+  parse(
+    body: Uint8Array,
+    delivery: VerifiedWebhook,
+    context: WebhookParseContext,
+  ): Observation | Promise<Observation>;
+}
+
+/** The verification half of a receiver: one signature scheme with its secrets. */
+export type WebhookVerifier = WebhookReceiver["verify"];

@@ -1,0 +1,103 @@
+import { type CryptoKey, exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
+import { FakeServer, header, type SeenRequest } from "./fake-server.js";
+import { geminiEvent } from "./gemini-fixtures.js";
+import { type SignedDelivery, standardWebhook } from "./webhook-delivery.js";
+
+/**
+ * A fake Gemini API: `GET /v1beta/{name}` for operations and batches (names with `/`), `GET
+ * /v1beta/interactions/{id}`, the key in `x-goog-api-key`, Google's `{error: {code, message,
+ * status}}` errors, a JWKS at `/.well-known/jwks.json`, and webhooks both ways Gemini signs them:
+ * Standard Webhooks for project webhooks, an RS256 JWT in `Webhook-Signature` for per-request ones.
+ */
+export class GeminiFake {
+  /** By resource name: `batches/x`, `models/m/operations/y`, `interactions/z`. */
+  readonly objects = new Map<string, Record<string, unknown>>();
+  readonly server: FakeServer;
+  readonly audience = "finality-test-audience";
+  readonly issuer = "https://generativelanguage.googleapis.com";
+  private keys: { privateKey: CryptoKey; jwk: JWK } | null = null;
+
+  constructor(readonly apiKey = "AIza-test-fake") {
+    this.server = new FakeServer(
+      (request) => this.route(request),
+      (request) =>
+        request.path === "/.well-known/jwks.json" || header(request, "x-goog-api-key") === this.apiKey
+          ? null
+          : {
+              status: 403,
+              body: googleError(403, "PERMISSION_DENIED", "Method doesn't allow unregistered callers."),
+            },
+      () => googleError(404, "NOT_FOUND", "Requested entity was not found."),
+    );
+  }
+
+  async listen(): Promise<string> {
+    const { privateKey, publicKey } = await generateKeyPair("RS256", { extractable: true });
+    this.keys = {
+      privateKey,
+      jwk: { ...(await exportJWK(publicKey)), kid: "fake-key-1", alg: "RS256", use: "sig" },
+    };
+    return this.server.listen();
+  }
+
+  close(): Promise<void> {
+    return this.server.close();
+  }
+
+  set(name: string, object: Record<string, unknown>): void {
+    this.objects.set(name, object);
+  }
+
+  get jwks(): { keys: JWK[] } {
+    if (!this.keys) throw new Error("listen() first");
+    return { keys: [this.keys.jwk] };
+  }
+
+  /** A project webhook, signed with the static secret. */
+  webhook(
+    secret: string,
+    type: string,
+    data: Record<string, unknown>,
+    options: { id?: string } = {},
+  ): SignedDelivery {
+    return standardWebhook(secret, geminiEvent(type, data), options);
+  }
+
+  /** A per-request webhook: an RS256 JWT in Webhook-Signature (claims as far as Google documents them). */
+  async jwtWebhook(
+    type: string,
+    data: Record<string, unknown>,
+    options: { audience?: string; expiresIn?: string; id?: string } = {},
+  ): Promise<SignedDelivery> {
+    if (!this.keys) throw new Error("listen() first");
+    const token = await new SignJWT({ event_type: type })
+      .setProtectedHeader({ alg: "RS256", kid: "fake-key-1", typ: "JWT" })
+      .setIssuer(this.issuer)
+      .setAudience(options.audience ?? this.audience)
+      .setIssuedAt()
+      .setExpirationTime(options.expiresIn ?? "5m")
+      .sign(this.keys.privateKey);
+    return {
+      body: JSON.stringify(geminiEvent(type, data)),
+      headers: {
+        "content-type": "application/json",
+        "webhook-signature": token,
+        ...(options.id ? { "webhook-id": options.id } : {}),
+      },
+    };
+  }
+
+  private route(request: SeenRequest) {
+    if (request.method !== "GET") return null;
+    if (request.path === "/.well-known/jwks.json") return { status: 200, body: this.jwks };
+    const match = /^\/v1beta\/(.+)$/.exec(request.path);
+    if (!match) return null;
+    const name = (match[1] as string).split("/").map(decodeURIComponent).join("/");
+    const object = this.objects.get(name);
+    return object === undefined ? null : { status: 200, body: object };
+  }
+}
+
+function googleError(code: number, status: string, message: string) {
+  return { error: { code, message, status } };
+}

@@ -1,0 +1,27 @@
+import type { Job } from "../../../src/core/model.js";
+import type { PollResult } from "../../../src/engine/poller.js";
+import type { ProviderAdapter } from "../../../src/providers/provider-adapter.js";
+import { createProviderAdapter } from "../../../src/providers/provider-adapters.js";
+import { providerSchema } from "../../../src/providers/provider-config-schema.js";
+import { createProviderHealth, type ProviderHealth } from "../../../src/providers/provider-health.js";
+
+/** An adapter built from a raw configuration entry, validated by the real schema. */
+export function adapterFor(
+  name: string,
+  raw: Record<string, unknown>,
+  options: { health?: ProviderHealth; now?: () => number } = {},
+): ProviderAdapter {
+  return createProviderAdapter(name, providerSchema.parse(raw), {
+    now: options.now ?? Date.now,
+    health: options.health ?? createProviderHealth(),
+  });
+}
+
+/** One poll of `id` as the reconciler would make it. */
+export function pollOnce(adapter: ProviderAdapter, id: string, job: Partial<Job> = {}): Promise<PollResult> {
+  if (adapter.poller === null) throw new Error("this adapter cannot poll");
+  return adapter.poller(
+    { id, kind: null, metadata: null, registered: true, submittedAt: 0, ...job } as Job,
+    AbortSignal.timeout(5000),
+  );
+}
