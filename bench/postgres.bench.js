@@ -40,7 +40,9 @@ async function serve(store) {
     config,
     JSON.stringify({ store, providers: { acme: { type: "generic", webhook: { secrets: [BENCH_SECRET] } } } }),
   );
-  return startServer(process.execPath, [CLI, "serve", "--config", config, "--port", "0"], { FINALITY_LOG_LEVEL: "warn" });
+  return startServer(process.execPath, [CLI, "serve", "--config", config, "--port", "0"], {
+    FINALITY_LOG_LEVEL: "warn",
+  });
 }
 
 async function requests(count) {
@@ -54,9 +56,12 @@ async function rate(servers, connections) {
   const per = Math.max(1, Math.floor(connections / servers.length));
   const files = await Promise.all(servers.map(() => requests(40_000)));
   const results = await Promise.all(
-    servers.map((s, i) => runWrk({ url: s.url, path: "/webhooks/acme", file: files[i], seconds: SECONDS, connections: per })),
+    servers.map((s, i) =>
+      runWrk({ url: s.url, path: "/webhooks/acme", file: files[i], seconds: SECONDS, connections: per }),
+    ),
   );
-  for (const r of results) if (r.non2xx || r.wraps) throw new Error(`bad run: ${r.non2xx} non-2xx, ${r.wraps} wraps`);
+  for (const r of results)
+    if (r.non2xx || r.wraps) throw new Error(`bad run: ${r.non2xx} non-2xx, ${r.wraps} wraps`);
   return results.reduce((sum, r) => sum + r.rate, 0);
 }
 
@@ -88,6 +93,8 @@ for (const r of rows) {
   );
 }
 const one = rows.at(-1).pgRate;
-console.log(`2 replicas on PostgreSQL, 4 connections: ${fmt(replicasRate)} webhooks/s (${(replicasRate / one).toFixed(2)}x one replica)`);
+console.log(
+  `2 replicas on PostgreSQL, 4 connections: ${fmt(replicasRate)} webhooks/s (${(replicasRate / one).toFixed(2)}x one replica)`,
+);
 await admin.end();
 rmSync(dir, { recursive: true, force: true });

@@ -13,6 +13,8 @@ export const LIMITS = {
   deliveryIdLength: 256,
   metadataBytes: 64 * 1024,
   resultBytes: 512 * 1024,
+  /** Deeper JSON overflows the stack of JSON.stringify when it is stored: refused up front. */
+  jsonDepth: 64,
 } as const;
 
 // C0 and C1 control characters (including DEL): they corrupt logs, headers and terminals.
@@ -37,6 +39,10 @@ const jsonValue = (maxBytes: number, what: string) =>
     .optional()
     .superRefine((value, ctx) => {
       if (value === undefined) return;
+      if (exceedsDepth(value, LIMITS.jsonDepth)) {
+        ctx.addIssue({ code: "custom", message: `${what} is nested deeper than ${LIMITS.jsonDepth} levels` });
+        return;
+      }
       const size = jsonSize(value);
       if (size === null) ctx.addIssue({ code: "custom", message: `${what} must be JSON-serialisable` });
       else if (size > maxBytes)
@@ -119,4 +125,18 @@ export function jsonSize(value: unknown): number | null {
   } catch {
     return null;
   }
+}
+
+/** Whether a parsed JSON value nests arrays/objects deeper than `max`. Iterative: no stack to overflow. */
+export function exceedsDepth(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (typeof node !== "object" || node === null) continue;
+    if (depth >= max) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof child === "object" && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
 }

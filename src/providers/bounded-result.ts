@@ -1,4 +1,4 @@
-import { jsonSize, LIMITS } from "../core/validation.js";
+import { exceedsDepth, jsonSize, LIMITS } from "../core/validation.js";
 
 /**
  * A provider object trimmed to what the ledger may store. Adapters ingest without the API's
@@ -10,7 +10,7 @@ export function boundedResult<T>(
   full: T,
   summary: () => Record<string, unknown>,
 ): T | Record<string, unknown> {
-  const size = jsonSize(full);
+  const size = exceedsDepth(full, LIMITS.jsonDepth) ? null : jsonSize(full);
   if (size !== null && size <= LIMITS.resultBytes) return full;
   return { ...summary(), truncated: true };
 }

@@ -1,6 +1,6 @@
 import { FinalityError } from "../core/errors.js";
 import type { Observation } from "../core/model.js";
-import { jsonSize, LIMITS } from "../core/validation.js";
+import { exceedsDepth, jsonSize, LIMITS } from "../core/validation.js";
 
 /**
  * The `generic` provider's webhook body:
@@ -28,8 +28,14 @@ export function parseGenericWebhook(body: Uint8Array, provider: string, delivery
     observation.updateTime = rfc3339(fields.updateTime);
   if (fields.kind !== undefined && fields.kind !== null)
     observation.kind = text(fields.kind, "kind", LIMITS.kindLength);
-  if (fields.result !== undefined) observation.result = fields.result;
-  if (fields.error !== undefined) observation.error = fields.error;
+  for (const field of ["result", "error"] as const) {
+    const value = fields[field];
+    if (value === undefined) continue;
+    // Only a value with nested containers can be too deep; a flat one skips the walk.
+    if (typeof value === "object" && value !== null && exceedsDepth(value, LIMITS.jsonDepth))
+      throw invalid(field, `is nested deeper than ${LIMITS.jsonDepth} levels`);
+    observation[field] = value;
+  }
   // Only a body that could hold an oversized value pays for measuring it.
   if (body.byteLength > LIMITS.resultBytes) {
     for (const field of ["result", "error"] as const) {

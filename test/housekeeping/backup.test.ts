@@ -1,8 +1,8 @@
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
+import { tempDir } from "../helpers/temp-dir.js";
 import { runCli } from "../http/helpers/service.js";
 import { sendWebhook } from "../http/helpers/webhooks.js";
-import { tempDir } from "../helpers/temp-dir.js";
 import { SECRET, serveWith } from "../service/service-helpers.js";
 
 describe("backup during a steady webhook load", () => {
@@ -11,7 +11,9 @@ describe("backup during a steady webhook load", () => {
 
   it("restores to a database that passes integrity_check and holds every event acknowledged before the backup began", async () => {
     const db = dir.file("live.db");
-    const service = await serveWith(dir, db, { providers: { acme: { type: "generic", webhook: { secrets: [SECRET] } } } });
+    const service = await serveWith(dir, db, {
+      providers: { acme: { type: "generic", webhook: { secrets: [SECRET] } } },
+    });
     const acked: { id: string; at: number }[] = [];
     let stop = false;
     let sent = 0;
@@ -20,7 +22,12 @@ describe("backup during a steady webhook load", () => {
         while (!stop) {
           const n = sent++;
           const id = `msg_${lane}_${n}`;
-          const answer = await sendWebhook(service.url, "acme", { jobId: `job-${n % 500}`, state: "running", seq: n }, { id });
+          const answer = await sendWebhook(
+            service.url,
+            "acme",
+            { jobId: `job-${n % 500}`, state: "running", seq: n },
+            { id },
+          );
           if (answer.status === 200) acked.push({ id, at: Date.now() });
         }
       }),
@@ -44,11 +51,15 @@ describe("backup during a steady webhook load", () => {
     expect(JSON.parse(restore.stdout)).toMatchObject({ integrity: "ok", pendingMigrations: 0 });
     const check = new Database(restored, { readonly: true });
     expect(check.pragma("integrity_check", { simple: true })).toBe("ok");
-    const ids = new Set(check.prepare("SELECT delivery_id FROM events WHERE delivery_id IS NOT NULL").pluck().all());
+    const ids = new Set(
+      check.prepare("SELECT delivery_id FROM events WHERE delivery_id IS NOT NULL").pluck().all(),
+    );
     check.close();
     const missing = ackedBefore.filter((id) => !ids.has(id));
     expect(missing).toEqual([]);
-    console.log(`backup: ${ackedBefore.length} acknowledged before it began, all present; ${ids.size} in the copy`);
+    console.log(
+      `backup: ${ackedBefore.length} acknowledged before it began, all present; ${ids.size} in the copy`,
+    );
 
     const refused = await runCli(["restore", backup, "--db", restored]);
     expect(refused.code).toBe(1);

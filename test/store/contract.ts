@@ -2,6 +2,7 @@ import { describe } from "vitest";
 import { describeClaims } from "./contract/claims.js";
 import { type OpenStore, useStoreFixture } from "./contract/harness.js";
 import { describeJobWrites } from "./contract/job-writes.js";
+import { describeOverviewReads } from "./contract/overview-reads.js";
 import { describeQueries } from "./contract/queries.js";
 import { describeTransactions } from "./contract/transactions.js";
 
@@ -19,5 +20,6 @@ export function runStoreContract(name: string, open: OpenStore): void {
     describeJobWrites(scope);
     describeQueries(scope);
     describeClaims(scope);
+    describeOverviewReads(scope);
   });
 }

@@ -1,0 +1,82 @@
+import { type Command, CommanderError, InvalidArgumentError } from "commander";
+import type { FinalityConfig } from "../config/config-schema.js";
+import { loadConfig } from "../config/load-config.js";
+import type { Finality } from "../engine/finality.js";
+import { finalityFromConfig } from "./finality-from-config.js";
+
+/**
+ * What every command shares: the same configuration as `serve` (`--config`, FINALITY_CONFIG
+ * and the other FINALITY_* variables, `--db`), and `--json` on the read commands.
+ *
+ * Read commands open the configured store directly rather than calling a running server: they
+ * work when no server runs (cron, a stopped service, an incident), need no API token, and see
+ * exactly what the ledger holds. SQLite allows this beside a running `serve` (WAL: readers never
+ * block the writer; a write waits on the file's lock), and so does PostgreSQL. Opening the store
+ * applies pending migrations, as `serve` does.
+ */
+export interface StoreOptions {
+  config?: string | undefined;
+  db?: string | undefined;
+}
+
+export interface JsonOption {
+  json?: boolean | undefined;
+}
+
+export function withStoreOptions(command: Command): Command {
+  return command
+    .option("-c, --config <file>", "JSON configuration file (default: $FINALITY_CONFIG, else none)")
+    .option("--db <path>", "SQLite database file (overrides the configuration's store)");
+}
+
+export function withJsonOption(command: Command): Command {
+  return command.option("--json", "print JSON (the shapes of the HTTP API) instead of text");
+}
+
+/** The configuration `serve` would use with these flags and this environment. */
+export function configOf(options: StoreOptions): FinalityConfig {
+  return loadConfig({ file: options.config, env: process.env, flags: { db: options.db } });
+}
+
+/** Opens the ledger the configuration describes, runs `work`, and always closes it. */
+export async function withLedger<T>(
+  options: StoreOptions,
+  work: (finality: Finality, config: FinalityConfig) => Promise<T>,
+): Promise<T> {
+  const config = configOf(options);
+  const finality = await finalityFromConfig(config);
+  try {
+    return await work(finality, config);
+  } finally {
+    await finality.close();
+  }
+}
+
+/** The help text's examples block. */
+export function examples(...lines: string[]): string {
+  return `\nExamples:\n${lines.map((line) => (line.startsWith("#") ? `  ${line}` : `  $ ${line}`)).join("\n")}\n`;
+}
+
+/** A whole number within bounds, for options such as `--limit`. */
+export function integerIn(min: number, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || n < min || n > max)
+      throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}`);
+    return n;
+  };
+}
+
+/** A JSON value given on the command line. */
+export function jsonArgument(value: string): unknown {
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw new InvalidArgumentError('expected JSON, e.g. \'{"customer": "c_42"}\'');
+  }
+}
+
+/** A command used wrongly: main prints the message and exits 2, as for a bad option. */
+export function usageError(message: string): CommanderError {
+  return new CommanderError(2, "finality.usage", message);
+}

@@ -1,0 +1,135 @@
+import type { Command } from "commander";
+import type { Logger } from "../http/request-log.js";
+import type { SweepCounts } from "../runs/lease-sweep.js";
+import { createRunService, type RunService } from "../runs/run-service.js";
+import { sweepUntilDone } from "../runs/sweep-once.js";
+import { reconcilerFromConfig } from "./background-loop.js";
+import {
+  examples,
+  type JsonOption,
+  type StoreOptions,
+  usageError,
+  withJsonOption,
+  withLedger,
+  withStoreOptions,
+} from "./cli-common.js";
+import { printJson, progressBar, styleFor } from "./cli-output.js";
+
+type OnceOptions = StoreOptions & JsonOption & { once?: boolean };
+
+/** Most due jobs the progress bar counts before it starts (a count on the due index). */
+const DUE_COUNT_CAP = 1_000_000;
+
+/** `finality reconcile --once` and `finality sweep --once`: one pass of a serve loop, for cron. */
+export function addReconcileCommands(program: Command): void {
+  withJsonOption(withStoreOptions(program.command("reconcile")))
+    .description("poll the providers for every open job that is due, once, then exit")
+    .option("--once", "one pass over what is due now (required: `finality serve` runs the loop)")
+    .addHelpText(
+      "after",
+      `${examples("finality reconcile --once", "finality reconcile --once --config finality.config.json --json")}
+Safe beside a running \`finality serve\`: each due job is claimed before it is polled, so no job is
+polled twice at once.\n`,
+    )
+    .action(async (options: OnceOptions) => {
+      requireOnce(options, "reconcile");
+      const result = await withLedger(options, async (finality, config) => {
+        const started = Date.now();
+        const tally = createPollTally();
+        const reconciler = reconcilerFromConfig(finality, config, tally.logger);
+        const due = await finality.store.countJobs({ of: "due", now: finality.clock.now() }, DUE_COUNT_CAP);
+        const bar = options.json ? null : progressBar("polling", due.count);
+        const polled = await reconciler.runOnce((done) => bar?.update(done));
+        bar?.finish();
+        return { polled, results: tally.results(polled), durationMs: Date.now() - started };
+      });
+      if (options.json) return printJson(result);
+      const style = styleFor();
+      const problems = Object.entries(result.results).filter(([kind, n]) => kind !== "observed" && n > 0);
+      const detail = problems.map(([kind, n]) => style.yellow(`${kind} ${n}`)).join(", ");
+      process.stdout.write(
+        `reconcile: polled ${result.polled} job${result.polled === 1 ? "" : "s"} in ${result.durationMs} ms${detail ? ` (${detail})` : ""}\n`,
+      );
+    });
+
+  withJsonOption(withStoreOptions(program.command("sweep")))
+    .description("expire the leases of runs whose workers stopped heartbeating, once, then exit")
+    .option("--once", "one pass over the leases due now (required: `finality serve` runs the loop)")
+    .addHelpText(
+      "after",
+      `${examples("finality sweep --once", "finality sweep --once --json")}
+Safe beside a running \`finality serve\` or another sweep: each expiry is one transaction that
+decides again on what it reads.\n`,
+    )
+    .action(async (options: OnceOptions) => {
+      requireOnce(options, "sweep");
+      const result = await withLedger(options, async (finality, config) => {
+        const runs = createRunService({
+          finality,
+          defaultLeaseSeconds: config.workers.leaseSeconds,
+          defaultMaxAttempts: config.workers.maxAttempts,
+          retry: {
+            baseDelayMs: config.workers.retryBaseSeconds * 1000,
+            maxDelayMs: config.workers.retryMaxSeconds * 1000,
+          },
+        });
+        try {
+          const counts: Partial<SweepCounts> = {};
+          const summary = await sweepUntilDone(countingSweeps(runs, counts));
+          return { counts, summary };
+        } finally {
+          runs.close();
+        }
+      });
+      if (options.json) return printJson(result.counts);
+      process.stdout.write(`${result.summary}\n`);
+    });
+}
+
+function requireOnce(options: OnceOptions, command: string): void {
+  if (options.once) return;
+  throw usageError(`${command} needs --once (the continuous loop runs inside \`finality serve\`)`);
+}
+
+/** The run service, adding up what each sweep batch did. */
+function countingSweeps(runs: RunService, counts: Partial<SweepCounts>): RunService {
+  return {
+    ...runs,
+    async sweepOnce(limit) {
+      const batch = await runs.sweepOnce(limit);
+      for (const [outcome, n] of Object.entries(batch) as [keyof SweepCounts, number][])
+        if (n > 0) counts[outcome] = (counts[outcome] ?? 0) + n;
+      return batch;
+    },
+  };
+}
+
+/**
+ * The reconciler reports every poll that did not observe a state as a "reconcile poll" warning
+ * (see background-loop.ts); counting those gives the outcome of each poll. Other warnings and
+ * errors go to stderr.
+ */
+function createPollTally() {
+  const seen: Record<string, number> = {};
+  const logger: Logger = {
+    info() {},
+    warn(fields, message) {
+      const result = (fields as { result?: unknown }).result;
+      if (message === "reconcile poll" && typeof result === "string") {
+        seen[result] = (seen[result] ?? 0) + 1;
+        return;
+      }
+      process.stderr.write(`warning: ${message ?? ""} ${JSON.stringify(fields)}\n`);
+    },
+    error(fields, message) {
+      process.stderr.write(`error: ${message ?? ""} ${JSON.stringify(fields)}\n`);
+    },
+  };
+  return {
+    logger,
+    results(polled: number): Record<string, number> {
+      const other = Object.values(seen).reduce((a, b) => a + b, 0);
+      return { observed: Math.max(0, polled - other), ...seen };
+    },
+  };
+}

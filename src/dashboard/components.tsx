@@ -1,0 +1,176 @@
+import type { Child } from "hono/jsx";
+import type { IgnoreReason, Job } from "../core/model.js";
+import type { BoundedCount } from "../store/overview-reads.js";
+import { formatCount, formatRelative, jobHref } from "./format.js";
+
+/** What each reason an observation was not applied means, in words an operator reads. */
+export const REASONS: Record<IgnoreReason, { label: string; meaning: string }> = {
+  "duplicate-delivery": { label: "duplicate delivery", meaning: "this webhook-id was received before" },
+  duplicate: { label: "duplicate", meaning: "the job is already in this terminal state" },
+  stale: { label: "stale", meaning: "same rank, and not newer than what was applied (seq / updateTime)" },
+  "lower-rank": { label: "lower rank", meaning: "would move the job backwards" },
+  "conflicting-terminal": {
+    label: "conflicting terminal",
+    meaning: "a different terminal state after the job settled; flagged",
+  },
+  "unknown-state": { label: "unknown state", meaning: "no canonical state has this name" },
+  unregistered: { label: "unregistered", meaning: "the provider only accepts registered jobs" },
+  "already-registered": { label: "already registered", meaning: "registration never changes a state" },
+  "not-found": { label: "provider 404", meaning: "the provider does not know this job" },
+};
+
+export function Badge(props: { kind: string; children: Child; title?: string }) {
+  return (
+    <span class={`badge ${props.kind}`} title={props.title}>
+      {props.children}
+    </span>
+  );
+}
+
+export function StateBadge(props: { state: string }) {
+  return <Badge kind={props.state}>{props.state}</Badge>;
+}
+
+export function SourceBadge(props: { source: string }) {
+  return <Badge kind={`src-${props.source}`}>{props.source}</Badge>;
+}
+
+/** "applied", or the reason it was not, with its meaning on hover and in small print. */
+export function Outcome(props: { applied: boolean; reason: string | null; explain?: boolean }) {
+  if (props.applied) return <Badge kind="applied">applied</Badge>;
+  const reason = props.reason ?? "ignored";
+  const known = Object.hasOwn(REASONS, reason) ? REASONS[reason as IgnoreReason] : null;
+  return (
+    <span data-reason={reason}>
+      <Badge kind={reason} title={known?.meaning}>
+        {known?.label ?? reason}
+      </Badge>
+      {props.explain && known && <div class="small muted">{known.meaning}</div>}
+    </span>
+  );
+}
+
+export function CountCard(props: {
+  label: string;
+  count: BoundedCount;
+  href?: string;
+  alert?: boolean;
+  name: string;
+}) {
+  const alert = props.alert === true && props.count.count > 0;
+  return (
+    <div class={alert ? "card alert" : "card"} data-count={props.name} data-value={props.count.count}>
+      <div class="label">{props.label}</div>
+      {props.href ? (
+        <a class="value" href={props.href}>
+          {formatCount(props.count)}
+        </a>
+      ) : (
+        <div class="value">{formatCount(props.count)}</div>
+      )}
+    </div>
+  );
+}
+
+export function JobLink(props: { provider: string; id: string }) {
+  return (
+    <a href={jobHref(props.provider, props.id)} class="mono">
+      {props.id}
+    </a>
+  );
+}
+
+export function Flags(props: { job: Job }) {
+  const { job } = props;
+  return (
+    <>
+      {job.stuck && <Badge kind="stuck">stuck</Badge>} {job.conflict && <Badge kind="flag">conflict</Badge>}{" "}
+      {job.anomaly && <Badge kind="flag">{job.anomaly}</Badge>}
+    </>
+  );
+}
+
+/** A table of jobs: provider, id, kind, state, ages, settled by, flags; `compact` for a half-width panel. */
+export function JobTable(props: { jobs: readonly Job[]; now: number; empty: string; compact?: boolean }) {
+  if (props.jobs.length === 0) return <p class="muted">{props.empty}</p>;
+  if (props.compact) return <CompactJobTable jobs={props.jobs} now={props.now} />;
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>provider</th>
+          <th>id</th>
+          <th>kind</th>
+          <th>state</th>
+          <th>submitted</th>
+          <th>updated</th>
+          <th>settled by</th>
+          <th>flags</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.jobs.map((job) => (
+          <tr data-job={`${job.provider}/${job.id}`} data-state={job.state}>
+            <td>{job.provider}</td>
+            <td>
+              <JobLink provider={job.provider} id={job.id} />
+            </td>
+            <td>{job.kind ?? <span class="muted">—</span>}</td>
+            <td>
+              <StateBadge state={job.state} />
+            </td>
+            <td title={new Date(job.submittedAt).toISOString()}>
+              {formatRelative(job.submittedAt, props.now)}
+            </td>
+            <td title={new Date(job.updatedAt).toISOString()}>{formatRelative(job.updatedAt, props.now)}</td>
+            <td>{job.settledBy ? <SourceBadge source={job.settledBy} /> : <span class="muted">—</span>}</td>
+            <td>
+              <Flags job={job} />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function Flash(props: { message: string | null; error?: boolean }) {
+  if (props.message === null) return null;
+  return (
+    <div class={props.error ? "flash error" : "flash"} role="status" id="flash">
+      {props.message}
+    </div>
+  );
+}
+
+function CompactJobTable(props: { jobs: readonly Job[]; now: number }) {
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>job</th>
+          <th>state</th>
+          <th>submitted</th>
+          <th>flags</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.jobs.map((job) => (
+          <tr data-job={`${job.provider}/${job.id}`} data-state={job.state}>
+            <td>
+              <span class="muted">{job.provider}/</span>
+              <JobLink provider={job.provider} id={job.id} />
+            </td>
+            <td>
+              <StateBadge state={job.state} />
+            </td>
+            <td>{formatRelative(job.submittedAt, props.now)}</td>
+            <td>
+              <Flags job={job} />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

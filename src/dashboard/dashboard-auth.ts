@@ -1,0 +1,78 @@
+import { createHmac } from "node:crypto";
+import type { Context } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { constantTimeEqual } from "../http/constant-time-equal.js";
+
+export const SESSION_COOKIE = "finality_session";
+const SESSION_HOURS = 12;
+
+/**
+ * The dashboard's sign-in, with the same secret as the API: when `server.apiToken` is set, a
+ * page needs either `Authorization: Bearer <token>` or the session cookie that the login form
+ * sets after checking the token. The cookie holds an HMAC of the token, not the token: it is
+ * worthless elsewhere, and changing the token signs every browser out. HttpOnly (no script
+ * reads it) and SameSite=Strict (no other site's form or link carries it to a POST).
+ */
+export interface DashboardAuth {
+  /** False when the service has no API token (it then listens on loopback only). */
+  readonly required: boolean;
+  signedIn(c: Context): boolean;
+  /** True when `given` is the API token (constant time). */
+  accepts(given: string): boolean;
+  startSession(c: Context): void;
+  endSession(c: Context): void;
+}
+
+export function createDashboardAuth(apiToken: string | undefined): DashboardAuth {
+  if (apiToken === undefined) {
+    return { required: false, signedIn: () => true, accepts: () => true, startSession() {}, endSession() {} };
+  }
+  const session = createHmac("sha256", apiToken).update("finality dashboard session v1").digest("base64url");
+  const secure = (c: Context) =>
+    new URL(c.req.url).protocol === "https:" || c.req.header("x-forwarded-proto") === "https";
+  return {
+    required: true,
+    signedIn(c) {
+      const header = c.req.header("authorization") ?? "";
+      if (header.startsWith("Bearer ")) return constantTimeEqual(header.slice(7), apiToken);
+      return constantTimeEqual(getCookie(c, SESSION_COOKIE) ?? "", session);
+    },
+    accepts: (given) => constantTimeEqual(given, apiToken),
+    startSession(c) {
+      setCookie(c, SESSION_COOKIE, session, {
+        httpOnly: true,
+        sameSite: "Strict",
+        path: "/",
+        secure: secure(c),
+        maxAge: SESSION_HOURS * 3600,
+      });
+    },
+    endSession(c) {
+      deleteCookie(c, SESSION_COOKIE, { path: "/", secure: secure(c) });
+    },
+  };
+}
+
+/**
+ * A state-changing form must come from this dashboard: a browser names the page's origin in
+ * `Origin`, and it must be this host. (Non-browser clients send none, and carry the bearer
+ * token instead of a cookie.)
+ */
+export function fromSameOrigin(c: Context): boolean {
+  const origin = c.req.header("origin");
+  if (origin === undefined) return c.req.header("sec-fetch-site") !== "cross-site";
+  // Behind a proxy that rewrites Host, the browser's host is in X-Forwarded-Host.
+  const hosts = [c.req.header("host") ?? new URL(c.req.url).host, c.req.header("x-forwarded-host")];
+  try {
+    return hosts.includes(new URL(origin).host);
+  } catch {
+    return false;
+  }
+}
+
+/** A local path to go back to after a form: never another site ("//evil", "/\\evil", "https:"). */
+export function localPath(value: string | null | undefined, fallback = "/"): string {
+  if (!value?.startsWith("/") || value.startsWith("//") || value.startsWith("/\\")) return fallback;
+  if (value.startsWith("/login") || value.length > 2000) return fallback;
+  return value;
+}

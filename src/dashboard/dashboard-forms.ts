@@ -1,0 +1,86 @@
+import type { Context, Hono } from "hono";
+import { FinalityError, isFinalityError } from "../core/errors.js";
+import { retryEffect } from "../engine/effect-admin.js";
+import type { Finality } from "../engine/finality.js";
+import type { AppEnv } from "../http/app-env.js";
+import { readBody } from "../http/read-body.js";
+import { type DashboardAuth, fromSameOrigin, localPath } from "./dashboard-auth.js";
+import { renderLogin } from "./layout.js";
+
+/** Forms are a token or an id and a path: anything larger is not one of ours. */
+const FORM_LIMIT_BYTES = 16 * 1024;
+
+/** The dashboard's form posts: sign in, sign out, retry an effect. Each answers with a redirect. */
+export function addDashboardForms(
+  app: Hono<AppEnv>,
+  options: { finality: Finality; auth: DashboardAuth },
+): void {
+  const { finality, auth } = options;
+
+  app.get("/login", (c) => {
+    c.set("route", "/login");
+    const next = localPath(c.req.query("next"));
+    if (!auth.required || auth.signedIn(c)) return c.redirect(next, 303);
+    return renderLogin(c, { next, error: null, status: 200 });
+  });
+
+  app.post("/login", async (c) => {
+    c.set("route", "/login");
+    const form = await readForm(c);
+    const next = localPath(form.get("next"));
+    if (!auth.required) return c.redirect(next, 303);
+    const token = form.get("token") ?? "";
+    if (token === "" || !auth.accepts(token)) {
+      c.var.log.outcome = "login-refused";
+      const error =
+        token === ""
+          ? "Enter the API token."
+          : "That token is not correct. Use the service's API token (server.apiToken or FINALITY_API_TOKEN).";
+      return renderLogin(c, { next, error, status: 401 });
+    }
+    auth.startSession(c);
+    return c.redirect(next, 303);
+  });
+
+  app.post("/logout", async (c) => {
+    c.set("route", "/logout");
+    if (!fromSameOrigin(c))
+      throw new FinalityError("unauthorized", "this form must be sent from the dashboard");
+    auth.endSession(c);
+    return c.redirect(auth.required ? "/login" : "/", 303);
+  });
+
+  app.post("/effects/:id/retry", async (c) => {
+    c.set("route", "/effects/:id/retry");
+    if (!auth.signedIn(c)) throw new FinalityError("unauthorized", "sign in to the dashboard first");
+    if (!fromSameOrigin(c))
+      throw new FinalityError("unauthorized", "this form must be sent from the dashboard");
+    const form = await readForm(c);
+    const back = localPath(form.get("back"));
+    const id = c.req.param("id");
+    try {
+      await retryEffect(finality, id);
+      // Wakes this process's dispatcher now rather than at its next poll.
+      finality.announceEffects();
+      return c.redirect(withFlash(back, "retried", id), 303);
+    } catch (error) {
+      if (isFinalityError(error, "not-found") || isFinalityError(error, "conflict"))
+        return c.redirect(withFlash(back, "retry-error", error.code), 303);
+      throw error;
+    }
+  });
+}
+
+async function readForm(c: Context): Promise<URLSearchParams> {
+  const bytes = await readBody(c.req.raw, FORM_LIMIT_BYTES);
+  return new URLSearchParams(new TextDecoder().decode(bytes));
+}
+
+/** `back` with one flash parameter, replacing any earlier flash. */
+function withFlash(back: string, name: "retried" | "retry-error", value: string): string {
+  const url = new URL(back, "http://dashboard.invalid");
+  url.searchParams.delete("retried");
+  url.searchParams.delete("retry-error");
+  url.searchParams.set(name, value);
+  return url.pathname + url.search;
+}

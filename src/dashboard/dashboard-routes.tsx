@@ -1,0 +1,185 @@
+import type { Context, Hono } from "hono";
+import type { FinalityConfig } from "../config/config-schema.js";
+import type { Finality } from "../engine/finality.js";
+import type { AppEnv } from "../http/app-env.js";
+import { RUNS_PROVIDER } from "../runs/run-model.js";
+import { Flash } from "./components.js";
+import { createDashboardAuth, type DashboardAuth } from "./dashboard-auth.js";
+import { addDashboardForms } from "./dashboard-forms.js";
+import { EffectsPage, loadEffects, parseEffectStatus, retryFlash } from "./effects-page.js";
+import { JobPage, loadJobStory } from "./job-page.js";
+import { JobsFilters, JobsList, loadJobs, parseJobsFilter } from "./jobs-page.js";
+import { type PageOptions, renderPage } from "./layout.js";
+import { FRAGMENT_HEADER } from "./live-refresh.js";
+import { loadOverview } from "./overview-data.js";
+import { OverviewPage } from "./overview-page.js";
+import { loadRuns, parseRunStatus, RunsFilters, RunsPage } from "./runs-page.js";
+
+export interface DashboardOptions {
+  finality: Finality;
+  config: FinalityConfig;
+  /** True when the service runs the runs API (runs then appear as jobs of provider `runs`). */
+  runs: boolean;
+}
+
+/** Paths the dashboard owns; none starts with /v1, /webhooks, /healthz, /readyz or /metrics. */
+export const DASHBOARD_PATHS = [
+  "/",
+  "/jobs",
+  "/jobs/*",
+  "/effects",
+  "/effects/*",
+  "/runs",
+  "/login",
+  "/logout",
+];
+
+const DEFAULT_REFRESH_MS = 5000;
+
+/**
+ * The dashboard: server-rendered pages over the same ledger as the API, behind the same token.
+ * Reads only through bounded, indexed store queries (see store/overview-reads.ts), so every view
+ * costs the same with a thousand jobs or a million. Its paths (/, /jobs, /effects, /runs, /login,
+ * /logout) stay clear of /v1, /webhooks, /healthz, /readyz and /metrics.
+ */
+export function addDashboardRoutes(app: Hono<AppEnv>, options: DashboardOptions): void {
+  const { finality, config } = options;
+  const store = finality.store;
+  const auth = createDashboardAuth(config.server.apiToken);
+  const providers = [...Object.keys(config.providers), ...(options.runs ? [RUNS_PROVIDER] : [])];
+  const now = () => finality.clock.now();
+
+  /** A GET page behind the sign-in: a browser without a session goes to the login form. */
+  const page = (path: string, handler: (c: Context<AppEnv>) => Promise<Response>) =>
+    app.get(path, async (c) => {
+      c.set("route", path);
+      if (!auth.signedIn(c)) return refuse(c, auth);
+      return handler(c);
+    });
+  const shell = (c: Context<AppEnv>): Pick<PageOptions, "signOut" | "refreshMs"> => ({
+    signOut: auth.required,
+    refreshMs: refreshMsOf(c.req.query("refresh")),
+  });
+
+  page("/", async (c) => {
+    const flash = retryFlash(c.req.query());
+    return renderPage(c, {
+      ...shell(c),
+      title: "Overview",
+      section: "overview",
+      header: <Flash message={flash?.message ?? null} error={flash?.error} />,
+      live: <OverviewPage data={await loadOverview(store, now())} />,
+    });
+  });
+
+  page("/jobs", async (c) => {
+    const { filter, problems } = parseJobsFilter(c.req.query());
+    const jobs = await loadJobs(store, filter, providers);
+    return renderPage(c, {
+      ...shell(c),
+      title: "Jobs",
+      section: "jobs",
+      header: <JobsFilters filter={filter} providers={providers} problems={problems} />,
+      live: <JobsList filter={filter} page={jobs} now={now()} />,
+    });
+  });
+
+  page("/jobs/:provider/:rest{.+}", async (c) => {
+    c.set("route", "/jobs/:provider/:id");
+    const key = jobKeyOf(c);
+    const after = Number(c.req.query("after") ?? 0);
+    const story =
+      key && (await loadJobStory(store, key, Number.isSafeInteger(after) && after > 0 ? after : 0));
+    if (!key || !story) {
+      const what = key ? `${key.provider} / ${key.id}` : "this address";
+      return renderPage(c, {
+        ...shell(c),
+        refreshMs: null,
+        title: "Job not found",
+        section: "jobs",
+        status: 404,
+        live: (
+          <>
+            <h1>No job {what}</h1>
+            <p>
+              <a href="/jobs">Search the jobs</a>
+            </p>
+          </>
+        ),
+      });
+    }
+    const flash = retryFlash(c.req.query());
+    c.var.log.provider = key.provider;
+    c.var.log.jobId = key.id;
+    return renderPage(c, {
+      ...shell(c),
+      title: `${key.provider}/${key.id}`,
+      section: "jobs",
+      header: <Flash message={flash?.message ?? null} error={flash?.error} />,
+      live: <JobPage story={story} now={now()} after={after} />,
+    });
+  });
+
+  page("/effects", async (c) => {
+    const status = parseEffectStatus(c.req.query("status"));
+    const view = await loadEffects(store, status, status === null ? undefined : c.req.query("cursor"));
+    const flash = retryFlash(c.req.query());
+    const url = new URL(c.req.url);
+    return renderPage(c, {
+      ...shell(c),
+      title: "Effects",
+      section: "effects",
+      header: <Flash message={flash?.message ?? null} error={flash?.error} />,
+      live: <EffectsPage view={view} now={now()} back={url.pathname + url.search} />,
+    });
+  });
+
+  page("/runs", async (c) => {
+    const query = {
+      status: parseRunStatus(c.req.query("status")),
+      kind: c.req.query("kind")?.trim() || undefined,
+      cursor: c.req.query("cursor") || undefined,
+    };
+    return renderPage(c, {
+      ...shell(c),
+      title: "Runs",
+      section: "runs",
+      header: <RunsFilters status={query.status} kind={query.kind} />,
+      live: <RunsPage view={await loadRuns(store, query, now())} now={now()} />,
+    });
+  });
+
+  addDashboardForms(app, { finality, auth });
+}
+
+/** No session: the page asks for the login form; the refresh script gets a 401 and reloads. */
+function refuse(c: Context<AppEnv>, auth: DashboardAuth): Response {
+  if (!auth.required) throw new Error("unreachable: signed out without a login");
+  if (c.req.header(FRAGMENT_HEADER) === "1") return c.text("sign in again", 401);
+  const url = new URL(c.req.url);
+  return c.redirect(`/login?next=${encodeURIComponent(url.pathname + url.search)}`, 303);
+}
+
+/**
+ * The job's key from the raw path: the router decodes `%2F` to `/`, and an id may hold `/`, so
+ * the path is split before decoding (as the API does).
+ */
+function jobKeyOf(c: Context): { provider: string; id: string } | null {
+  const rest = new URL(c.req.url).pathname.slice("/jobs/".length);
+  const slash = rest.indexOf("/");
+  try {
+    const provider = decodeURIComponent(rest.slice(0, slash));
+    const id = decodeURIComponent(rest.slice(slash + 1));
+    return provider && id ? { provider, id } : null;
+  } catch {
+    return null;
+  }
+}
+
+/** `?refresh=` seconds between refreshes (0: off); 5 s by default. */
+function refreshMsOf(value: string | undefined): number | null {
+  if (value === undefined) return DEFAULT_REFRESH_MS;
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds < 0) return DEFAULT_REFRESH_MS;
+  return seconds === 0 ? null : Math.min(Math.max(seconds, 1), 300) * 1000;
+}

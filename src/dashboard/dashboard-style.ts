@@ -1,0 +1,56 @@
+/** The dashboard's whole stylesheet, inlined in each page: no asset route, no build step. */
+export const DASHBOARD_CSS = `
+:root { --fg: #1d2330; --muted: #5f6b7a; --line: #dde2ea; --bg: #f5f7fa; --card: #fff; --accent: #2f5fd0;
+  --ok: #1f8a4c; --warn: #b7791f; --bad: #c53030; --info: #2b6cb0; font-size: 14px; }
+* { box-sizing: border-box; }
+body { margin: 0; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
+a { color: var(--accent); text-decoration: none; } a:hover { text-decoration: underline; }
+header.top { display: flex; align-items: center; gap: 24px; padding: 10px 24px; background: #1d2330; color: #fff; }
+header.top .brand { font-weight: 700; letter-spacing: .02em; color: #fff; }
+header.top nav a { color: #c9d3e3; margin-right: 16px; padding: 4px 0; }
+header.top nav a.active { color: #fff; border-bottom: 2px solid #7aa2ff; }
+header.top .right { margin-left: auto; display: flex; align-items: center; gap: 12px; color: #c9d3e3; font-size: 12px; }
+header.top .right button { background: none; border: 1px solid #56607a; color: #c9d3e3; border-radius: 4px; padding: 2px 8px; cursor: pointer; }
+main { padding: 20px 24px 40px; max-width: 1400px; }
+h1 { font-size: 20px; margin: 0 0 16px; } h1 .mono { font-size: 18px; } h2 { font-size: 15px; margin: 24px 0 8px; color: var(--muted); text-transform: uppercase; letter-spacing: .04em; }
+.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(150px, 1fr)); gap: 12px; }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px; }
+.card .label { color: var(--muted); font-size: 12px; } .card .value { font-size: 24px; font-weight: 600; margin-top: 4px; }
+.card.alert .value { color: var(--bad); } .card a.value { display: block; color: inherit; }
+.grid2 { display: grid; grid-template-columns: repeat(auto-fit, minmax(520px, 1fr)); gap: 16px; }
+.panel { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 12px 16px; margin-top: 12px; overflow-x: auto; }
+table { border-collapse: collapse; width: 100%; background: var(--card); }
+th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; font-size: 13px; }
+th { color: var(--muted); font-weight: 600; font-size: 12px; white-space: nowrap; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }
+pre { background: #f0f3f8; padding: 8px; border-radius: 6px; overflow-x: auto; max-height: 260px; margin: 0; }
+.badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; background: #e8ecf2; color: #3b4454; white-space: nowrap; }
+.badge.pending { background: #eef1f6; color: #4a5568; } .badge.running { background: #e3ecff; color: #2446a8; }
+.badge.succeeded, .badge.delivered, .badge.applied { background: #e0f4e8; color: var(--ok); }
+.badge.failed, .badge.lost, .badge.dead, .badge.conflicting-terminal { background: #fde5e5; color: var(--bad); }
+.badge.cancelled, .badge.expired, .badge.released { background: #f2e9dc; color: #8a5a12; }
+.badge.duplicate, .badge.duplicate-delivery { background: #e6eef8; color: var(--info); }
+.badge.stale, .badge.lower-rank, .badge.delivering, .badge.queued, .badge.dispatching { background: #fdf3dc; color: var(--warn); }
+.badge.stuck, .badge.flag { background: #fde5e5; color: var(--bad); }
+.badge.src-webhook { background: #e3ecff; color: #2446a8; } .badge.src-reconcile { background: #fdebdc; color: #9c4a0f; }
+.badge.src-worker { background: #e0f4e8; color: var(--ok); } .badge.src-lease { background: #efe5fb; color: #6b3fb3; }
+tr.ignored td { color: var(--muted); }
+form.filters { margin-bottom: 14px; display: flex; flex-wrap: wrap; gap: 10px; align-items: end; background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 12px; }
+form.filters label { display: flex; flex-direction: column; font-size: 12px; color: var(--muted); gap: 4px; }
+input, select { font: inherit; padding: 5px 8px; border: 1px solid #c5ccd8; border-radius: 5px; background: #fff; }
+button { white-space: nowrap; font: inherit; padding: 5px 12px; border-radius: 5px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
+button.secondary { background: #fff; color: var(--accent); }
+.pager { display: flex; gap: 16px; margin-top: 12px; align-items: center; color: var(--muted); }
+.flash { padding: 10px 14px; border-radius: 6px; margin-bottom: 14px; background: #e0f4e8; color: #185c35; border: 1px solid #b7e1c7; }
+.flash.error { background: #fde5e5; color: #8b1f1f; border-color: #f2b8b8; }
+.muted { color: var(--muted); } .small { font-size: 12px; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 0; }
+dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; }
+.share { display: flex; height: 14px; border-radius: 7px; overflow: hidden; background: #e8ecf2; margin: 8px 0; }
+.legend { display: flex; flex-wrap: wrap; gap: 14px; font-size: 12px; color: var(--muted); margin-top: 6px; }
+.legend i { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 5px; vertical-align: -1px; }
+svg.chart { width: 100%; height: auto; display: block; }
+.login { max-width: 380px; margin: 80px auto; background: var(--card); border: 1px solid var(--line); border-radius: 10px; padding: 24px; }
+.login form { display: flex; flex-direction: column; gap: 12px; } .login input { width: 100%; }
+`;

@@ -1,0 +1,200 @@
+import type { Effect, Job, JobEvent } from "../core/model.js";
+import { type Attempt, RUNS_PROVIDER, type Run } from "../runs/run-model.js";
+import type { Store } from "../store/store.js";
+import { AttemptTable } from "./attempt-table.js";
+import { Badge, Flags, Outcome, SourceBadge, StateBadge } from "./components.js";
+import { EffectTable } from "./effect-table.js";
+import { formatJson, formatRelative, formatTime, jobHref } from "./format.js";
+
+/** Events shown per page of a timeline; a longer story pages on with `?after=`. */
+export const TIMELINE_PAGE = 500;
+
+export interface JobStory {
+  job: Job;
+  events: JobEvent[];
+  /** seqNo to continue from when more events exist. */
+  moreAfter: number | null;
+  effects: Effect[];
+  /** For a run on the application's own workers: the run and its attempts. */
+  run: { run: Run; attempts: Attempt[] } | null;
+}
+
+export async function loadJobStory(store: Store, key: { provider: string; id: string }, after: number) {
+  const job = await store.getJob(key);
+  if (job === null) return null;
+  const [events, effects, run] = await Promise.all([
+    store.jobEvents(key, { after, limit: TIMELINE_PAGE + 1 }),
+    store.listEffects({ provider: key.provider, jobId: key.id, limit: 100 }).then((page) => page.items),
+    key.provider === RUNS_PROVIDER ? loadRun(store, key.id) : Promise.resolve(null),
+  ]);
+  const more = events.length > TIMELINE_PAGE;
+  const shown = more ? events.slice(0, TIMELINE_PAGE) : events;
+  return {
+    job,
+    events: shown,
+    moreAfter: more ? (shown.at(-1)?.seqNo ?? null) : null,
+    effects,
+    run,
+  } satisfies JobStory;
+}
+
+async function loadRun(store: Store, id: string) {
+  const run = await store.getRun(id);
+  return run === null ? null : { run, attempts: await store.runAttempts(id) };
+}
+
+export function JobPage(props: { story: JobStory; now: number; after: number }) {
+  const { job, events, effects, run } = props.story;
+  const href = jobHref(job.provider, job.id);
+  return (
+    <>
+      <h1>
+        <span class="muted">{job.provider} / </span>
+        <span class="mono" id="job-id">
+          {job.id}
+        </span>{" "}
+        <StateBadge state={job.state} /> <Flags job={job} />
+      </h1>
+      <div class="grid2">
+        <section class="panel">
+          <dl class="facts">
+            <dt>kind</dt>
+            <dd>{job.kind ?? "—"}</dd>
+            <dt>submitted</dt>
+            <dd>
+              {formatTime(job.submittedAt)}{" "}
+              <span class="muted">({formatRelative(job.submittedAt, props.now)})</span>
+            </dd>
+            <dt>settled</dt>
+            <dd>
+              {job.settledAt === null ? "not yet" : formatTime(job.settledAt)}
+              {job.settledBy && (
+                <>
+                  {" by "}
+                  <SourceBadge source={job.settledBy} />
+                </>
+              )}
+            </dd>
+            <dt>version</dt>
+            <dd>{job.version}</dd>
+            <dt>registered</dt>
+            <dd>{job.registered ? "yes" : "no (adopted from a webhook)"}</dd>
+            <dt>reconcile</dt>
+            <dd>
+              {job.pollAttempts} poll{job.pollAttempts === 1 ? "" : "s"}
+              {job.nextCheckAt !== null && `, next ${formatRelative(job.nextCheckAt, props.now)}`}
+            </dd>
+            <dt>ordering key</dt>
+            <dd class="mono">
+              seq {job.maxSeq ?? "—"}, updateTime{" "}
+              {job.maxUpdateTime === null ? "—" : formatTime(job.maxUpdateTime)}
+            </dd>
+          </dl>
+        </section>
+        <section class="panel">
+          <dl class="facts">
+            <dt>result</dt>
+            <dd>
+              <pre>{formatJson(job.result)}</pre>
+            </dd>
+            <dt>error</dt>
+            <dd>
+              <pre>{formatJson(job.error)}</pre>
+            </dd>
+            <dt>metadata</dt>
+            <dd>
+              <pre>{formatJson(job.metadata)}</pre>
+            </dd>
+          </dl>
+        </section>
+      </div>
+
+      <h2>Timeline</h2>
+      <p class="small muted">
+        Every observation in the order it was recorded, applied or not. Only applied ones moved the state.
+      </p>
+      <Timeline events={events} now={props.now} />
+      <div class="pager">
+        {props.after > 0 && <a href={href}>← from the start</a>}
+        {props.story.moreAfter !== null && (
+          <a href={`${href}?after=${props.story.moreAfter}`} id="timeline-more">
+            later events →
+          </a>
+        )}
+      </div>
+
+      <h2>Effects</h2>
+      <EffectTable effects={effects} now={props.now} back={href} empty="No effects for this job." />
+
+      {run && (
+        <>
+          <h2>
+            Run attempts <Badge kind={run.run.status}>{run.run.status}</Badge>
+          </h2>
+          <p class="small muted">
+            {run.run.attemptCount} of {run.run.maxAttempts} attempts used; generation {run.run.generation}
+            {run.run.cancelRequested && "; cancel requested"}
+          </p>
+          <AttemptTable attempts={run.attempts} now={props.now} />
+        </>
+      )}
+    </>
+  );
+}
+
+function Timeline(props: { events: readonly JobEvent[]; now: number }) {
+  if (props.events.length === 0) return <p class="muted">No events.</p>;
+  return (
+    <table id="timeline">
+      <thead>
+        <tr>
+          <th class="num">#</th>
+          <th>recorded</th>
+          <th>source</th>
+          <th>raw state</th>
+          <th>state</th>
+          <th>outcome</th>
+          <th>delivery id</th>
+          <th>detail</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.events.map((event) => (
+          <tr
+            class={event.applied ? undefined : "ignored"}
+            data-event={event.seqNo}
+            data-applied={String(event.applied)}
+            data-reason={event.reason ?? undefined}
+          >
+            <td class="num">{event.seqNo}</td>
+            <td title={formatTime(event.at)}>{formatTime(event.at).slice(11)}</td>
+            <td>
+              <SourceBadge source={event.source} />
+            </td>
+            <td class="mono">{event.rawState ?? "—"}</td>
+            <td>
+              <StateBadge state={event.state} />
+            </td>
+            <td>
+              <Outcome applied={event.applied} reason={event.reason} explain />
+            </td>
+            <td class="mono small">{event.deliveryId ?? "—"}</td>
+            <td class="mono small">{describeDetail(event.detail)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** The event's small detail (seq, updateTime, an admin action) on one line. */
+function describeDetail(detail: unknown): string {
+  if (detail === null || typeof detail !== "object") return "—";
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(detail as Record<string, unknown>)) {
+    if (value === undefined || value === null) continue;
+    const shown = key === "updateTime" && typeof value === "number" ? new Date(value).toISOString() : value;
+    parts.push(`${key}=${typeof shown === "object" ? JSON.stringify(shown) : String(shown)}`);
+  }
+  return parts.length === 0 ? "—" : parts.join(" ");
+}

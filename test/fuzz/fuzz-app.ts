@@ -1,0 +1,61 @@
+import type { Hono } from "hono";
+import { finalityFromConfig } from "../../src/cli/finality-from-config.js";
+import { parseConfig } from "../../src/config/load-config.js";
+import type { Finality } from "../../src/engine/finality.js";
+import type { AppEnv } from "../../src/http/app-env.js";
+import { createApp } from "../../src/http/create-app.js";
+import { createRunService } from "../../src/runs/run-service.js";
+import { SECRET } from "../http/helpers/webhooks.js";
+
+export const BODY_LIMIT = 262_144;
+
+/** The app with every route (runs included) on an in-memory ledger, for app.request(). */
+export async function fuzzApp(): Promise<{ app: Hono<AppEnv>; finality: Finality; close(): Promise<void> }> {
+  const config = parseConfig(
+    {
+      server: { bodyLimitBytes: BODY_LIMIT },
+      providers: { acme: { type: "generic", webhook: { secrets: [SECRET] } } },
+    },
+    {},
+    { db: ":memory:" },
+  );
+  const finality = await finalityFromConfig(config);
+  const runs = createRunService({ finality });
+  const app = createApp({ finality, config, runs });
+  return { app, finality, close: () => finality.close() };
+}
+
+/** What the ledger holds, cheaply: every job with its version, and the number of events. */
+export async function ledgerSnapshot(finality: Finality): Promise<string> {
+  const jobs = (await finality.listJobs({ limit: 500 })).items;
+  const parts: string[] = [];
+  for (const job of jobs) {
+    const events = await finality.jobEvents(job, { limit: 10_000 });
+    parts.push(`${job.provider}/${job.id}@${job.version}:${job.state}:${events.length}`);
+  }
+  const runs = await finality.store.listRuns({ limit: 500 });
+  parts.push(`runs:${runs.items.length}`);
+  return parts.sort().join("|");
+}
+
+/** Counts inputs per test, printed at the end of each file. */
+export class InputCounter {
+  private readonly counts = new Map<string, number>();
+  private readonly statuses = new Map<number, number>();
+
+  add(name: string, status?: number): void {
+    this.counts.set(name, (this.counts.get(name) ?? 0) + 1);
+    if (status !== undefined) this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);
+  }
+
+  report(title: string): string {
+    const total = [...this.counts.values()].reduce((a, b) => a + b, 0);
+    const lines = [...this.counts].map(([name, n]) => `  ${name}: ${n}`);
+    const statuses = [...this.statuses].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}×${n}`);
+    return [
+      `${title}: ${total} inputs tried`,
+      ...lines,
+      statuses.length ? `  answers: ${statuses.join(" ")}` : "",
+    ].join("\n");
+  }
+}

@@ -1,0 +1,159 @@
+import type { Job } from "../../src/core/model.js";
+import { canonicalOf, isLiveAttempt, isTerminalRun, LEASE_EXPIRED_CODE } from "../../src/runs/run-model.js";
+import { sinkTarget } from "./effect-sink.js";
+import { stuckBy } from "./heal.js";
+import { ackedKept, allJobs, effectKeys } from "./invariants.js";
+import { key } from "./sim-provider.js";
+import { PROVIDERS, SIM } from "./sim-types.js";
+import { InvariantViolation, type SimWorld } from "./sim-world.js";
+
+function fail(invariant: string, detail: string): never {
+  throw new InvariantViolation({ invariant, detail });
+}
+
+/**
+ * The deadline by which a job whose true timeline ended must be settled: from the later of the
+ * heal, the end of its timeline and its registration, one grace period and one backoff cap,
+ * plus one loop tick and the time its lane's rate limit may make it wait behind the others.
+ */
+export function settleDeadline(
+  world: SimWorld,
+  endsAt: number,
+  registeredAt: number,
+  laneJobs: number,
+): number {
+  const rateWaitMs = Math.ceil((laneJobs * 1000) / SIM.betaRate.perSecond);
+  return (
+    Math.max(world.healAt, endsAt, registeredAt) + SIM.graceMs + SIM.reconcileMaxMs + SIM.tickMs + rateWaitMs
+  );
+}
+
+/** The checks at the end of a schedule, after the network healed and every loop drained. */
+export async function endChecks(world: SimWorld): Promise<void> {
+  const store = world.proc.finality.store;
+  const jobs = await allJobs(store);
+  const byKey = new Map(jobs.map((job) => [key(job.provider, job.id), job]));
+  await ackedKept(world, [...world.acked.keys()]);
+  effectKeys(world);
+  providerJobs(world, byKey);
+  for (const job of jobs) await effectsOf(world, job);
+  await runsSettled(world, byKey);
+}
+
+function providerJobs(world: SimWorld, byKey: Map<string, Job>): void {
+  const lanes = new Map<string, number>(PROVIDERS.map((p) => [p, 0]));
+  for (const job of world.truth.jobs.values())
+    lanes.set(job.plan.provider, (lanes.get(job.plan.provider) ?? 0) + 1);
+  for (const known of world.truth.jobs.values()) {
+    const name = key(known.plan.provider, known.plan.id);
+    const job = byKey.get(name);
+    const endsAt = world.truth.endsAt(known);
+    const registeredAt = world.registeredAt.get(name);
+    if (registeredAt === undefined) fail("settled-in-time", `${name} was never registered`);
+    if (job === undefined) fail("settled-in-time", `${name} is not in the ledger`);
+    if (endsAt === null) {
+      const openLongEnough = world.now() >= stuckBy(world.healAt, job.submittedAt);
+      if (openLongEnough && !job.stuck)
+        fail("stuck-alerted-once", `${name} is open since ${rel(job.submittedAt)} and not flagged stuck`);
+      continue;
+    }
+    const final = known.plan.timeline.at(-1)!.state;
+    if (job.settledAt === null)
+      fail("settled-in-time", `${name} ended (${final}) at ${rel(endsAt)} and is still ${job.state}`);
+    if (job.state !== final) fail("settled-correctly", `${name} truly ended ${final} but is ${job.state}`);
+    const deadline = settleDeadline(world, endsAt, registeredAt, lanes.get(known.plan.provider) ?? 0);
+    if (job.settledAt > deadline)
+      fail(
+        "settled-in-time",
+        `${name} settled at ${rel(job.settledAt)}, after its deadline ${rel(deadline)} (healed at ${rel(world.healAt)})`,
+      );
+  }
+}
+
+async function effectsOf(world: SimWorld, job: Job): Promise<void> {
+  const store = world.proc.finality.store;
+  const rows = (await store.listEffects({ provider: job.provider, jobId: job.id, limit: 100 })).items.filter(
+    (e) => e.jobId === job.id,
+  );
+  const name = key(job.provider, job.id);
+  const notify = rows.filter((e) => e.name === "notify");
+  const applied = world.sink.appliedFor.get(sinkTarget(job.provider, job.id, "notify", "job.settled")) ?? [];
+  if (job.settledAt === null) {
+    if (notify.length > 0 || applied.length > 0)
+      fail("effects-once-same-key", `${name} is open but has a notify effect`);
+  } else {
+    if (notify.length !== 1)
+      fail("effects-once-same-key", `${name} settled with ${notify.length} notify rows`);
+    const row = notify[0]!;
+    if (row.status !== "delivered")
+      fail("effects-once-same-key", `${name}'s notify is ${row.status} after the heal`);
+    if (applied.length !== 1 || applied[0] !== row.idempotencyKey)
+      fail(
+        "effects-once-same-key",
+        `${name}'s notify (key ${row.idempotencyKey}) was applied as [${applied.join(", ")}]`,
+      );
+    if (row.trigger !== job.state)
+      fail("effects-once-same-key", `${name} is ${job.state} but notify fired for ${row.trigger}`);
+  }
+  const events = await store.jobEvents(job, { limit: 10_000 });
+  const flagged = events.some((e) => e.dedupeKey === `stuck:${job.provider}:${job.id}`);
+  const alerts = rows.filter((e) => e.name === "alert");
+  const alerted = world.sink.appliedFor.get(sinkTarget(job.provider, job.id, "alert", "job.stuck")) ?? [];
+  if (flagged !== (alerts.length === 1) || alerts.length > 1)
+    fail("stuck-alerted-once", `${name}: flagged stuck ${flagged}, ${alerts.length} alert rows`);
+  if (
+    flagged &&
+    (alerted.length !== 1 || alerted[0] !== alerts[0]?.idempotencyKey || alerts[0]?.status !== "delivered")
+  )
+    fail("stuck-alerted-once", `${name} was flagged stuck; alerts applied: [${alerted.join(", ")}]`);
+}
+
+async function runsSettled(world: SimWorld, byKey: Map<string, Job>): Promise<void> {
+  const store = world.proc.finality.store;
+  for (const runId of world.runIds) {
+    const run = await store.getRun(runId);
+    if (run === null) fail("runs-settle", `run ${runId} is missing`);
+    if (!isTerminalRun(run.status)) fail("runs-settle", `run ${runId} is still ${run.status} after the heal`);
+    const mirror = byKey.get(key("runs", runId));
+    if (mirror?.state !== canonicalOf(run.status))
+      fail("runs-settle", `run ${runId} is ${run.status} but its job shows ${mirror?.state}`);
+    for (const attempt of await store.runAttempts(runId)) {
+      if (isLiveAttempt(attempt.status))
+        fail(
+          "lost-worker-declared-lost",
+          `attempt ${attempt.id} of settled run ${runId} is still ${attempt.status}`,
+        );
+      if (attempt.generation < run.generation && attempt.status === "succeeded")
+        fail(
+          "no-stale-callback-applied",
+          `attempt ${attempt.id} (generation ${attempt.generation} < ${run.generation}) succeeded`,
+        );
+      if (
+        attempt.status === "lost" &&
+        (attempt.error as { code?: string } | null)?.code !== LEASE_EXPIRED_CODE
+      )
+        fail("lost-worker-declared-lost", `attempt ${attempt.id} is lost without ${LEASE_EXPIRED_CODE}`);
+    }
+    if (run.status === "succeeded") {
+      const last = (await store.runAttempts(runId)).find((a) => a.generation === run.generation);
+      if (last?.status !== "succeeded")
+        fail(
+          "no-stale-callback-applied",
+          `run ${runId} succeeded but its generation ${run.generation} attempt is ${last?.status}`,
+        );
+    }
+  }
+  for (const killed of world.killedHolds) {
+    const attempt = (await store.runAttempts(killed.runId)).find((a) => a.id === killed.attemptId);
+    const started = attempt?.startedAt != null || attempt?.heartbeatAt != null;
+    if (started && attempt?.status === "released")
+      fail(
+        "lost-worker-declared-lost",
+        `attempt ${killed.attemptId} of killed ${killed.workerId} had started but was released, not lost`,
+      );
+  }
+}
+
+function rel(at: number): string {
+  return `t+${((at - SIM.start) / 1000).toFixed(1)}s`;
+}

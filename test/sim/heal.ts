@@ -1,0 +1,113 @@
+import { isTerminalRun } from "../../src/runs/run-model.js";
+import type { StepChecker } from "./invariants.js";
+import { deliverMessage } from "./sim-network.js";
+import { afterTime, survive } from "./sim-steps.js";
+import { SIM } from "./sim-types.js";
+import { SimWorker } from "./sim-workers.js";
+import type { SimWorld } from "./sim-world.js";
+
+/**
+ * Time after which a job that never ends must have been flagged stuck: one backoff cap after it
+ * became stuck or after the heal, whichever is later (a poll claimed before a crash keeps the job
+ * for the claim's lease, which is shorter than the cap), plus ticks.
+ */
+export const stuckBy = (healAt: number, submittedAt: number) =>
+  Math.max(healAt, submittedAt + SIM.stuckAfterMs) + SIM.reconcileMaxMs + 2 * SIM.tickMs;
+
+/**
+ * The network heals: no more drops, skew, crashes or provider faults; one healthy worker joins.
+ * The loops then run like `finality serve` runs them, tick by tick, except that the clock skips
+ * ticks in which nothing is due. Ends when everything has settled, or at the cap, after which
+ * the end checks report what did not.
+ */
+export async function heal(world: SimWorld, checker: StepChecker): Promise<number> {
+  world.phase = "heal";
+  world.power.armed = null;
+  world.crashAfterNextSend = false;
+  if (await world.restartIfDead()) await checker.afterStep(world, true);
+  world.healAt = world.now();
+  world.skewMs = 0;
+  world.log(`heal at t+${((world.healAt - SIM.start) / 1000).toFixed(1)}s`);
+  if (world.runIds.length > 0 || world.pendingEnqueues.length > 0)
+    world.workers.push(new SimWorker("w-heal"));
+  let ticks = 0;
+  for (;;) {
+    ticks++;
+    for (const message of world.network.splice(0).sort((a, b) => a.dueAt - b.dueAt)) {
+      if (message.dueAt <= world.now()) await deliverMessage(world, message);
+      else world.network.push(message);
+    }
+    await afterTime(world, { mayClaim: true });
+    await survive(world, () => world.proc.runs.sweepOnce());
+    await survive(world, () => world.proc.reconciler.runOnce());
+    await survive(world, () => world.proc.dispatcher.runOnce());
+    await checker.afterStep(world, false);
+    if (await settled(world)) return ticks;
+    if (world.now() - world.healAt > SIM.healCapMs) return ticks;
+    const next = await nextDue(world);
+    const tick =
+      Math.ceil((Math.max(next, world.now() + 1) - SIM.start) / SIM.tickMs) * SIM.tickMs + SIM.start;
+    world.clock.set(tick);
+  }
+}
+
+async function settled(world: SimWorld): Promise<boolean> {
+  if (world.network.length > 0 || world.pendingRegistrations.length > 0 || world.pendingEnqueues.length > 0)
+    return false;
+  if (world.workers.some((w) => !w.dead && w.holding !== null)) return false;
+  const store = world.proc.finality.store;
+  const now = world.now();
+  for (const job of world.truth.jobs.values()) {
+    const endsAt = world.truth.endsAt(job);
+    if (endsAt !== null && endsAt > now) return false;
+    const record = await store.getJob(job.plan);
+    if (record === null) return false;
+    if (endsAt === null ? now < stuckBy(world.healAt, record.submittedAt) : record.settledAt === null)
+      return false;
+  }
+  for (const status of ["pending", "delivering"] as const)
+    if ((await store.listEffects({ status, limit: 1 })).items.length > 0) return false;
+  for (const runId of world.runIds) {
+    const run = await store.getRun(runId);
+    if (run === null || !isTerminalRun(run.status)) return false;
+  }
+  return true;
+}
+
+/** The earliest time anything is due: a message, a timeline step, a poll, an effect, a lease, a run, a worker. */
+async function nextDue(world: SimWorld): Promise<number> {
+  const store = world.proc.finality.store;
+  const times: number[] = world.network.map((m) => m.dueAt);
+  for (const job of world.truth.jobs.values()) {
+    for (const step of job.plan.timeline) times.push(job.createdAt + step.afterMs);
+    if (world.truth.endsAt(job) === null) {
+      const record = await store.getJob(job.plan);
+      if (record) times.push(stuckBy(world.healAt, record.submittedAt));
+    }
+  }
+  for (const job of (await store.listJobs({ open: true, limit: 500 })).items)
+    if (job.nextCheckAt !== null) times.push(job.nextCheckAt);
+  for (const effect of (await store.listEffects({ status: "pending", limit: 500 })).items)
+    times.push(effect.nextAttemptAt);
+  for (const effect of (await store.listEffects({ status: "delivering", limit: 500 })).items)
+    if (effect.leaseUntil !== null) times.push(effect.leaseUntil);
+  const lease = await store.nextLeaseExpiry();
+  if (lease !== null) times.push(lease);
+  for (const run of (await store.listRuns({ status: "queued", limit: 500 })).items)
+    times.push(run.availableAt);
+  for (const worker of world.workers) {
+    if (worker.dead) continue;
+    times.push(worker.pausedUntil);
+    const hold = worker.holding;
+    if (hold) {
+      const start = hold.claimedAt + hold.plan.startAfterMs;
+      const finish = hold.claimedAt + hold.plan.finishAfterMs;
+      times.push(hold.nextHeartbeatAt, start, finish);
+      for (let k = 1; k <= hold.plan.progressUpdates; k++)
+        times.push(start + (k * (finish - start)) / (hold.plan.progressUpdates + 1));
+    }
+  }
+  const now = world.now();
+  const future = times.filter((t) => t > now);
+  return future.length === 0 ? now + SIM.tickMs : Math.min(...future);
+}

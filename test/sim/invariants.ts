@@ -1,0 +1,104 @@
+import type { Job } from "../../src/core/model.js";
+import { isTerminal, rankOf } from "../../src/core/states.js";
+import type { Store } from "../../src/store/store.js";
+import { sinkTarget } from "./effect-sink.js";
+import { InvariantViolation, type SimWorld } from "./sim-world.js";
+
+export const INVARIANTS = [
+  "monotonic",
+  "settled-in-time",
+  "settled-correctly",
+  "effects-once-same-key",
+  "acked-webhook-kept",
+  "stuck-alerted-once",
+  "lost-worker-declared-lost",
+  "no-stale-callback-applied",
+  "runs-settle",
+  "no-5xx",
+  "crashed-simulator",
+] as const;
+export type InvariantName = (typeof INVARIANTS)[number];
+
+function fail(invariant: InvariantName, detail: string): never {
+  throw new InvariantViolation({ invariant, detail });
+}
+
+export async function allJobs(store: Store): Promise<Job[]> {
+  const jobs: Job[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await store.listJobs({ limit: 500, cursor });
+    jobs.push(...page.items);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+  return jobs;
+}
+
+/** The checks run after every step: what must never be false, even for a moment. */
+export class StepChecker {
+  private readonly seen = new Map<string, { state: string; version: number }>();
+  checks = 0;
+
+  async afterStep(world: SimWorld, restarted: boolean): Promise<void> {
+    if (world.power.dead) return;
+    const store = world.proc.finality.store;
+    await this.monotonic(await allJobs(store));
+    const keys = restarted ? [...world.acked.keys()] : world.ackedToVerify.splice(0);
+    await ackedKept(world, keys);
+    effectKeys(world);
+  }
+
+  private async monotonic(jobs: Job[]): Promise<void> {
+    this.checks++;
+    for (const job of jobs) {
+      const key = `${job.provider}/${job.id}`;
+      const before = this.seen.get(key);
+      if (before !== undefined) {
+        if (rankOf(job.state) < rankOf(before.state))
+          fail("monotonic", `${key} went from ${before.state} down to ${job.state}`);
+        if (isTerminal(before.state) && job.state !== before.state)
+          fail("monotonic", `${key} was ${before.state} (terminal) and is now ${job.state}`);
+        if (job.version < before.version)
+          fail("monotonic", `${key} version went back from ${before.version} to ${job.version}`);
+      }
+      this.seen.set(key, { state: job.state, version: job.version });
+    }
+  }
+}
+
+/** Every observation whose sender got a 2xx has its event row, whatever crashed since. */
+export async function ackedKept(world: SimWorld, keys: readonly string[]): Promise<void> {
+  const store = world.proc.finality.store;
+  const byJob = new Map<string, Set<string>>();
+  for (const key of keys) {
+    const acked = world.acked.get(key);
+    if (acked === undefined) continue;
+    const job = `${acked.provider}\u0000${acked.jobId}`;
+    byJob.set(job, (byJob.get(job) ?? new Set()).add(acked.deliveryId));
+  }
+  for (const [job, ids] of byJob) {
+    const [provider, id] = job.split("\u0000") as [string, string];
+    const events = await store.jobEvents({ provider, id }, { limit: 10_000 });
+    const recorded = new Set(events.map((e) => e.deliveryId));
+    for (const deliveryId of ids)
+      if (!recorded.has(deliveryId))
+        fail(
+          "acked-webhook-kept",
+          `webhook ${deliveryId} for ${provider}/${id} was answered 200 but has no event`,
+        );
+  }
+}
+
+/** An effect is always delivered under one key; the receiver applies one key per effect. */
+export function effectKeys(world: SimWorld): void {
+  const keyOf = new Map<string, string>();
+  for (const d of world.sink.deliveries) {
+    const target = sinkTarget(d.provider, d.jobId, d.effect, d.type);
+    const known = keyOf.get(target);
+    if (known !== undefined && known !== d.key)
+      fail("effects-once-same-key", `${target} delivered under two keys: ${known} and ${d.key}`);
+    keyOf.set(target, d.key);
+  }
+  for (const [target, keys] of world.sink.appliedFor)
+    if (keys.length > 1) fail("effects-once-same-key", `${target} applied ${keys.length} times`);
+}

@@ -1,0 +1,173 @@
+import { type Random, seededRandom } from "../../src/core/clock.js";
+import type { TerminalState } from "../../src/core/states.js";
+import {
+  type AttemptPlan,
+  type JobPlan,
+  type NetFault,
+  PROVIDERS,
+  type Schedule,
+  type SenderPlan,
+  SIM,
+  type Step,
+  type TimelineStep,
+} from "./sim-types.js";
+
+const int = (random: Random, min: number, max: number) => min + Math.floor(random() * (max - min + 1));
+const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+
+/** Picks a key of `weights` with probability proportional to its weight. */
+export function weighted<K extends string>(random: Random, weights: Readonly<Record<K, number>>): K {
+  const entries = Object.entries(weights) as [K, number][];
+  const total = entries.reduce((sum, [, w]) => sum + w, 0);
+  let r = random() * total;
+  for (const [key, w] of entries) {
+    r -= w;
+    if (r < 0) return key;
+  }
+  return entries[entries.length - 1]![0];
+}
+
+const STEP_WEIGHTS = {
+  advance: 26,
+  "clock-jump": 2,
+  submit: 9,
+  "enqueue-run": 4,
+  deliver: 22,
+  reconcile: 8,
+  dispatch: 8,
+  sweep: 5,
+  "arm-crash": 4,
+  "arm-crash-after-send": 1.5,
+  kill: 1.5,
+  "worker-kill": 1.5,
+  "worker-pause": 1.5,
+  skew: 2,
+  "cancel-run": 1,
+} as const satisfies Record<Step["kind"], number>;
+
+const NET_FAULT_WEIGHTS: Record<NetFault, number> = { none: 70, drop: 10, duplicate: 10, delay: 10 };
+
+/** The schedule for `seed`: small on purpose (a few jobs, runs and workers, 20–60 steps). */
+export function generateSchedule(seed: number): Schedule {
+  const random = seededRandom(seed);
+  const jobs = Array.from({ length: int(random, 2, 6) }, (_, i) => jobPlan(random, i));
+  const runs = int(random, 0, 3);
+  const attemptPlans = Array.from({ length: runs * SIM.maxAttempts + 4 }, () => attemptPlan(random));
+  const workers = runs === 0 ? 0 : int(random, 1, 3);
+  const steps: Step[] = [];
+  const count = int(random, 20, 60);
+  for (let i = 0; i < count; i++) steps.push(step(random, workers));
+  // Every job and run is submitted at some point, so that the end checks cover them all.
+  for (let i = steps.filter((s) => s.kind === "submit").length; i < jobs.length; i++)
+    steps.splice(int(random, 0, steps.length), 0, { kind: "submit" });
+  for (let i = steps.filter((s) => s.kind === "enqueue-run").length; i < runs; i++)
+    steps.splice(int(random, 0, steps.length), 0, { kind: "enqueue-run" });
+  return { seed, jobs, attemptPlans, workers, steps };
+}
+
+function step(random: Random, workers: number): Step {
+  const kind = weighted(random, STEP_WEIGHTS);
+  const rand = Math.floor(random() * 2 ** 32);
+  switch (kind) {
+    case "advance":
+      return { kind, ms: int(random, 200, 6_000) };
+    case "clock-jump":
+      return { kind, ms: int(random, 20_000, 150_000) };
+    case "deliver":
+      return { kind, pick: random(), fault: weighted(random, NET_FAULT_WEIGHTS), rand };
+    case "reconcile":
+    case "dispatch":
+      return { kind, rand };
+    case "arm-crash":
+      return { kind, afterTx: int(random, 0, 3), mode: random() < 0.5 ? "before-commit" : "after-commit" };
+    case "worker-kill":
+      return workers === 0 ? { kind: "kill" } : { kind, worker: int(random, 0, workers - 1) };
+    case "worker-pause":
+      return workers === 0
+        ? { kind: "advance", ms: 1_000 }
+        : { kind, worker: int(random, 0, workers - 1), ms: int(random, 5_000, 40_000) };
+    case "skew":
+      return { kind, ms: int(random, -400_000, 400_000) };
+    case "cancel-run":
+      return { kind, pick: random() };
+    case "sweep":
+      return { kind, crashAfter: random() < 0.3 ? int(random, 0, 2) : null };
+    case "submit":
+    case "enqueue-run":
+    case "arm-crash-after-send":
+    case "kill":
+      return { kind };
+  }
+}
+
+const FINALS = {
+  succeeded: 55,
+  failed: 18,
+  cancelled: 7,
+  expired: 7,
+  late: 6,
+  never: 7,
+} as const;
+
+function jobPlan(random: Random, index: number): JobPlan {
+  const provider = pick(random, PROVIDERS);
+  const final = weighted(random, FINALS);
+  const timeline: TimelineStep[] = [];
+  const sender = (): SenderPlan => weighted(random, { send: 80, "never-sent": 15, "sent-twice": 5 });
+  if (random() < 0.6) timeline.push({ afterMs: 0, state: "pending", sender: sender() });
+  let at = int(random, 500, 8_000);
+  timeline.push({ afterMs: at, state: "running", sender: sender() });
+  for (let i = int(random, 0, 2); i > 0; i--) {
+    at += int(random, 500, 10_000);
+    timeline.push({ afterMs: at, state: "running", sender: sender() });
+  }
+  if (final !== "never") {
+    const end =
+      final === "late" ? SIM.stuckAfterMs + int(random, 10_000, 100_000) : at + int(random, 1_000, 60_000);
+    const state: TerminalState =
+      final === "late" ? pick(random, ["succeeded", "failed"] as const) : (final as TerminalState);
+    timeline.push({ afterMs: end, state, sender: sender() });
+  }
+  return { provider, id: `job-${index}`, withSeq: random() < 0.8, timeline };
+}
+
+function attemptPlan(random: Random): AttemptPlan {
+  return {
+    startAfterMs: int(random, 0, 3_000),
+    finishAfterMs: int(random, 3_000, 30_000),
+    outcome: weighted(random, {
+      succeeded: 65,
+      "failed-retryable": 17,
+      "failed-final": 10,
+      cancelled: 8,
+    }),
+    progressUpdates: int(random, 0, 2),
+  };
+}
+
+/** One line per step, for traces. */
+export function describeStep(step: Step): string {
+  switch (step.kind) {
+    case "advance":
+    case "clock-jump":
+      return `${step.kind} +${(step.ms / 1000).toFixed(1)}s`;
+    case "deliver":
+      return `deliver pick=${step.pick.toFixed(2)} fault=${step.fault}`;
+    case "arm-crash":
+      return `arm-crash ${step.mode} after ${step.afterTx} more transaction(s)`;
+    case "worker-kill":
+      return `worker-kill w${step.worker}`;
+    case "worker-pause":
+      return `worker-pause w${step.worker} ${(step.ms / 1000).toFixed(1)}s`;
+    case "skew":
+      return `sender clock skew ${(step.ms / 1000).toFixed(0)}s`;
+    case "cancel-run":
+      return `cancel-run pick=${step.pick.toFixed(2)}`;
+    case "sweep":
+      return step.crashAfter === null
+        ? "sweep"
+        : `sweep, crashing before the commit of expiry ${step.crashAfter + 1}`;
+    default:
+      return step.kind;
+  }
+}

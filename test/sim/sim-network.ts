@@ -1,0 +1,158 @@
+import { isFinalityError } from "../../src/core/errors.js";
+import { isRevokedAttempt } from "../../src/runs/run-model.js";
+import { signStandardWebhook } from "../../src/webhooks/standard-webhooks.js";
+import { observedFields } from "./sim-provider.js";
+import { SECRET, SIM, SimCrash } from "./sim-types.js";
+import { InvariantViolation, type Message, type SimWorld } from "./sim-world.js";
+
+/**
+ * The provider's webhook sender: every timeline step that has happened is handed to the network
+ * once (or never, or twice under two delivery ids, as its plan says), signed when it is sent.
+ */
+export function emitWebhooks(world: SimWorld): void {
+  const now = world.now();
+  for (const job of world.truth.jobs.values()) {
+    const timeline = job.plan.timeline;
+    while (job.emitted < timeline.length && job.createdAt + timeline[job.emitted]!.afterMs <= now) {
+      const index = job.emitted++;
+      const step = timeline[index]!;
+      const base = `wh_${job.plan.provider}_${job.plan.id}_${index + 1}`;
+      if (step.sender === "never-sent") {
+        world.count("webhook-never-sent");
+        continue;
+      }
+      const fields = observedFields(job, index, world.skewMs);
+      const ids = step.sender === "sent-twice" ? [base, `${base}_again`] : [base];
+      if (ids.length > 1) world.count("webhook-sent-twice");
+      for (const deliveryId of ids) {
+        world.network.push({
+          kind: "webhook",
+          provider: job.plan.provider,
+          jobId: job.plan.id,
+          deliveryId,
+          state: step.state,
+          fields,
+          attempts: 0,
+          dueAt: now,
+        });
+      }
+    }
+  }
+}
+
+/** Delivers one message to the process and acts on the answer the way its sender would. */
+export async function deliverMessage(world: SimWorld, message: Message): Promise<void> {
+  if (message.kind === "webhook") return deliverWebhook(world, message);
+  return deliverCallback(world, message);
+}
+
+async function deliverWebhook(
+  world: SimWorld,
+  message: Extract<Message, { kind: "webhook" }>,
+): Promise<void> {
+  message.attempts++;
+  const { fields } = message;
+  const body = JSON.stringify({
+    jobId: message.jobId,
+    state: fields.state,
+    ...(fields.seq !== undefined ? { seq: fields.seq } : {}),
+    updateTime: new Date(fields.updateTime as number).toISOString(),
+  });
+  const headers = signStandardWebhook({
+    id: message.deliveryId,
+    timestampSeconds: (world.now() + world.skewMs) / 1000,
+    body,
+    secret: SECRET,
+  });
+  let status: number | "no answer";
+  try {
+    const answer = await world.proc.intake.receive(
+      message.provider,
+      {
+        id: headers["webhook-id"],
+        timestamp: headers["webhook-timestamp"],
+        signature: headers["webhook-signature"],
+      },
+      async () => new TextEncoder().encode(body),
+      {},
+    );
+    status = world.power.dead ? "no answer" : 200;
+    if (status === 200) world.log(`  webhook ${message.deliveryId} ${message.state} → 200 ${answer.outcome}`);
+  } catch (error) {
+    status =
+      world.power.dead || error instanceof SimCrash
+        ? "no answer"
+        : isFinalityError(error)
+          ? error.status
+          : 500;
+  }
+  if (status === 200) {
+    const key = `${message.provider}/${message.deliveryId}`;
+    world.acked.set(key, {
+      provider: message.provider,
+      jobId: message.jobId,
+      deliveryId: message.deliveryId,
+    });
+    world.ackedToVerify.push(key);
+    return;
+  }
+  if (typeof status === "number" && status >= 500)
+    throw new InvariantViolation({
+      invariant: "no-5xx",
+      detail: `webhook ${message.deliveryId} answered ${status}`,
+    });
+  world.log(`  webhook ${message.deliveryId} ${message.state} → ${status}`);
+  senderRetry(world, message);
+}
+
+/** Standard Webhooks senders retry with backoff, then give up: reconcile has to find those. */
+export function senderRetry(world: SimWorld, message: Message): void {
+  if (message.kind === "webhook" && message.attempts >= SIM.senderMaxAttempts && world.phase === "chaos") {
+    world.count("sender-gave-up");
+    world.log(`  sender gave up on ${message.deliveryId}`);
+    return;
+  }
+  world.network.push({ ...message, dueAt: world.now() + 1_000 * 2 ** Math.min(message.attempts, 4) });
+}
+
+async function deliverCallback(
+  world: SimWorld,
+  message: Extract<Message, { kind: "callback" }>,
+): Promise<void> {
+  message.attempts++;
+  const { attemptId, event } = message;
+  const store = world.proc.finality.store;
+  const run = await store.getRun(message.runId);
+  const attempt = (await store.runAttempts(message.runId)).find((a) => a.id === attemptId);
+  const now = world.now();
+  const fresh =
+    attempt !== undefined &&
+    run !== null &&
+    attempt.generation === event.generation &&
+    attempt.generation === run.generation &&
+    !isRevokedAttempt(attempt.status) &&
+    (attempt.leaseExpiresAt === null || attempt.leaseExpiresAt > now);
+  try {
+    const result = await world.proc.runs.recordEvent(attemptId, event);
+    if (world.power.dead) return senderRetry(world, message);
+    world.log(
+      `  callback ${event.type} gen=${event.generation} seq=${event.sequence} (${message.workerId}) → ${result.outcome}`,
+    );
+    if (result.outcome === "applied" && !fresh) {
+      throw new InvariantViolation({
+        invariant: "no-stale-callback-applied",
+        detail: `${event.type} of attempt ${attemptId} generation ${event.generation} applied, but the run is at generation ${run?.generation} and the attempt is ${attempt?.status}`,
+      });
+    }
+  } catch (error) {
+    if (error instanceof InvariantViolation) throw error;
+    if (world.power.dead || error instanceof SimCrash) return senderRetry(world, message);
+    if (isFinalityError(error, "stale-generation") || isFinalityError(error, "not-found")) {
+      world.log(
+        `  callback ${event.type} gen=${event.generation} (${message.workerId}) → 409 ${isFinalityError(error) ? error.details.reason : ""}`,
+      );
+      return;
+    }
+    throw error;
+  }
+}

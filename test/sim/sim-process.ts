@@ -1,0 +1,119 @@
+import { parseConfig } from "../../src/config/load-config.js";
+import type { Clock, Random } from "../../src/core/clock.js";
+import { createDispatcher, type Dispatcher } from "../../src/engine/dispatcher.js";
+import type { EffectDelivery } from "../../src/engine/effect-definitions.js";
+import { createFinality, type Finality } from "../../src/engine/finality.js";
+import type { Poller } from "../../src/engine/poller.js";
+import { createReconciler, type Reconciler } from "../../src/engine/reconciler.js";
+import { noopMetrics } from "../../src/http/service-metrics.js";
+import { createWebhookIntake, type WebhookIntake } from "../../src/http/webhook-intake.js";
+import { createRunService, type RunService } from "../../src/runs/run-service.js";
+import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { createWebhookReceivers } from "../../src/webhooks/webhook-receivers.js";
+import { type CrashSwitch, crashableStore } from "./crashable-store.js";
+import { SECRET, SIM } from "./sim-types.js";
+
+/** The two providers as `finality serve` would read them from its config file (defaults filled in). */
+const webhook = { secrets: [SECRET], toleranceSeconds: SIM.webhookToleranceSeconds };
+const PROVIDER_CONFIG = parseConfig(
+  {
+    providers: {
+      acme: { type: "generic", webhook, unknownJobs: "adopt" },
+      beta: { type: "generic", webhook, unknownJobs: "registered-only" },
+    },
+  },
+  {},
+  { db: ":memory:" },
+).providers;
+
+/** One incarnation of the Finality process: everything in memory, over the durable file. */
+export interface SimProcess {
+  finality: Finality;
+  reconciler: Reconciler;
+  dispatcher: Dispatcher;
+  runs: RunService;
+  intake: WebhookIntake;
+  /** The process goes away: waits for what it has in flight, then lets go of the file. */
+  stop(): Promise<void>;
+}
+
+export interface ProcessOptions {
+  path: string;
+  clock: Clock;
+  power: CrashSwitch;
+  newId: () => string;
+  random: Random;
+  poller: Poller;
+  deliverEffect: (delivery: EffectDelivery) => Promise<void>;
+}
+
+/**
+ * Wires the real parts exactly as `finality serve` does, with the simulated clock, ids, random
+ * source, poller and effect target injected, and the store behind the crash switch. Loops are
+ * never started: the simulator calls their `runOnce` entry points, so no real timer runs.
+ */
+export function startProcess(options: ProcessOptions): SimProcess {
+  const { clock, power } = options;
+  const store = crashableStore(createSqliteStore({ path: options.path }), power);
+  const finality = createFinality({
+    store,
+    clock,
+    newId: options.newId,
+    providers: {
+      acme: { unknownJobs: "adopt", graceSeconds: SIM.graceMs / 1000 },
+      beta: { unknownJobs: "registered-only", graceSeconds: SIM.graceMs / 1000 },
+    },
+    effects: [
+      { name: "notify", handler: options.deliverEffect },
+      { name: "alert", on: ["stuck"], handler: options.deliverEffect },
+    ],
+  });
+  const lane = {
+    minMs: SIM.reconcileMinMs,
+    maxMs: SIM.reconcileMaxMs,
+    stuckAfterMs: SIM.stuckAfterMs,
+    timeoutMs: SIM.pollTimeoutMs,
+    poller: options.poller,
+  };
+  const reconciler = createReconciler(finality, {
+    providers: {
+      acme: { ...lane, concurrency: 3 },
+      beta: { ...lane, concurrency: 2, rateLimit: SIM.betaRate },
+    },
+    random: options.random,
+  });
+  const dispatcher = createDispatcher(finality, {
+    concurrency: 4,
+    timeoutMs: SIM.effectTimeoutMs,
+    leaseMs: SIM.effectLeaseMs,
+    retry: { scheduleMs: SIM.effectRetryMs, maxAgeMs: 7 * 24 * 3_600_000 },
+    random: options.random,
+  });
+  const runs = createRunService({
+    finality,
+    random: options.random,
+    newId: options.newId,
+    defaultLeaseSeconds: SIM.leaseSeconds,
+    defaultMaxAttempts: SIM.maxAttempts,
+    retry: SIM.runRetry,
+  });
+  const intake = createWebhookIntake({
+    finality,
+    receivers: createWebhookReceivers(PROVIDER_CONFIG, () => clock.now()),
+    metrics: noopMetrics,
+  });
+  return {
+    finality,
+    reconciler,
+    dispatcher,
+    runs,
+    intake,
+    async stop() {
+      power.dead = true;
+      await reconciler.stop();
+      await dispatcher.stop();
+      runs.close();
+      await finality.close();
+    },
+  };
+}

@@ -1,0 +1,19 @@
+import { expect } from "vitest";
+import { FAULT_KINDS } from "./sim-types.js";
+import { describeFailure, simulate } from "./simulate.js";
+import type { Summary } from "./summary.js";
+
+/**
+ * Runs `count` schedules from seed `start` and asserts: no invariant violated (else the first
+ * failure's seed and shrunk trace are the assertion message), and every fault kind injected at
+ * least once, so that a generator change cannot quietly stop testing a fault.
+ */
+export async function simulationSuite(start: number, count: number): Promise<{ summary: Summary }> {
+  const { summary, failures } = await simulate({ start, count, shrinkFirst: 1 });
+  console.log(summary.table(`vitest: seeds ${start}–${start + count - 1}`));
+  const failure = failures[0];
+  expect(summary.totalViolations, failure ? describeFailure(failure) : "").toBe(0);
+  const missing = FAULT_KINDS.filter((kind) => (summary.faults.get(kind) ?? 0) === 0);
+  expect(missing, "fault kinds never injected").toEqual([]);
+  return { summary };
+}

@@ -1,0 +1,205 @@
+import { rmSync } from "node:fs";
+import { manualClock, type Random, seededRandom } from "../../src/core/clock.js";
+import { DeliveryError } from "../../src/engine/delivery-error.js";
+import type { EffectDelivery } from "../../src/engine/effect-definitions.js";
+import type { WorkerEvent } from "../../src/runs/worker-event.js";
+import { type CrashSwitch, newCrashSwitch } from "./crashable-store.js";
+import { EffectSink } from "./effect-sink.js";
+import { type SimProcess, startProcess } from "./sim-process.js";
+import { SimProviderTruth, simPoller } from "./sim-provider.js";
+import {
+  type FaultKind,
+  type PollFault,
+  type ReceiverFault,
+  type Schedule,
+  SIM,
+  SimCrash,
+} from "./sim-types.js";
+import type { KilledHold, SimWorker } from "./sim-workers.js";
+
+export type Message =
+  | {
+      kind: "webhook";
+      provider: string;
+      jobId: string;
+      deliveryId: string;
+      state: string;
+      fields: Record<string, unknown>;
+      attempts: number;
+      dueAt: number;
+    }
+  | {
+      kind: "callback";
+      workerId: string;
+      runId: string;
+      attemptId: string;
+      event: WorkerEvent;
+      attempts: number;
+      dueAt: number;
+    };
+
+/** A violated invariant: its name and what was seen. */
+export interface Violation {
+  invariant: string;
+  detail: string;
+}
+
+export class InvariantViolation extends Error {
+  constructor(readonly violation: Violation) {
+    super(`${violation.invariant}: ${violation.detail}`);
+  }
+}
+
+/**
+ * Everything the simulation holds: the simulated clock, the hidden truth, the network, the
+ * effect receiver, the workers' memory, and the current incarnation of the Finality process
+ * over its SQLite file. The process is the only part that crashes; the rest is the world.
+ */
+export class SimWorld {
+  readonly clock = manualClock(SIM.start);
+  readonly truth = new SimProviderTruth();
+  readonly sink = new EffectSink();
+  readonly network: Message[] = [];
+  readonly faults = new Map<FaultKind, number>();
+  readonly trace: string[] = [];
+  /** Delivery ids the sender got a 2xx for, by `provider/deliveryId` → job id. */
+  readonly acked = new Map<string, { provider: string; jobId: string; deliveryId: string }>();
+  readonly ackedToVerify: string[] = [];
+  /** Jobs the application submitted whose registration is not yet acknowledged. */
+  readonly pendingRegistrations: { provider: string; id: string }[] = [];
+  readonly registeredAt = new Map<string, number>();
+  readonly runIds: string[] = [];
+  /** Runs the application asked for whose enqueue is not yet acknowledged (by idempotency key). */
+  readonly pendingEnqueues: string[] = [];
+  readonly workers: SimWorker[] = [];
+  readonly killedHolds: KilledHold[] = [];
+  readonly power: CrashSwitch;
+  phase: "chaos" | "heal" = "chaos";
+  skewMs = 0;
+  restarts = 0;
+  submitted = 0;
+  enqueued = 0;
+  claims = 0;
+  healAt = 0;
+  proc!: SimProcess;
+  /** Faults for the operation in progress; the heal phase has none. */
+  pollFault: () => PollFault = () => "ok";
+  receiverFault: () => ReceiverFault = () => "ok";
+  private idCounter = 0;
+  private readonly processSeed: number;
+
+  constructor(
+    readonly schedule: Schedule,
+    readonly path: string,
+  ) {
+    this.processSeed = schedule.seed;
+    this.power = newCrashSwitch((mode, midSweep) => {
+      this.count(mode === "before-commit" ? "crash-before-commit" : "crash-after-commit");
+      if (midSweep) this.count("crash-mid-sweep");
+      this.log(`  ! process crashed ${mode}${midSweep ? " (mid-sweep)" : ""}`);
+    });
+    removeDatabase(path);
+    this.proc = this.startProcess();
+  }
+
+  now(): number {
+    return this.clock.now();
+  }
+
+  count(kind: FaultKind, n = 1): void {
+    this.faults.set(kind, (this.faults.get(kind) ?? 0) + n);
+  }
+
+  log(line: string): void {
+    this.trace.push(line);
+  }
+
+  /** Ids unique across restarts and sortable like uuidv7 (several parts order by id). */
+  newId = (): string => `sim${String(++this.idCounter).padStart(10, "0")}`;
+
+  /** A random source for the step in progress, independent of every other step. */
+  stepRandom(rand: number): Random {
+    return seededRandom(rand);
+  }
+
+  private startProcess(): SimProcess {
+    const random = seededRandom((this.processSeed ^ (this.restarts * 0x9e3779b9)) >>> 0);
+    return startProcess({
+      path: this.path,
+      clock: this.clock,
+      power: this.power,
+      newId: this.newId,
+      random,
+      poller: simPoller({
+        truth: this.truth,
+        now: () => this.now(),
+        advance: (ms) => this.clock.advance(ms),
+        assertAlive: () => this.assertAlive(),
+        nextFault: () => this.pollFault(),
+        random,
+        skewMs: () => this.skewMs,
+        log: (line) => this.log(line),
+      }),
+      deliverEffect: (delivery) => this.deliverEffect(delivery),
+    });
+  }
+
+  assertAlive(): void {
+    if (this.power.dead) throw new SimCrash("the process is down");
+  }
+
+  /** After a crash: drop everything in memory, start again from what the file holds. */
+  async restartIfDead(): Promise<boolean> {
+    if (!this.power.dead) return false;
+    await this.proc.stop();
+    this.restarts++;
+    this.power.armed = null;
+    this.power.dead = false;
+    this.power.sweeping = false;
+    this.proc = this.startProcess();
+    this.log("  ~ restarted from the database file");
+    return true;
+  }
+
+  /** Arms the receiver so that the next effect it applies crashes the process before it is marked done. */
+  crashAfterNextSend = false;
+
+  private async deliverEffect(delivery: EffectDelivery): Promise<void> {
+    // A dead process sends nothing: a delivery already claimed dies with it.
+    this.assertAlive();
+    const fault = this.receiverFault();
+    if (fault === "5xx") {
+      this.count("receiver-5xx");
+      throw new DeliveryError("receiver answered 503");
+    }
+    if (fault === "429") {
+      this.count("receiver-429");
+      throw new DeliveryError("receiver answered 429", 3_000);
+    }
+    this.sink.receive(delivery, this.now());
+    this.log(
+      `  effect ${delivery.effect} ${delivery.job.provider}/${delivery.job.id} key=${delivery.idempotencyKey} attempt=${delivery.attempt}`,
+    );
+    if (this.crashAfterNextSend) {
+      this.crashAfterNextSend = false;
+      this.count("crash-after-send");
+      this.log("  ! process crashed after sending an effect, before marking it done");
+      this.power.dead = true;
+      throw new SimCrash("crashed after send");
+    }
+    if (fault === "timeout-after-apply") {
+      this.count("receiver-timeout-after-apply");
+      this.clock.advance(SIM.effectTimeoutMs);
+      throw new DeliveryError("delivery timed out");
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.proc.stop();
+    removeDatabase(this.path);
+  }
+}
+
+function removeDatabase(path: string): void {
+  for (const suffix of ["", "-wal", "-shm"]) rmSync(path + suffix, { force: true });
+}
