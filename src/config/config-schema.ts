@@ -6,7 +6,7 @@ export { PROVIDER_TYPES, type ProviderType };
 
 /**
  * The service's configuration file. These key names are a contract with users and outside
- * tests: add keys, never rename them. Every field is documented in docs/README-service.md.
+ * tests: add keys, never rename them. Every field is documented in README ("Configuration").
  */
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;

@@ -9,7 +9,7 @@ import { ERROR_CODES, type ErrorCode, FinalityError } from "../core/errors.js";
 
 export const PROBLEM_CONTENT_TYPE = "application/problem+json";
 
-/** URNs rather than URLs: stable names that do not pretend to be pages. Listed in docs/README-service.md. */
+/** URNs rather than URLs: stable names that do not pretend to be pages. Listed in README ("Errors"). */
 export function problemType(code: ErrorCode): string {
   return `urn:finality:problem:${code}`;
 }

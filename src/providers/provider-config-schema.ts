@@ -3,7 +3,7 @@ import { CANONICAL_STATES } from "../core/states.js";
 
 /**
  * The `providers.<name>` part of the configuration: one schema per adapter type, chosen by
- * `type`. Key names are a contract with users (docs/README-providers.md): add, never rename.
+ * `type`. Key names are a contract with users (README, "Providers"): add, never rename.
  * Unknown keys still pass, as they did before the adapters existed.
  */
 export const PROVIDER_TYPES = ["gemini", "openai", "anthropic", "replicate", "generic"] as const;
