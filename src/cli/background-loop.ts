@@ -45,7 +45,12 @@ export function createBackgroundLoops(context: {
         maxAttempts: delivery.maxAttempts,
       },
       onAttempt: (attempt) => {
-        if (attempt.outcome === "delivered") return;
+        const delivered = attempt.outcome === "delivered";
+        context.metrics?.effectAttempted(
+          attempt.outcome,
+          delivered ? Math.max(0, finality.clock.now() - attempt.effect.createdAt) / 1000 : undefined,
+        );
+        if (delivered) return;
         logger.warn(
           {
             effect: attempt.effect.name,
@@ -74,7 +79,7 @@ export function createBackgroundLoops(context: {
     });
   }
 
-  const reconciler = reconcilerFromConfig(finality, config, logger);
+  const reconciler = reconcilerFromConfig(finality, config, logger, providerHealth, context.metrics);
   loops.push({ name: "reconciler", start: () => reconciler.start(), stop: () => reconciler.stop() });
 
   const retention = createRetentionLoop(finality.store, config.retention, {
@@ -109,6 +114,7 @@ export function reconcilerFromConfig(
   config: FinalityConfig,
   logger: Logger,
   health: ProviderHealth = providerHealth,
+  metrics?: ServiceMetrics,
 ): Reconciler {
   const providers: Record<string, ProviderReconcileOptions> = {};
   const deps = { now: () => finality.clock.now(), health };
@@ -133,6 +139,7 @@ export function reconcilerFromConfig(
   const reconciler = createReconciler(finality, {
     providers,
     onPoll: (poll) => {
+      metrics?.pollFinished(poll.provider, poll.result);
       if (poll.result === "observed") return;
       logger.warn(
         { provider: poll.provider, jobId: poll.job.id, result: poll.result, error: poll.error },

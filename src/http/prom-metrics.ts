@@ -73,6 +73,24 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
     "Age of the oldest prunable row, by table (0 when none).",
     ["table"],
   );
+  const polls = new Counter({
+    name: "finality_polls_total",
+    help: "Reconcile polls, by provider instance and outcome (observed, not-found, failed, error).",
+    labelNames: ["provider", "outcome"] as const,
+    registers: [registry],
+  });
+  const effectAttempts = new Counter({
+    name: "finality_effect_attempts_total",
+    help: "Effect delivery attempts, by outcome (delivered, retry, dead, lost-claim).",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
+  });
+  const settleToDelivered = new Histogram({
+    name: "finality_effect_delivery_delay_seconds",
+    help: "Time from a job settling (its effect row written) to the effect being delivered.",
+    buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 600, 3600, 21600, 86400],
+    registers: [registry],
+  });
   const pruned = new Counter({
     name: "finality_rows_pruned_total",
     help: "Rows deleted by retention, by table.",
@@ -135,6 +153,13 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
       child(requestChildren, `${route} ${method} ${status}`, () =>
         requests.labels({ route, method, status: String(status) }),
       ).inc();
+    },
+    pollFinished(provider: string, outcome: string) {
+      polls.labels({ provider, outcome }).inc();
+    },
+    effectAttempted(outcome: string, settleToDeliveredSeconds?: number) {
+      effectAttempts.labels({ outcome }).inc();
+      if (settleToDeliveredSeconds !== undefined) settleToDelivered.observe(settleToDeliveredSeconds);
     },
     rowsPruned(table: string, rows: number) {
       pruned.labels({ table }).inc(rows);

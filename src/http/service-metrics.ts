@@ -21,6 +21,13 @@ export interface ServiceMetrics {
   ingestCommitted(seconds: number): void;
   eventRecorded(source: string, applied: boolean, reason: string | null): void;
   requestFinished(route: string, method: string, status: number): void;
+  /** One reconcile poll, by provider instance and outcome (observed, not-found, failed, error). */
+  pollFinished(provider: string, outcome: string): void;
+  /**
+   * One effect delivery attempt and how it ended (delivered, retry, dead, lost-claim);
+   * for a delivered one, the seconds from the job's settling (the row's creation) to delivery.
+   */
+  effectAttempted(outcome: string, settleToDeliveredSeconds?: number): void;
   /** Rows a retention pass deleted from one table. */
   rowsPruned(table: string, rows: number): void;
   /** Prometheus text exposition, with gauges read from the store at scrape time. */
@@ -32,6 +39,8 @@ export const noopMetrics: ServiceMetrics = {
   ingestCommitted() {},
   eventRecorded() {},
   requestFinished() {},
+  pollFinished() {},
+  effectAttempted() {},
   rowsPruned() {},
   render: async () => ({ contentType: "text/plain; version=0.0.4", body: "" }),
 };

@@ -66,6 +66,18 @@ describe("the deploy gap", () => {
     }
     expect(receiver.deliveries).toHaveLength(JOBS);
     expect(new Set(receiver.deliveries.map((d) => d.key)).size).toBe(JOBS);
+
+    // The answers were recorded before /metrics is read: wait for the last delivery to be marked.
+    let metrics = "";
+    const counter = (pattern: RegExp) => Number(pattern.exec(metrics)?.[1] ?? 0);
+    while (counter(/^finality_effect_attempts_total\{outcome="delivered"\} (\d+)/m) < JOBS) {
+      metrics = await (await fetch(`${second.url}/metrics`)).text();
+    }
+    expect(
+      counter(/^finality_polls_total\{provider="acme",outcome="observed"\} (\d+)/m),
+    ).toBeGreaterThanOrEqual(JOBS);
+    expect(counter(/^finality_effect_delivery_delay_seconds_count (\d+)/m)).toBe(JOBS);
+    expect(counter(/^finality_anomalies\{kind="stuck"\} (\d+)/m)).toBe(0);
     expect((await second.stop("SIGTERM")).code).toBe(0);
   });
 });
