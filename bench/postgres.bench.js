@@ -54,7 +54,7 @@ async function requests(count) {
 /** Requests per second with `connections` spread over `servers` (one wrk each). */
 async function rate(servers, connections) {
   const per = Math.max(1, Math.floor(connections / servers.length));
-  const files = await Promise.all(servers.map(() => requests(40_000)));
+  const files = await Promise.all(servers.map(() => requests(150_000)));
   const results = await Promise.all(
     servers.map((s, i) =>
       runWrk({ url: s.url, path: "/webhooks/acme", file: files[i], seconds: SECONDS, connections: per }),
