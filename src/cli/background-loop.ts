@@ -1,6 +1,8 @@
 import type { FinalityConfig } from "../config/config-schema.js";
 import { createDispatcher } from "../engine/dispatcher.js";
 import type { Finality } from "../engine/finality.js";
+import { createHttpEffectDeliverer } from "../engine/http-effect-target.js";
+import { createNodeHttpTransport } from "../engine/node-http-transport.js";
 import { createReconciler, type ProviderReconcileOptions, type Reconciler } from "../engine/reconciler.js";
 import { createRetentionLoop } from "../engine/retention.js";
 import type { Logger } from "../http/request-log.js";
@@ -35,6 +37,10 @@ export function createBackgroundLoops(context: {
 
   if (config.effects.length > 0 && delivery.enabled) {
     const dispatcher = createDispatcher(finality, {
+      deliverUrl: createHttpEffectDeliverer({
+        now: () => finality.clock.now(),
+        transport: createNodeHttpTransport({ maxSockets: delivery.concurrency }),
+      }),
       concurrency: delivery.concurrency,
       timeoutMs: delivery.timeoutSeconds * 1000,
       ...(delivery.leaseSeconds ? { leaseMs: delivery.leaseSeconds * 1000 } : {}),

@@ -4,15 +4,32 @@ import { DeliveryError } from "./delivery-error.js";
 import type { UrlDeliverer } from "./dispatcher.js";
 import { parseRetryAfter } from "./poller.js";
 
+/** Sends one POST and reports its status; it never follows redirects and drains the answer. */
+export type EffectTransport = (
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  signal: AbortSignal,
+) => Promise<{ status: number; retryAfter: string | null }>;
+
+/** The portable transport (Node, Workers, Deno): `fetch`. */
+export const fetchTransport: EffectTransport = async (url, headers, body, signal) => {
+  const response = await fetch(url, { method: "POST", headers, body, signal, redirect: "manual" });
+  // Drain the body so the connection can be reused.
+  await response.arrayBuffer().catch(() => undefined);
+  return { status: response.status, retryAfter: response.headers.get("retry-after") };
+};
+
 /**
  * Delivers an effect as a Standard Webhooks POST: `webhook-id` is the effect's idempotency key,
  * identical on every retry, so a receiver dedupes on it. Only a 2xx counts as delivered;
  * redirects are not followed (a 3xx is a failure: the receiver's address is wrong).
  */
 export function createHttpEffectDeliverer(
-  options: { userAgent?: string; now?: () => number } = {},
+  options: { userAgent?: string; now?: () => number; transport?: EffectTransport } = {},
 ): UrlDeliverer {
   const now = options.now ?? Date.now;
+  const transport = options.transport ?? fetchTransport;
   return async (definition, delivery, signal) => {
     if (!definition.url) throw new DeliveryError(`effect "${definition.name}" has no url`);
     const body = JSON.stringify({
@@ -41,19 +58,17 @@ export function createHttpEffectDeliverer(
     } else {
       headers["webhook-id"] = delivery.idempotencyKey;
     }
-    let response: Response;
+    let answer: { status: number; retryAfter: string | null };
     try {
-      response = await fetch(definition.url, { method: "POST", headers, body, signal, redirect: "manual" });
+      answer = await transport(definition.url, headers, body, signal);
     } catch (error) {
       const reason = signal.aborted ? "timed out" : error instanceof Error ? error.message : String(error);
       throw new DeliveryError(`POST ${definition.url} failed: ${reason}`);
     }
-    // Drain the body so the connection can be reused.
-    await response.arrayBuffer().catch(() => undefined);
-    if (response.status >= 200 && response.status < 300) return;
+    if (answer.status >= 200 && answer.status < 300) return;
     throw new DeliveryError(
-      `POST ${definition.url} answered ${response.status}`,
-      parseRetryAfter(response.headers.get("retry-after"), now()),
+      `POST ${definition.url} answered ${answer.status}`,
+      parseRetryAfter(answer.retryAfter, now()),
     );
   };
 }
