@@ -146,7 +146,7 @@ export function reconcilerFromConfig(
     providers,
     onPoll: (poll) => {
       metrics?.pollFinished(poll.provider, poll.result);
-      if (poll.result === "observed") return;
+      if (poll.result === "observed" || poll.result === "unpolled") return;
       logger.warn(
         { provider: poll.provider, jobId: poll.job.id, result: poll.result, error: poll.error },
         "reconcile poll",

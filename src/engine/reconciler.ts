@@ -24,7 +24,8 @@ export interface ReconcilerOptions {
   onPoll?: (event: {
     provider: string;
     job: Job;
-    result: PollResult["kind"] | "error";
+    /** `unpolled`: the provider has no status API; only the schedule and the stuck flag moved. */
+    result: PollResult["kind"] | "unpolled" | "error";
     durationMs: number;
     error?: string;
   }) => void;
@@ -64,7 +65,7 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
       try {
         result = o.poller
           ? await o.poller(job, AbortSignal.timeout(timeoutMs))
-          : { kind: "failed", error: "no poller" };
+          : { kind: "failed", error: "the provider has no status API configured" };
       } catch (error) {
         result = { kind: "failed", error: toError(error).message };
       }
@@ -78,9 +79,9 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
         options.onPoll?.({
           provider,
           job,
-          result: result.kind,
+          result: o.poller ? result.kind : "unpolled",
           durationMs: now - started,
-          ...errorOf(result),
+          ...(o.poller ? errorOf(result) : {}),
         });
       } catch (error) {
         // The claim's lease brings the job back; a failing store must not stop the loop.
