@@ -1,4 +1,6 @@
 import postgres from "postgres";
+import { afterEach, beforeEach } from "vitest";
+import { openPostgresStore, type PostgresStore } from "../../src/store/postgres/postgres-store.js";
 
 /** The local test server (trust auth). Override with FINALITY_TEST_DATABASE_URL. */
 export const POSTGRES_TEST_URL =
@@ -47,4 +49,32 @@ export function adminClient(url = POSTGRES_TEST_URL): postgres.Sql {
 
 export async function dropSchema(sql: postgres.Sql, schema: string): Promise<void> {
   await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+}
+
+/**
+ * Inside a describe: gives each test a fresh schema, and closes every store opened in it and
+ * drops the schema afterwards. `open()` opens a store on the current test's schema.
+ */
+export function useFreshSchema(admin: postgres.Sql | null): {
+  open(): Promise<PostgresStore>;
+  schema(): string;
+} {
+  let schema = "";
+  let stores: PostgresStore[] = [];
+  beforeEach(() => {
+    schema = uniqueSchemaName();
+  });
+  afterEach(async () => {
+    for (const store of stores) await store.close();
+    stores = [];
+    if (admin) await dropSchema(admin, schema);
+  });
+  return {
+    schema: () => schema,
+    async open() {
+      const store = await openPostgresStore({ url: POSTGRES_TEST_URL, schema, max: 4 });
+      stores.push(store);
+      return store;
+    },
+  };
 }

@@ -1,13 +1,6 @@
-import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import type { Attempt, Run } from "../../src/runs/run-model.js";
-import { openPostgresStore, type PostgresStore } from "../../src/store/postgres/postgres-store.js";
-import {
-  adminClient,
-  dropSchema,
-  POSTGRES_TEST_URL,
-  postgresTestsEnabled,
-  uniqueSchemaName,
-} from "../helpers/postgres.js";
+import { adminClient, postgresTestsEnabled, useFreshSchema } from "../helpers/postgres.js";
 import { T0 } from "../helpers/records.js";
 
 // The runs part of the port on PostgreSQL: round trips, and claims shared by replicas.
@@ -65,22 +58,7 @@ function makeAttempt(run: Run, overrides: Partial<Attempt> = {}): Attempt {
 }
 
 describe.skipIf(!enabled)("PostgreSQL runs store", () => {
-  let schema = "";
-  let stores: PostgresStore[] = [];
-  const open = async () => {
-    const store = await openPostgresStore({ url: POSTGRES_TEST_URL, schema, max: 4 });
-    stores.push(store);
-    return store;
-  };
-
-  beforeEach(() => {
-    schema = uniqueSchemaName();
-  });
-  afterEach(async () => {
-    for (const store of stores) await store.close();
-    stores = [];
-    await dropSchema(admin!, schema);
-  });
+  const { open } = useFreshSchema(admin);
 
   it("stores runs, attempts and events unchanged, with CAS and dedupe", async () => {
     const store = await open();

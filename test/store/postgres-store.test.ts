@@ -1,22 +1,12 @@
 import Database from "better-sqlite3";
-import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { isFinalityError } from "../../src/core/errors.js";
 import type { Observation } from "../../src/core/model.js";
 import { isTerminal } from "../../src/core/states.js";
 import { createFinality } from "../../src/engine/finality.js";
-import {
-  createPostgresStore,
-  openPostgresStore,
-  type PostgresStore,
-} from "../../src/store/postgres/postgres-store.js";
+import { createPostgresStore, openPostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import {
-  adminClient,
-  dropSchema,
-  POSTGRES_TEST_URL,
-  postgresTestsEnabled,
-  uniqueSchemaName,
-} from "../helpers/postgres.js";
+import { adminClient, postgresTestsEnabled, useFreshSchema } from "../helpers/postgres.js";
 import { makeJob, T0 } from "../helpers/records.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
@@ -29,22 +19,8 @@ afterAll(async () => {
 });
 
 describe.skipIf(!enabled)("PostgreSQL store", () => {
-  let schema = "";
-  let stores: PostgresStore[] = [];
-  const open = async () => {
-    const store = await openPostgresStore({ url: POSTGRES_TEST_URL, schema, max: 4 });
-    stores.push(store);
-    return store;
-  };
-
-  beforeEach(() => {
-    schema = uniqueSchemaName();
-  });
-  afterEach(async () => {
-    for (const store of stores) await store.close();
-    stores = [];
-    await dropSchema(admin!, schema);
-  });
+  const fresh = useFreshSchema(admin);
+  const open = fresh.open;
 
   it("replicas ingesting the same jobs at once: one settlement and one effect per job", async () => {
     const effects = [{ name: "notify", handler: async () => {} }];
@@ -72,7 +48,7 @@ describe.skipIf(!enabled)("PostgreSQL store", () => {
         replicas[(i + 1) % 2]!.ingestTrusted(obs),
       ]),
     );
-    const store = stores[0]!;
+    const store = replicas[0]!.store;
     for (const id of jobs) {
       const job = await store.getJob({ provider: "generic", id });
       expect(isTerminal(job!.state)).toBe(true);
@@ -103,7 +79,7 @@ describe.skipIf(!enabled)("PostgreSQL store", () => {
     const [row] = await admin!.unsafe(
       `SELECT pg_typeof(submitted_at)::text AS time_type, pg_typeof(metadata)::text AS json_type,
               submitted_at = to_timestamp(${T0} / 1000.0) AS same_instant, metadata -> 'a' ->> 1 AS x
-       FROM "${schema}".jobs WHERE id = 'typed'`,
+       FROM "${fresh.schema()}".jobs WHERE id = 'typed'`,
     );
     expect(row).toEqual({
       time_type: "timestamp with time zone",
@@ -120,7 +96,7 @@ describe.skipIf(!enabled)("PostgreSQL store", () => {
 
   it("a transactional effect's SQL commits with the ingest, or not at all", async () => {
     const store = await open();
-    await admin!.unsafe(`CREATE TABLE "${schema}".published (job_id text PRIMARY KEY)`);
+    await admin!.unsafe(`CREATE TABLE "${fresh.schema()}".published (job_id text PRIMARY KEY)`);
     let refuse = true;
     const finality = createFinality({
       store,
@@ -160,7 +136,7 @@ describe.skipIf(!enabled)("PostgreSQL store", () => {
       );
       db.close();
       const columns = await admin!<{ table_name: string; column_name: string }[]>`
-        SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = ${schema}`;
+        SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = ${fresh.schema()}`;
       const tables = [...new Set(columns.map((c) => c.table_name))];
       const postgres = Object.fromEntries(
         tables.map((t) => [
