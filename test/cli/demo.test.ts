@@ -44,12 +44,15 @@ describe("finality demo", () => {
       };
       return new Set(page.items.map((job) => job.settledBy));
     };
+    // Which comes first depends on the random timelines and the machine's load: await both.
     await eventually(
-      async () => (await settledBy()).has("reconcile"),
-      "a job settles through reconcile",
+      async () => {
+        const seen = await settledBy();
+        return seen.has("reconcile") && seen.has("webhook");
+      },
+      "jobs settle both through a webhook and through reconcile",
       45_000,
     );
-    expect(await settledBy()).toContain("webhook");
 
     child.kill("SIGINT");
     expect(await exited).toBe(0);

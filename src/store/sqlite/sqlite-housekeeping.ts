@@ -1,5 +1,5 @@
-import type Database from "better-sqlite3";
 import type { HousekeepingStats, HousekeepingStore, PruneTarget } from "../housekeeping-store.js";
+import type { SqliteDb } from "./sqlite-driver.js";
 
 type Enqueue = <T>(work: () => Promise<T>) => Promise<T>;
 
@@ -49,8 +49,8 @@ const PRUNABLE: Record<PruneTarget, { select: string; delete: (keys: string) => 
 
 /** `enqueue` runs work inside the store's write transactions, so pruning interleaves with ingest. */
 export function createSqliteHousekeeping(
-  writer: Database.Database,
-  reader: Database.Database,
+  writer: SqliteDb,
+  reader: SqliteDb,
   enqueue: Enqueue,
 ): HousekeepingStore {
   return {

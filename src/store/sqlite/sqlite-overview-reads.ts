@@ -1,4 +1,3 @@
-import type Database from "better-sqlite3";
 import { assertNever } from "../../core/errors.js";
 import { clampLimit, decodeCursor, encodeCursor } from "../json-column.js";
 import {
@@ -8,13 +7,14 @@ import {
   type TimeWindow,
   timeSeries,
 } from "../overview-reads.js";
+import type { SqliteDb, SqliteStatement } from "./sqlite-driver.js";
 import { type JobRow, jobFromRow } from "./sqlite-rows.js";
 
 /**
  * The overview reads of the SQLite Store, on the reader connection. Each count reads at most
  * `cap` index entries: `count(*)` over a `LIMIT`ed subquery on the index named beside it.
  */
-export function createSqliteOverviewReads(reader: Database.Database, assertOpen: () => void): OverviewReads {
+export function createSqliteOverviewReads(reader: SqliteDb, assertOpen: () => void): OverviewReads {
   const bounded = (where: string) =>
     reader.prepare(`SELECT count(*) AS n FROM (SELECT 1 FROM jobs WHERE ${where} LIMIT @cap)`);
   const count = {
@@ -54,7 +54,7 @@ export function createSqliteOverviewReads(reader: Database.Database, assertOpen:
      GROUP BY bucket, key`, // events_by_time
   );
 
-  function series(statement: Database.Statement, window: TimeWindow) {
+  function series(statement: SqliteStatement, window: TimeWindow) {
     const from = Math.trunc(window.from);
     const bucket = Math.max(1, Math.trunc(window.bucketMs));
     const rows = statement.all({ from, to: Math.trunc(window.to), bucket, cap: window.cap }) as {

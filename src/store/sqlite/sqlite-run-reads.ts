@@ -1,7 +1,7 @@
-import type Database from "better-sqlite3";
 import type { RunStatus } from "../../runs/run-model.js";
 import { clampLimit, decodeCursor, encodeCursor } from "../json-column.js";
 import type { DueLease, RunPage, RunQuery, RunStore } from "../run-store.js";
+import type { SqliteDb } from "./sqlite-driver.js";
 import {
   type AttemptRow,
   attemptFromRow,
@@ -15,7 +15,7 @@ import {
  * The runs part of the SQLite Store: reads on the reader connection (WAL: committed data only,
  * never waiting for the writer). `assertOpen` throws once the store is closed.
  */
-export function createSqliteRunReads(reader: Database.Database, assertOpen: () => void): RunStore {
+export function createSqliteRunReads(reader: SqliteDb, assertOpen: () => void): RunStore {
   const s = {
     run: reader.prepare("SELECT * FROM runs WHERE id = ?"),
     attempts: reader.prepare("SELECT * FROM attempts WHERE run_id = ? ORDER BY generation"),

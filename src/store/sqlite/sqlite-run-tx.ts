@@ -1,5 +1,5 @@
-import type Database from "better-sqlite3";
 import type { RunStoreTx } from "../run-store.js";
+import type { SqliteDb } from "./sqlite-driver.js";
 import {
   ATTEMPT_COLUMNS,
   type AttemptRow,
@@ -29,7 +29,7 @@ const ATTEMPT_MUTABLE = ATTEMPT_COLUMNS.filter((c) => !ATTEMPT_FIXED.has(c));
  * write transaction, which already excludes every other writer: that is what makes the claim's
  * pick-then-update safe here, where PostgreSQL needs `FOR UPDATE SKIP LOCKED`.
  */
-export function createSqliteRunTx(db: Database.Database): RunStoreTx {
+export function createSqliteRunTx(db: SqliteDb): RunStoreTx {
   const s = {
     insertRun: db.prepare(
       `INSERT INTO runs (${list(RUN_COLUMNS)}) VALUES (${named(RUN_COLUMNS)}) ON CONFLICT DO NOTHING`,

@@ -1,6 +1,6 @@
-import type Database from "better-sqlite3";
 import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
 import type { StoreTx } from "../store.js";
+import type { SqliteDb, SqliteStatement } from "./sqlite-driver.js";
 import {
   type EffectRow,
   effectFromRow,
@@ -33,9 +33,7 @@ const assignments = (columns: string) =>
     .join(", ");
 
 /** Prepared once per connection; better-sqlite3 statements are synchronous and cheap to reuse. */
-export function prepareWriteStatements(
-  db: Database.Database,
-): Record<WriteStatementName, Database.Statement> {
+export function prepareWriteStatements(db: SqliteDb): Record<WriteStatementName, SqliteStatement> {
   return {
     recordDelivery: db.prepare(
       "INSERT INTO deliveries (provider, delivery_id, received_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
@@ -67,10 +65,10 @@ type WriteStatementName =
   | "enqueueEffect"
   | "getEffect"
   | "updateEffect";
-export type WriteStatements = Record<WriteStatementName, Database.Statement>;
+export type WriteStatements = Record<WriteStatementName, SqliteStatement>;
 
 /** The StoreTx over one open SQLite write transaction. Every call runs synchronously. */
-export function createSqliteTx(db: Database.Database, s: WriteStatements): StoreTx {
+export function createSqliteTx(db: SqliteDb, s: WriteStatements): StoreTx {
   return {
     ...createSqliteRunTx(db),
     async recordDelivery(provider, deliveryId, now) {

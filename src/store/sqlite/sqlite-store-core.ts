@@ -1,0 +1,234 @@
+import { FinalityError } from "../../core/errors.js";
+import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
+import { TERMINAL_STATES } from "../../core/states.js";
+import { clampLimit, decodeCursor, encodeCursor } from "../json-column.js";
+import type { EffectOutcome, EffectQuery, JobQuery, Page, Store, StoreStats, StoreTx } from "../store.js";
+import type { SqliteDb } from "./sqlite-driver.js";
+import { createSqliteHousekeeping } from "./sqlite-housekeeping.js";
+import { createSqliteOverviewReads } from "./sqlite-overview-reads.js";
+import {
+  type EffectRow,
+  type EventRow,
+  effectFromRow,
+  eventFromRow,
+  type JobRow,
+  jobFromRow,
+} from "./sqlite-rows.js";
+import { createSqliteRunReads } from "./sqlite-run-reads.js";
+
+const TERMINAL_LIST = TERMINAL_STATES.map((s) => `'${s}'`).join(", ");
+
+/** How one SQLite database is reached: by better-sqlite3 files on Node, by a Durable Object on Workers. */
+export interface SqliteStoreParts {
+  /** The connection that writes; `transaction` runs its work on it. */
+  writer: SqliteDb;
+  /** Reads that need not see a transaction in progress (the writer itself where there is one connection). */
+  reader: SqliteDb;
+  /** Runs `work` in one write transaction on `writer` and resolves after its commit (see Store). */
+  transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T>;
+  pendingMigrations(): number;
+  /** Waits for transactions in flight, then releases the connections. */
+  close(): Promise<void>;
+}
+
+/** The Store over SQLite: every query here, whatever holds the connection. */
+export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
+  const { writer, reader } = parts;
+  let closed = false;
+  const read = {
+    job: reader.prepare("SELECT * FROM jobs WHERE provider = ? AND id = ?"),
+    events: reader.prepare(
+      "SELECT * FROM events WHERE provider = ? AND job_id = ? AND event_no > ? ORDER BY event_no LIMIT ?",
+    ),
+    effect: reader.prepare("SELECT * FROM outbox WHERE id = ?"),
+  };
+  const claim = {
+    effects: writer.prepare(
+      `UPDATE outbox SET status = 'delivering', attempts = attempts + 1, lease_until = @lease_until
+       WHERE effect_no IN (
+         SELECT effect_no FROM outbox WHERE status = 'pending' AND next_attempt_at <= @now
+         UNION ALL
+         SELECT effect_no FROM outbox WHERE status = 'delivering' AND lease_until <= @now
+         LIMIT @limit)
+       RETURNING *`,
+    ),
+    finish: writer.prepare(
+      `UPDATE outbox SET status = @status, next_attempt_at = @next_attempt_at, lease_until = NULL,
+         last_error = @last_error, delivered_at = @delivered_at
+       WHERE id = @id AND status = 'delivering' AND lease_until = @claimed_until`,
+    ),
+  };
+
+  function assertOpen(): void {
+    if (closed) throw new FinalityError("shutting-down", "the store is closed");
+  }
+
+  return {
+    ...createSqliteRunReads(reader, assertOpen),
+    ...createSqliteOverviewReads(reader, assertOpen),
+    ...createSqliteHousekeeping(writer, reader, (work) => parts.transaction(work)),
+    dialect: "sqlite",
+
+    transaction(work) {
+      if (closed) return Promise.reject(new FinalityError("shutting-down", "the store is closed"));
+      return parts.transaction(work);
+    },
+
+    async getJob(key: JobKey) {
+      assertOpen();
+      const row = read.job.get(key.provider, key.id) as JobRow | undefined;
+      return row ? jobFromRow(row) : null;
+    },
+
+    async listJobs(query: JobQuery): Promise<Page<Job>> {
+      assertOpen();
+      const where: string[] = [];
+      const params: unknown[] = [];
+      const add = (clause: string, value?: unknown) => {
+        where.push(clause);
+        if (value !== undefined) params.push(value);
+      };
+      if (query.state !== undefined) add("state = ?", query.state);
+      if (query.provider !== undefined) add("provider = ?", query.provider);
+      if (query.kind !== undefined) add("kind = ?", query.kind);
+      if (query.stuck !== undefined) add(query.stuck ? "stuck = 1" : "stuck = 0");
+      if (query.open) add(`state NOT IN (${TERMINAL_LIST})`);
+      const after = decodeCursor(query.cursor);
+      if (after !== null) add("job_no < ?", after);
+      const limit = clampLimit(query.limit);
+      const sql = `SELECT * FROM jobs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY job_no DESC LIMIT ?`;
+      const rows = reader.prepare(sql).all(...params, limit + 1) as JobRow[];
+      const more = rows.length > limit;
+      const page = more ? rows.slice(0, limit) : rows;
+      const last = page.at(-1);
+      return { items: page.map(jobFromRow), nextCursor: more && last ? encodeCursor(last.job_no) : null };
+    },
+
+    async jobEvents(key: JobKey, page = {}): Promise<JobEvent[]> {
+      assertOpen();
+      const rows = read.events.all(
+        key.provider,
+        key.id,
+        page.after ?? 0,
+        clampLimit(page.limit, 1000, 10_000),
+      );
+      return (rows as EventRow[]).map(eventFromRow);
+    },
+
+    async getEffect(id: string) {
+      assertOpen();
+      const row = read.effect.get(id) as EffectRow | undefined;
+      return row ? effectFromRow(row) : null;
+    },
+
+    async listEffects(query: EffectQuery): Promise<Page<Effect>> {
+      assertOpen();
+      const where: string[] = [];
+      const params: unknown[] = [];
+      if (query.status !== undefined) where.push("status = ?") && params.push(query.status);
+      if (query.provider !== undefined) where.push("provider = ?") && params.push(query.provider);
+      if (query.jobId !== undefined) where.push("job_id = ?") && params.push(query.jobId);
+      const after = decodeCursor(query.cursor);
+      if (after !== null) where.push("effect_no < ?") && params.push(after);
+      const limit = clampLimit(query.limit);
+      const sql = `SELECT * FROM outbox ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY effect_no DESC LIMIT ?`;
+      const rows = reader.prepare(sql).all(...params, limit + 1) as EffectRow[];
+      const more = rows.length > limit;
+      const page = more ? rows.slice(0, limit) : rows;
+      const last = page.at(-1);
+      return {
+        items: page.map(effectFromRow),
+        nextCursor: more && last ? encodeCursor(last.effect_no) : null,
+      };
+    },
+
+    claimEffects(now, limit, leaseMs) {
+      return this.transaction(async () => {
+        const rows = claim.effects.all({ now, limit, lease_until: now + leaseMs }) as EffectRow[];
+        return rows.map(effectFromRow);
+      });
+    },
+
+    finishEffect(outcome: EffectOutcome) {
+      return this.transaction(async () => {
+        const params = {
+          id: outcome.id,
+          claimed_until: outcome.claimedUntil,
+          status: outcome.kind === "delivered" ? "delivered" : outcome.kind === "dead" ? "dead" : "pending",
+          next_attempt_at: outcome.kind === "retry" ? outcome.nextAttemptAt : outcome.at,
+          last_error: outcome.kind === "delivered" ? null : outcome.error,
+          delivered_at: outcome.kind === "delivered" ? outcome.at : null,
+        };
+        return claim.finish.run(params).changes === 1;
+      });
+    },
+
+    claimDueJobs(now, limit, leaseUntil, providers) {
+      return this.transaction(async () => {
+        // `+provider` keeps the planner on the partial due index: the provider index would scan
+        // every job of the provider, settled ones included.
+        const filter = providers?.length ? `AND +provider IN (${providers.map(() => "?").join(", ")})` : "";
+        // Oldest due first; UPDATE … RETURNING promises no order, so pick the rows, then update them.
+        const picked = writer
+          .prepare(
+            `SELECT job_no FROM jobs WHERE next_check_at IS NOT NULL AND next_check_at <= ? ${filter}
+             ORDER BY next_check_at LIMIT ?`,
+          )
+          .pluck()
+          .all(now, ...(providers ?? []), limit) as number[];
+        if (picked.length === 0) return [];
+        const rows = writer
+          .prepare(
+            `UPDATE jobs SET next_check_at = ? WHERE job_no IN (${picked.map(() => "?").join(", ")}) RETURNING *`,
+          )
+          .all(leaseUntil, ...picked) as JobRow[];
+        const order = new Map(picked.map((jobNo, index) => [jobNo, index]));
+        rows.sort((a, b) => (order.get(a.job_no) ?? 0) - (order.get(b.job_no) ?? 0));
+        return rows.map(jobFromRow);
+      });
+    },
+
+    async ready() {
+      if (closed) return false;
+      try {
+        return parts.pendingMigrations() === 0;
+      } catch {
+        return false;
+      }
+    },
+
+    async stats(): Promise<StoreStats> {
+      assertOpen();
+      const byState = reader.prepare("SELECT state, count(*) AS n FROM jobs GROUP BY state").all() as {
+        state: string;
+        n: number;
+      }[];
+      const byStatus = reader.prepare("SELECT status, count(*) AS n FROM outbox GROUP BY status").all() as {
+        status: string;
+        n: number;
+      }[];
+      const one = (sql: string, ...params: unknown[]) =>
+        (reader.prepare(sql).get(...params) as { n: number | null }).n;
+      const jobsByState = Object.fromEntries(byState.map((r) => [r.state, r.n]));
+      return {
+        jobsByState,
+        openJobs: (jobsByState.pending ?? 0) + (jobsByState.running ?? 0),
+        stuckJobs: one("SELECT count(*) AS n FROM jobs WHERE stuck = 1") ?? 0,
+        conflictJobs: one("SELECT count(*) AS n FROM jobs WHERE conflict = 1") ?? 0,
+        effectsByStatus: Object.fromEntries(byStatus.map((r) => [r.status, r.n])),
+        oldestOpenSubmittedAt: one("SELECT min(submitted_at) AS n FROM jobs WHERE settled_at IS NULL"),
+        dueJobs:
+          one(
+            "SELECT count(*) AS n FROM jobs WHERE next_check_at IS NOT NULL AND next_check_at <= ?",
+            Date.now(),
+          ) ?? 0,
+      };
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      await parts.close();
+    },
+  };
+}
