@@ -187,7 +187,7 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
       running = false;
       if (timer) clearTimeout(timer);
       while (pumping || inFlight.size > 0)
-        await Promise.race([...inFlight, new Promise((r) => setImmediate(r))]);
+        await Promise.race([...inFlight, new Promise((r) => setTimeout(r, 0))]);
     },
     poke() {
       if (running) void pump().catch(() => {});

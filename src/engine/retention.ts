@@ -65,7 +65,7 @@ export async function pruneOnce(
       counts[target] += deleted;
       if (deleted > 0) options.onProgress?.(target, deleted);
       if (deleted < batchSize) break;
-      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setTimeout(resolve, 0));
     }
   }
   if (!options.dryRun) await store.reclaim();

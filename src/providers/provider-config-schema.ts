@@ -30,7 +30,7 @@ const secret = z
   .refine(
     (value) =>
       !value.startsWith("whpk_") ||
-      (new RegExp(`^whpk_${BASE64}$`).test(value) && Buffer.from(value.slice(5), "base64").length === 32),
+      (new RegExp(`^whpk_${BASE64}$`).test(value) && atob(value.slice(5)).length === 32),
     "a whpk_ key must be followed by the base64 of a 32-byte ed25519 public key",
   );
 const httpUrl = z.url({ protocol: /^https?$/, error: "must be an http or https URL" });

@@ -9,12 +9,19 @@ export function fromJsonColumn(text: unknown): unknown {
 
 /** Keyset cursors are opaque to callers: base64url of the last row number seen. */
 export function encodeCursor(rowNo: number): string {
-  return Buffer.from(String(rowNo)).toString("base64url");
+  // Digits only, so btoa (in every runtime, unlike Buffer) encodes them as they are.
+  return btoa(String(rowNo)).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
 }
 
 export function decodeCursor(cursor: string | undefined): number | null {
   if (!cursor) return null;
-  const value = Number(Buffer.from(cursor, "base64url").toString());
+  let text: string;
+  try {
+    text = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
+  } catch {
+    return null;
+  }
+  const value = Number(text);
   return Number.isSafeInteger(value) && value > 0 ? value : null;
 }
 

@@ -47,11 +47,35 @@ const PRUNABLE: Record<PruneTarget, { select: string; delete: (keys: string) => 
     },
   };
 
+/** How much room the database takes, and how freed pages go back: the file's pages by default. */
+export interface SqliteSpace {
+  sizeBytes(): number;
+  freeBytes(): number;
+  /** Gives back up to `maxPages` free pages; returns how many. Runs inside a write transaction. */
+  reclaim(maxPages: number): number;
+}
+
+export function pragmaSpace(writer: SqliteDb, reader: SqliteDb): SqliteSpace {
+  const count = (db: SqliteDb, pragma: string) => db.pragma(pragma, { simple: true }) as number;
+  return {
+    sizeBytes: () => count(reader, "page_size") * count(reader, "page_count"),
+    freeBytes: () => count(reader, "page_size") * count(reader, "freelist_count"),
+    reclaim(maxPages) {
+      // Only files created with auto_vacuum = INCREMENTAL can give pages back; on others the
+      // freed pages still go to the freelist and are reused by the next writes.
+      const before = count(writer, "freelist_count");
+      writer.pragma(`incremental_vacuum(${Math.max(0, Math.trunc(maxPages))})`);
+      return before - count(writer, "freelist_count");
+    },
+  };
+}
+
 /** `enqueue` runs work inside the store's write transactions, so pruning interleaves with ingest. */
 export function createSqliteHousekeeping(
   writer: SqliteDb,
   reader: SqliteDb,
   enqueue: Enqueue,
+  space: SqliteSpace = pragmaSpace(writer, reader),
 ): HousekeepingStore {
   return {
     prune(target, before, limit) {
@@ -74,26 +98,17 @@ export function createSqliteHousekeeping(
     },
 
     async housekeepingStats(): Promise<HousekeepingStats> {
-      const pageSize = reader.pragma("page_size", { simple: true }) as number;
-      const pages = reader.pragma("page_count", { simple: true }) as number;
-      const free = reader.pragma("freelist_count", { simple: true }) as number;
       const oldest = Object.fromEntries(
         Object.entries(PRUNABLE).map(([target, spec]) => [
           target,
           reader.prepare(spec.oldest).pluck().get() ?? null,
         ]),
       ) as HousekeepingStats["oldest"];
-      return { sizeBytes: pageSize * pages, freeBytes: pageSize * free, oldest };
+      return { sizeBytes: space.sizeBytes(), freeBytes: space.freeBytes(), oldest };
     },
 
     reclaim(maxPages = 2000) {
-      // Only files created with auto_vacuum = INCREMENTAL can give pages back; on others the
-      // freed pages still go to the freelist and are reused by the next writes.
-      return enqueue(async () => {
-        const before = writer.pragma("freelist_count", { simple: true }) as number;
-        writer.pragma(`incremental_vacuum(${Math.max(0, Math.trunc(maxPages))})`);
-        return before - (writer.pragma("freelist_count", { simple: true }) as number);
-      });
+      return enqueue(async () => space.reclaim(maxPages));
     },
   };
 }

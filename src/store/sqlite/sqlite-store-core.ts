@@ -4,7 +4,7 @@ import { TERMINAL_STATES } from "../../core/states.js";
 import { clampLimit, decodeCursor, encodeCursor } from "../json-column.js";
 import type { EffectOutcome, EffectQuery, JobQuery, Page, Store, StoreStats, StoreTx } from "../store.js";
 import type { SqliteDb } from "./sqlite-driver.js";
-import { createSqliteHousekeeping } from "./sqlite-housekeeping.js";
+import { createSqliteHousekeeping, type SqliteSpace } from "./sqlite-housekeeping.js";
 import { createSqliteOverviewReads } from "./sqlite-overview-reads.js";
 import {
   type EffectRow,
@@ -27,6 +27,8 @@ export interface SqliteStoreParts {
   /** Runs `work` in one write transaction on `writer` and resolves after its commit (see Store). */
   transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T>;
   pendingMigrations(): number;
+  /** The file's pages (PRAGMAs) when omitted. */
+  space?: SqliteSpace;
   /** Waits for transactions in flight, then releases the connections. */
   close(): Promise<void>;
 }
@@ -66,7 +68,7 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
   return {
     ...createSqliteRunReads(reader, assertOpen),
     ...createSqliteOverviewReads(reader, assertOpen),
-    ...createSqliteHousekeeping(writer, reader, (work) => parts.transaction(work)),
+    ...createSqliteHousekeeping(writer, reader, (work) => parts.transaction(work), parts.space),
     dialect: "sqlite",
 
     transaction(work) {
