@@ -17,7 +17,10 @@ chai.use(JestAsymmetricMatchers);
 export const expect = ((value: unknown, message?: string) =>
   chai.expect(value, message)) as unknown as typeof chai.expect;
 Object.assign(expect, chai.expect);
-setState({ assertionCalls: 0, isExpectingAssertions: false, expectedAssertionsNumber: null }, expect as never);
+setState(
+  { assertionCalls: 0, isExpectingAssertions: false, expectedAssertionsNumber: null },
+  expect as never,
+);
 (globalThis as Record<symbol, unknown>)[GLOBAL_EXPECT] = expect;
 
 type Hook = (context: { task: { name: string } }) => unknown;
