@@ -23,12 +23,8 @@ export { DeliveryError } from "./engine/delivery-error.js";
 export { createDispatcher, type Dispatcher, type DispatcherOptions } from "./engine/dispatcher.js";
 export { replayEffects, retryEffect } from "./engine/effect-admin.js";
 export type { EffectDefinition, EffectDelivery } from "./engine/effect-definitions.js";
-export {
-  createFinality,
-  type Finality,
-  type FinalityOptions,
-  type ProviderPolicy,
-} from "./engine/finality.js";
+export { createFinality } from "./engine/create-finality.js";
+export { type Finality, type FinalityOptions, finalityOn, type ProviderPolicy } from "./engine/finality.js";
 export { createHttpEffectDeliverer } from "./engine/http-effect-target.js";
 export type { IngestOutcome, RegisterOutcome } from "./engine/ingest.js";
 export type { Poller, PollResult } from "./engine/poller.js";

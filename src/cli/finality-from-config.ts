@@ -1,7 +1,8 @@
 import type { FinalityConfig, StoreConfig } from "../config/config-schema.js";
 import { FinalityError } from "../core/errors.js";
 import type { EffectDefinition } from "../engine/effect-definitions.js";
-import { createFinality, type Finality, type ProviderPolicy } from "../engine/finality.js";
+import { createFinality } from "../engine/create-finality.js";
+import { type Finality, type ProviderPolicy } from "../engine/finality.js";
 import { openPostgresStore } from "../store/postgres/postgres-store.js";
 import { createSqliteStore } from "../store/sqlite/sqlite-store.js";
 import type { Store } from "../store/store.js";

@@ -4,7 +4,6 @@ import { FinalityError } from "../core/errors.js";
 import type { Job, JobEvent, JobKey, Observation, UnknownJobPolicy } from "../core/model.js";
 import { parseJobKey, parseObservation, parseRegistration } from "../core/validation.js";
 import { RUNS_PROVIDER } from "../runs/run-model.js";
-import { createSqliteStore } from "../store/sqlite/sqlite-store.js";
 import type { JobQuery, Page, Store } from "../store/store.js";
 import type { EffectDefinition } from "./effect-definitions.js";
 import {
@@ -62,11 +61,12 @@ export interface Finality {
 
 const DEFAULT_GRACE_SECONDS = 90;
 
-export function createFinality(options: FinalityOptions): Finality {
-  const store =
-    "transaction" in options.store
-      ? options.store
-      : createSqliteStore({ path: options.store.sqlite, synchronous: options.store.synchronous });
+/**
+ * The ledger on a store already open. Portable (no Node module): the Workers entry builds on it;
+ * `createFinality` (create-finality.ts) adds opening the embedded SQLite file by path.
+ */
+export function finalityOn(options: FinalityOptions & { store: Store }): Finality {
+  const store = options.store;
   const clock = options.clock ?? systemClock;
   const newId = options.newId ?? uuidv7;
   const effects = options.effects ?? [];

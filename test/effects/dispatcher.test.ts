@@ -3,7 +3,8 @@ import { manualClock } from "../../src/core/clock.js";
 import { createDispatcher, DeliveryError } from "../../src/engine/dispatcher.js";
 import { retryEffect } from "../../src/engine/effect-admin.js";
 import type { EffectDelivery } from "../../src/engine/effect-definitions.js";
-import { createFinality, type Finality } from "../../src/engine/finality.js";
+import { createFinality } from "../../src/engine/create-finality.js";
+import { type Finality } from "../../src/engine/finality.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const dirs: { cleanup(): void }[] = [];

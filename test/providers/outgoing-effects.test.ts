@@ -5,7 +5,7 @@ import OpenAI from "openai";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDispatcher } from "../../src/engine/dispatcher.js";
-import { createFinality } from "../../src/engine/finality.js";
+import { createFinality } from "../../src/engine/create-finality.js";
 
 /** An application's effect endpoint: keeps each POST's raw body and headers. */
 const received: { body: string; headers: IncomingHttpHeaders }[] = [];

@@ -4,7 +4,7 @@
 // Prints "listening <url>", then "effect <name> <jobId> <trigger>" for each delivered effect.
 import { configSchema } from "../../dist/config/config-schema.js";
 import { createDispatcher } from "../../dist/engine/dispatcher.js";
-import { createFinality } from "../../dist/engine/finality.js";
+import { createFinality } from "../../dist/engine/create-finality.js";
 import { createApp } from "../../dist/http/create-app.js";
 import { startNodeServer } from "../../dist/http/node-server.js";
 import { addRunRoutes, addWorkerRoutes } from "../../dist/http/run-routes.js";

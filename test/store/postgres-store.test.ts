@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { isFinalityError } from "../../src/core/errors.js";
 import type { Observation } from "../../src/core/model.js";
 import { isTerminal } from "../../src/core/states.js";
-import { createFinality } from "../../src/engine/finality.js";
+import { createFinality } from "../../src/engine/create-finality.js";
 import { createPostgresStore, openPostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { adminClient, postgresTestsEnabled, useFreshSchema } from "../helpers/postgres.js";

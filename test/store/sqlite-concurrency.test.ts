@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { isTerminal } from "../../src/core/states.js";
-import { createFinality } from "../../src/engine/finality.js";
+import { createFinality } from "../../src/engine/create-finality.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
 import { type Child, startNodeChild } from "../helpers/child-process.js";
