@@ -1,4 +1,3 @@
-import { createHmac } from "node:crypto";
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { constantTimeEqual } from "../http/constant-time-equal.js";
@@ -16,30 +15,41 @@ const SESSION_HOURS = 12;
 export interface DashboardAuth {
   /** False when the service has no API token (it then listens on loopback only). */
   readonly required: boolean;
-  signedIn(c: Context): boolean;
+  signedIn(c: Context): Promise<boolean>;
   /** True when `given` is the API token (constant time). */
   accepts(given: string): boolean;
-  startSession(c: Context): void;
+  startSession(c: Context): Promise<void>;
   endSession(c: Context): void;
 }
 
 export function createDashboardAuth(apiToken: string | undefined): DashboardAuth {
   if (apiToken === undefined) {
-    return { required: false, signedIn: () => true, accepts: () => true, startSession() {}, endSession() {} };
+    return {
+      required: false,
+      signedIn: async () => true,
+      accepts: () => true,
+      async startSession() {},
+      endSession() {},
+    };
   }
-  const session = createHmac("sha256", apiToken).update("finality dashboard session v1").digest("base64url");
+  // WebCrypto (so the dashboard runs on Workers) answers with a promise: computed once, on first use.
+  let session: Promise<string> | undefined;
+  const sessionValue = () => {
+    session ??= hmacBase64Url(apiToken, "finality dashboard session v1");
+    return session;
+  };
   const secure = (c: Context) =>
     new URL(c.req.url).protocol === "https:" || c.req.header("x-forwarded-proto") === "https";
   return {
     required: true,
-    signedIn(c) {
+    async signedIn(c) {
       const header = c.req.header("authorization") ?? "";
       if (header.startsWith("Bearer ")) return constantTimeEqual(header.slice(7), apiToken);
-      return constantTimeEqual(getCookie(c, SESSION_COOKIE) ?? "", session);
+      return constantTimeEqual(getCookie(c, SESSION_COOKIE) ?? "", await sessionValue());
     },
     accepts: (given) => constantTimeEqual(given, apiToken),
-    startSession(c) {
-      setCookie(c, SESSION_COOKIE, session, {
+    async startSession(c) {
+      setCookie(c, SESSION_COOKIE, await sessionValue(), {
         httpOnly: true,
         sameSite: "Strict",
         path: "/",
@@ -51,6 +61,19 @@ export function createDashboardAuth(apiToken: string | undefined): DashboardAuth
       deleteCookie(c, SESSION_COOKIE, { path: "/", secure: secure(c) });
     },
   };
+}
+
+/** HMAC-SHA256 of `message` keyed by `key`, in unpadded base64url (as node:crypto's "base64url"). */
+async function hmacBase64Url(key: string, message: string): Promise<string> {
+  const encoder = new TextEncoder();
+  // WebCrypto refuses an empty key; HMAC pads a short key with zeros, so one zero byte is the same key.
+  const keyBytes = key === "" ? new Uint8Array(1) : encoder.encode(key);
+  const hmac = { name: "HMAC", hash: "SHA-256" };
+  const cryptoKey = await crypto.subtle.importKey("raw", keyBytes, hmac, false, ["sign"]);
+  const digest = new Uint8Array(await crypto.subtle.sign(hmac, cryptoKey, encoder.encode(message)));
+  let binary = "";
+  for (const byte of digest) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
 /**

@@ -17,10 +17,10 @@ export function addDashboardForms(
 ): void {
   const { finality, auth } = options;
 
-  app.get("/login", (c) => {
+  app.get("/login", async (c) => {
     c.set("route", "/login");
     const next = localPath(c.req.query("next"));
-    if (!auth.required || auth.signedIn(c)) return c.redirect(next, 303);
+    if (!auth.required || (await auth.signedIn(c))) return c.redirect(next, 303);
     return renderLogin(c, { next, error: null, status: 200 });
   });
 
@@ -38,7 +38,7 @@ export function addDashboardForms(
           : "That token is not correct. Use the service's API token (server.apiToken or FINALITY_API_TOKEN).";
       return renderLogin(c, { next, error, status: 401 });
     }
-    auth.startSession(c);
+    await auth.startSession(c);
     return c.redirect(next, 303);
   });
 
@@ -52,7 +52,7 @@ export function addDashboardForms(
 
   app.post("/effects/:id/retry", async (c) => {
     c.set("route", "/effects/:id/retry");
-    if (!auth.signedIn(c)) throw new FinalityError("unauthorized", "sign in to the dashboard first");
+    if (!(await auth.signedIn(c))) throw new FinalityError("unauthorized", "sign in to the dashboard first");
     if (!fromSameOrigin(c))
       throw new FinalityError("unauthorized", "this form must be sent from the dashboard");
     const form = await readForm(c);

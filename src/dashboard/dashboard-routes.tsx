@@ -53,7 +53,7 @@ export function addDashboardRoutes(app: Hono<AppEnv>, options: DashboardOptions)
   const page = (path: string, handler: (c: Context<AppEnv>) => Promise<Response>) =>
     app.get(path, async (c) => {
       c.set("route", path);
-      if (!auth.signedIn(c)) return refuse(c, auth);
+      if (!(await auth.signedIn(c))) return refuse(c, auth);
       return handler(c);
     });
   const shell = (c: Context<AppEnv>): Pick<PageOptions, "signOut" | "refreshMs"> => ({

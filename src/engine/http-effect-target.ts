@@ -1,5 +1,5 @@
 import { jobToJson } from "../core/job-json.js";
-import { signStandardWebhook } from "../webhooks/standard-webhooks.js";
+import { signStandardWebhookWeb } from "../webhooks/web-standard-webhooks.js";
 import { DeliveryError } from "./delivery-error.js";
 import type { UrlDeliverer } from "./dispatcher.js";
 import { parseRetryAfter } from "./poller.js";
@@ -48,7 +48,7 @@ export function createHttpEffectDeliverer(
     if (definition.secret) {
       Object.assign(
         headers,
-        signStandardWebhook({
+        await signStandardWebhookWeb({
           id: delivery.idempotencyKey,
           timestampSeconds: now() / 1000,
           body,

@@ -1,4 +1,5 @@
 import type { Poller } from "../engine/poller.js";
+import type { WebhookVerifiers } from "../webhooks/verifiers.js";
 import type { WebhookReceiver } from "../webhooks/webhook-receiver.js";
 import type { ProviderHealth } from "./provider-health.js";
 
@@ -17,4 +18,9 @@ export interface AdapterDeps {
   /** Epoch milliseconds; webhook timestamps and JWT lifetimes are checked against it. */
   now: () => number;
   health: ProviderHealth;
+  /**
+   * Signature checks: `nodeVerifiers` (node:crypto) on Node, `webVerifiers` (WebCrypto) on Workers.
+   * Injected so that no adapter imports node:crypto.
+   */
+  verifiers: WebhookVerifiers;
 }

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
@@ -8,7 +7,8 @@ import {
 } from "jose";
 import { toError } from "../core/errors.js";
 import { LIMITS } from "../core/validation.js";
-import { type ReceivedWebhookHeaders, signatureError, type VerifiedWebhook } from "./standard-webhooks.js";
+import { type ReceivedWebhookHeaders, signatureError, type VerifiedWebhook } from "./signature-common.js";
+import { sha256Hex } from "./web-crypto-keys.js";
 
 /**
  * A webhook signed with a JWT in a header, checked against a JWKS: Gemini's per-request
@@ -47,7 +47,7 @@ export function createJwtVerifier(options: JwtVerifierOptions) {
         clockTolerance: options.clockToleranceSeconds ?? 60,
         currentDate: new Date(options.now()),
       });
-      const id = deliveryId(headers.id, payload.jti, token);
+      const id = await deliveryId(headers.id, payload.jti, token);
       return { id, timestampSeconds: payload.iat ?? Math.floor(options.now() / 1000), bodySigned: false };
     } catch (error) {
       throw signatureError("no-matching-signature", `the webhook JWT was refused: ${toError(error).message}`);
@@ -60,10 +60,17 @@ export function isCompactJwt(value: string | null | undefined): value is string 
   return typeof value === "string" && /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(value);
 }
 
-/** `webhook-id` when sent (stable across retries), else the token's `jti`, else the token's hash. */
-function deliveryId(header: string | null | undefined, jti: string | undefined, token: string): string {
+/**
+ * `webhook-id` when sent (stable across retries), else the token's `jti`, else the token's hash
+ * (WebCrypto, so that this module runs on Workers too).
+ */
+async function deliveryId(
+  header: string | null | undefined,
+  jti: string | undefined,
+  token: string,
+): Promise<string> {
   for (const candidate of [header, jti]) {
     if (candidate && candidate.length <= LIMITS.deliveryIdLength) return candidate;
   }
-  return `jwt:${createHash("sha256").update(token).digest("hex")}`;
+  return `jwt:${await sha256Hex(new TextEncoder().encode(token))}`;
 }

@@ -1,5 +1,5 @@
 import type { Job, JobKey, Observation } from "../core/model.js";
-import type { ReceivedWebhookHeaders, VerifiedWebhook } from "./standard-webhooks.js";
+import type { ReceivedWebhookHeaders, VerifiedWebhook } from "./signature-common.js";
 
 /** What a parser may consult besides the body: the ledger's record of a job (read-only). */
 export interface WebhookParseContext {
@@ -9,8 +9,9 @@ export interface WebhookParseContext {
 /**
  * Webhook intake for one provider instance: check who sent it, then turn it into an observation.
  *
- * Both steps may answer synchronously or with a promise. The generic receiver answers at once, so
- * the hot path pays no extra await; a JWT-signed delivery (Gemini) verifies asynchronously, and a
+ * Both steps may answer synchronously or with a promise. On Node (`nodeVerifiers`) the generic
+ * receiver answers at once, so the hot path pays no extra await; WebCrypto (`webVerifiers`, on
+ * Workers) always answers with a promise; a JWT-signed delivery (Gemini) verifies asynchronously, and a
  * thin payload (OpenAI, Gemini, Anthropic) is parsed by fetching the object from the status API.
  */
 export interface WebhookReceiver {

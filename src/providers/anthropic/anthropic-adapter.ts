@@ -1,7 +1,6 @@
 import type { ProviderConfigOf } from "../../config/config-schema.js";
 import type { Observation } from "../../core/model.js";
 import type { WebhookParseContext } from "../../webhooks/webhook-receiver.js";
-import { createWebhookVerifier } from "../../webhooks/webhook-verifier.js";
 import { decodeJsonObject, requireText } from "../json-body.js";
 import { fromRfc3339, objectOf } from "../json-fields.js";
 import type { AdapterDeps, ProviderAdapter } from "../provider-adapter.js";
@@ -33,7 +32,7 @@ export function createAnthropicAdapter(
     pollTimeoutMs: config.timeoutSeconds * 1000,
     receiver: {
       provider,
-      verify: createWebhookVerifier(provider, config.webhook, deps.now),
+      verify: deps.verifiers.webhook(provider, config.webhook, deps.now),
       parse: (body, delivery, context) =>
         parseAnthropicWebhook(provider, body, delivery.id, { observe, context, fetchTimeoutMs }),
     },

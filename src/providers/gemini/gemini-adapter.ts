@@ -1,9 +1,8 @@
 import type { ProviderConfigOf } from "../../config/config-schema.js";
 import type { Observation } from "../../core/model.js";
 import { createJwtVerifier, isCompactJwt } from "../../webhooks/jwt-signature.js";
-import type { VerifiedWebhook } from "../../webhooks/standard-webhooks.js";
+import type { VerifiedWebhook } from "../../webhooks/signature-common.js";
 import type { WebhookVerifier } from "../../webhooks/webhook-receiver.js";
-import { createWebhookVerifier } from "../../webhooks/webhook-verifier.js";
 import { decodeJsonObject, requireText } from "../json-body.js";
 import { fromRfc3339, objectOf, textOf } from "../json-fields.js";
 import type { AdapterDeps, ProviderAdapter } from "../provider-adapter.js";
@@ -36,7 +35,7 @@ export function createGeminiAdapter(
     pollTimeoutMs: config.timeoutSeconds * 1000,
     receiver: {
       provider,
-      verify: geminiVerifier(provider, config, deps.now),
+      verify: geminiVerifier(provider, config, deps),
       parse: (body, delivery) => parseGeminiWebhook(provider, body, delivery, observe, fetchTimeoutMs),
     },
   };
@@ -45,9 +44,14 @@ export function createGeminiAdapter(
 function geminiVerifier(
   provider: string,
   config: ProviderConfigOf<"gemini">,
-  now: () => number,
+  deps: AdapterDeps,
 ): WebhookVerifier {
-  const standard = createWebhookVerifier(provider, config.webhook?.secrets ? config.webhook : undefined, now);
+  const { now } = deps;
+  const standard = deps.verifiers.webhook(
+    provider,
+    config.webhook?.secrets ? config.webhook : undefined,
+    now,
+  );
   const jwt = config.webhook?.jwt;
   if (jwt === undefined) return standard;
   const verifyJwt = createJwtVerifier({

@@ -1,7 +1,6 @@
 import type { ProviderConfigOf } from "../../config/config-schema.js";
 import { parseGenericWebhook } from "../../webhooks/generic-webhook.js";
 import type { WebhookReceiver } from "../../webhooks/webhook-receiver.js";
-import { createWebhookVerifier } from "../../webhooks/webhook-verifier.js";
 import type { AdapterDeps, ProviderAdapter } from "../provider-adapter.js";
 import { mapState } from "../state-map.js";
 import { createGenericPoller } from "./generic-poller.js";
@@ -20,7 +19,7 @@ export function createGenericAdapter(
   const poll = config.poll;
   const receiver: WebhookReceiver = {
     provider,
-    verify: createWebhookVerifier(provider, config.webhook, deps.now),
+    verify: deps.verifiers.webhook(provider, config.webhook, deps.now),
     // The hot path: synchronous, and without a state table nothing but the body parser runs.
     parse:
       states === undefined

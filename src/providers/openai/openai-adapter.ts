@@ -1,6 +1,5 @@
 import type { ProviderConfigOf } from "../../config/config-schema.js";
 import type { Observation } from "../../core/model.js";
-import { createWebhookVerifier } from "../../webhooks/webhook-verifier.js";
 import { decodeJsonObject, requireText } from "../json-body.js";
 import { fromUnixSeconds, objectOf } from "../json-fields.js";
 import type { AdapterDeps, ProviderAdapter } from "../provider-adapter.js";
@@ -32,7 +31,7 @@ export function createOpenAIAdapter(
     pollTimeoutMs: config.timeoutSeconds * 1000,
     receiver: {
       provider,
-      verify: createWebhookVerifier(provider, config.webhook, deps.now),
+      verify: deps.verifiers.webhook(provider, config.webhook, deps.now),
       parse: (body, delivery) => parseOpenAIWebhook(provider, body, delivery.id, observe, fetchTimeoutMs),
     },
   };

@@ -1,7 +1,6 @@
 import type { ProviderConfigOf } from "../../config/config-schema.js";
 import type { Observation } from "../../core/model.js";
 import { isTerminal } from "../../core/states.js";
-import { createWebhookVerifier } from "../../webhooks/webhook-verifier.js";
 import { boundedResult } from "../bounded-result.js";
 import { decodeJsonObject, requireText } from "../json-body.js";
 import { fromRfc3339, latest, objectOf, textOf } from "../json-fields.js";
@@ -47,7 +46,7 @@ export function createReplicateAdapter(
     pollTimeoutMs: config.timeoutSeconds * 1000,
     receiver: {
       provider,
-      verify: createWebhookVerifier(provider, config.webhook, deps.now),
+      verify: deps.verifiers.webhook(provider, config.webhook, deps.now),
       parse(body, delivery) {
         const prediction = decodeJsonObject(body);
         requireText(prediction.id, "id");

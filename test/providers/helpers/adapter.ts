@@ -4,6 +4,7 @@ import type { ProviderAdapter } from "../../../src/providers/provider-adapter.js
 import { createProviderAdapter } from "../../../src/providers/provider-adapters.js";
 import { providerSchema } from "../../../src/providers/provider-config-schema.js";
 import { createProviderHealth, type ProviderHealth } from "../../../src/providers/provider-health.js";
+import { nodeVerifiers } from "../../../src/webhooks/webhook-verifier.js";
 
 /** An adapter built from a raw configuration entry, validated by the real schema. */
 export function adapterFor(
@@ -14,6 +15,7 @@ export function adapterFor(
   return createProviderAdapter(name, providerSchema.parse(raw), {
     now: options.now ?? Date.now,
     health: options.health ?? createProviderHealth(),
+    verifiers: nodeVerifiers,
   });
 }
 

@@ -1,0 +1,77 @@
+import { assertNever, FinalityError } from "../core/errors.js";
+import type { HmacHeaderVerifierOptions } from "./hmac-signature-header.js";
+import type { StandardWebhookVerifierOptions } from "./signature-common.js";
+import type { StripeSignatureVerifierOptions } from "./stripe-signature-header.js";
+import type { WebhookVerifier } from "./webhook-receiver.js";
+
+/** A provider instance's `webhook` settings, as far as signature checking goes. */
+export interface WebhookSignatureConfig {
+  secrets?: readonly string[] | undefined;
+  toleranceSeconds?: number | undefined;
+  /** Generic providers only; the named providers all sign with Standard Webhooks. */
+  scheme?: "standard-webhooks" | "hmac-sha256" | "stripe" | undefined;
+  header?: string | undefined;
+  encoding?: "hex" | "base64" | undefined;
+  prefix?: string | undefined;
+  idHeader?: string | undefined;
+}
+
+/**
+ * Where adapters get their signature checks. Injected (AdapterDeps) rather than imported so that
+ * an adapter runs on Workers: Node passes `nodeVerifiers` (webhook-verifier.ts, synchronous
+ * node:crypto, the fast path) and the Workers entry `webVerifiers` (web-verifiers.ts, WebCrypto).
+ */
+export interface WebhookVerifiers {
+  /** The verifier a provider's configuration asks for; without a secret, one that refuses all. */
+  webhook(provider: string, config: WebhookSignatureConfig | undefined, now: () => number): WebhookVerifier;
+}
+
+/** One verifier per scheme: the part that differs between node:crypto and WebCrypto. */
+export interface SchemeVerifiers {
+  standardWebhooks(options: StandardWebhookVerifierOptions): WebhookVerifier;
+  hmacHeader(options: HmacHeaderVerifierOptions): WebhookVerifier;
+  stripe(options: StripeSignatureVerifierOptions): WebhookVerifier;
+}
+
+/** The configuration's choice of scheme and its defaults, shared by both implementations. */
+export function webhookVerifiersFrom(schemes: SchemeVerifiers): WebhookVerifiers {
+  return {
+    webhook(provider, config, now) {
+      const secrets = config?.secrets ?? [];
+      // Without a secret nothing can prove who sent a webhook, so every one is refused.
+      if (config === undefined || secrets.length === 0) return refuseAll(provider);
+      const scheme = config.scheme ?? "standard-webhooks";
+      switch (scheme) {
+        case "standard-webhooks":
+          return schemes.standardWebhooks({ secrets, toleranceSeconds: config.toleranceSeconds, now });
+        case "hmac-sha256":
+          return schemes.hmacHeader({
+            secrets,
+            header: config.header ?? "x-signature",
+            encoding: config.encoding ?? "hex",
+            prefix: config.prefix ?? "",
+            idHeader: config.idHeader,
+            now,
+          });
+        case "stripe":
+          return schemes.stripe({
+            secrets,
+            header: config.header,
+            toleranceSeconds: config.toleranceSeconds,
+            idHeader: config.idHeader,
+            now,
+          });
+        default:
+          return assertNever(scheme, "webhook signature scheme");
+      }
+    },
+  };
+}
+
+export function refuseAll(provider: string): WebhookVerifier {
+  return () => {
+    throw new FinalityError("signature-invalid", `provider "${provider}" has no webhook secret configured`, {
+      details: { reason: "no-matching-signature", provider },
+    });
+  };
+}

@@ -1,0 +1,68 @@
+import { canonicalBase64Bytes, encodeBase64 } from "./byte-encoding.js";
+import {
+  DEFAULT_TOLERANCE_SECONDS,
+  ed25519SignaturesOf,
+  hmacSignaturesOf,
+  type ReceivedWebhookHeaders,
+  readStandardWebhook,
+  type SignInput,
+  type StandardWebhookHeaders,
+  type StandardWebhookVerifierOptions,
+  signatureError,
+  splitStandardSecrets,
+  type VerifiedWebhook,
+} from "./signature-common.js";
+import {
+  anyVerified,
+  ed25519Key,
+  signedContent,
+  signHmac,
+  standardHmacKey,
+  verifyEd25519,
+  verifyHmac,
+} from "./web-crypto-keys.js";
+
+/**
+ * Standard Webhooks with WebCrypto, for runtimes without node:crypto (Workers). Same headers,
+ * secrets, refusals and results as standard-webhooks.ts: only the cryptography differs.
+ */
+
+/** Bytes in an HMAC-SHA256 digest. */
+const HMAC_BYTES = 32;
+
+/** Signs one message as `signStandardWebhook` does, byte for byte; returns the headers to send. */
+export async function signStandardWebhookWeb(input: SignInput): Promise<StandardWebhookHeaders> {
+  const timestamp = String(Math.floor(input.timestampSeconds));
+  const content = signedContent(`${input.id}.${timestamp}.`, input.body);
+  const signature = encodeBase64(await signHmac(standardHmacKey(input.secret), content));
+  return { "webhook-id": input.id, "webhook-timestamp": timestamp, "webhook-signature": `v1,${signature}` };
+}
+
+export function createWebStandardWebhookVerifier(
+  options: StandardWebhookVerifierOptions,
+): (body: Uint8Array, headers: ReceivedWebhookHeaders) => Promise<VerifiedWebhook> {
+  const secrets = splitStandardSecrets(options.secrets);
+  const toleranceSeconds = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
+  return async (body, headers) => {
+    const message = readStandardWebhook(headers, toleranceSeconds, options.now);
+    const content = signedContent(message.signedPrefix, body);
+    const checks: Promise<boolean>[] = [];
+    // Node compares base64 text: a signature spelled any other way than node writes it cannot match.
+    const hmacSignatures = hmacSignaturesOf(message.signatures)
+      .map((text) => canonicalBase64Bytes(text, HMAC_BYTES))
+      .filter((bytes) => bytes !== null);
+    for (const secret of secrets.hmac) {
+      const key = standardHmacKey(secret);
+      for (const signature of hmacSignatures) checks.push(verifyHmac(key, signature, content));
+    }
+    if (secrets.ed25519.length > 0) {
+      const ed25519Signatures = ed25519SignaturesOf(message.signatures);
+      for (const secret of secrets.ed25519) {
+        const key = ed25519Key(secret);
+        for (const signature of ed25519Signatures) checks.push(verifyEd25519(key, signature, content));
+      }
+    }
+    if (await anyVerified(checks)) return { id: message.id, timestampSeconds: message.timestampSeconds };
+    throw signatureError("no-matching-signature");
+  };
+}

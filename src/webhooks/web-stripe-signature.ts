@@ -1,0 +1,31 @@
+import { hexBytes } from "./byte-encoding.js";
+import { type ReceivedWebhookHeaders, signatureError, type VerifiedWebhook } from "./signature-common.js";
+import { readStripeSignatureHeader, type StripeSignatureVerifierOptions } from "./stripe-signature-header.js";
+import { anyVerified, signedContent, utf8HmacKey, verifyHmac } from "./web-crypto-keys.js";
+import { webDeliveryIdOf } from "./web-hmac-signature.js";
+
+/** Stripe's scheme with WebCrypto; same results and refusals as stripe-signature.ts. */
+
+const HMAC_BYTES = 32;
+
+export function createWebStripeSignatureVerifier(
+  options: StripeSignatureVerifierOptions,
+): (body: Uint8Array, headers: ReceivedWebhookHeaders) => Promise<VerifiedWebhook> {
+  return async (body, headers) => {
+    const message = readStripeSignatureHeader(headers, options);
+    const content = signedContent(message.signedPrefix, body);
+    const signatures = message.signatures
+      .map((text) => hexBytes(text, HMAC_BYTES))
+      .filter((bytes) => bytes !== null);
+    const checks: Promise<boolean>[] = [];
+    for (const secret of options.secrets) {
+      const key = utf8HmacKey(secret);
+      for (const signature of signatures) checks.push(verifyHmac(key, signature, content));
+    }
+    if (!(await anyVerified(checks))) throw signatureError("no-matching-signature");
+    return {
+      id: await webDeliveryIdOf(body, headers, options.idHeader),
+      timestampSeconds: message.timestampSeconds,
+    };
+  };
+}
