@@ -19,11 +19,11 @@ export {
   type Source,
   TERMINAL_STATES,
 } from "./core/states.js";
+export { createFinality } from "./engine/create-finality.js";
 export { DeliveryError } from "./engine/delivery-error.js";
 export { createDispatcher, type Dispatcher, type DispatcherOptions } from "./engine/dispatcher.js";
 export { replayEffects, retryEffect } from "./engine/effect-admin.js";
 export type { EffectDefinition, EffectDelivery } from "./engine/effect-definitions.js";
-export { createFinality } from "./engine/create-finality.js";
 export { type Finality, type FinalityOptions, finalityOn, type ProviderPolicy } from "./engine/finality.js";
 export { createHttpEffectDeliverer } from "./engine/http-effect-target.js";
 export type { IngestOutcome, RegisterOutcome } from "./engine/ingest.js";
@@ -84,6 +84,7 @@ export { createSqliteStore, type SqliteStoreOptions } from "./store/sqlite/sqlit
 export type { EffectQuery, JobQuery, Page, Store, StoreTx } from "./store/store.js";
 export { createHmacHeaderVerifier } from "./webhooks/hmac-signature.js";
 export { createJwtVerifier } from "./webhooks/jwt-signature.js";
+export { webhookReceiversFromConfig } from "./webhooks/receivers-from-config.js";
 export {
   createStandardWebhookVerifier,
   type ReceivedWebhookHeaders,
@@ -91,5 +92,8 @@ export {
   type VerifiedWebhook,
 } from "./webhooks/standard-webhooks.js";
 export { createStripeSignatureVerifier } from "./webhooks/stripe-signature.js";
+export type { WebhookSignatureConfig, WebhookVerifiers } from "./webhooks/verifiers.js";
+export { signStandardWebhookWeb, webVerifiers } from "./webhooks/web-verifiers.js";
 export type { WebhookParseContext, WebhookReceiver } from "./webhooks/webhook-receiver.js";
 export { createWebhookReceivers } from "./webhooks/webhook-receivers.js";
+export { createWebhookVerifier, nodeVerifiers } from "./webhooks/webhook-verifier.js";

@@ -1,35 +1,15 @@
 import type { FinalityConfig, StoreConfig } from "../config/config-schema.js";
 import { FinalityError } from "../core/errors.js";
-import type { EffectDefinition } from "../engine/effect-definitions.js";
 import { createFinality } from "../engine/create-finality.js";
-import { type Finality, type ProviderPolicy } from "../engine/finality.js";
+import type { Finality } from "../engine/finality.js";
+import { ledgerOptionsFromConfig } from "../engine/from-config.js";
 import { openPostgresStore } from "../store/postgres/postgres-store.js";
 import { createSqliteStore } from "../store/sqlite/sqlite-store.js";
 import type { Store } from "../store/store.js";
 
 /** Opens the ledger the configuration describes; with PostgreSQL, fails fast when it is unreachable. */
 export async function finalityFromConfig(config: FinalityConfig): Promise<Finality> {
-  const providers: Record<string, ProviderPolicy> = {};
-  for (const [name, provider] of Object.entries(config.providers)) {
-    providers[name] = {
-      unknownJobs: provider.unknownJobs,
-      graceSeconds: provider.reconcile?.graceSeconds ?? config.reconcile.graceSeconds,
-    };
-  }
-  const effects: EffectDefinition[] = config.effects.map((effect) => ({
-    name: effect.name,
-    url: effect.url,
-    secret: effect.secret,
-    on: effect.on,
-    ...(effect.providers ? { providers: effect.providers } : {}),
-    ...(effect.kinds ? { kinds: effect.kinds } : {}),
-  }));
-  return createFinality({
-    store: await openStore(config.store),
-    providers,
-    effects,
-    graceSeconds: config.reconcile.graceSeconds,
-  });
+  return createFinality({ store: await openStore(config.store), ...ledgerOptionsFromConfig(config) });
 }
 
 /** The configured store, migrated. */

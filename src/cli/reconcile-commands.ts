@@ -1,9 +1,10 @@
 import type { Command } from "commander";
+import { reconcilerFromConfig } from "../engine/from-config.js";
 import type { Logger } from "../http/request-log.js";
 import type { SweepCounts } from "../runs/lease-sweep.js";
 import { createRunService, type RunService } from "../runs/run-service.js";
 import { sweepUntilDone } from "../runs/sweep-once.js";
-import { reconcilerFromConfig } from "./background-loop.js";
+import { nodeVerifiers } from "../webhooks/webhook-verifier.js";
 import {
   examples,
   type JsonOption,
@@ -36,7 +37,10 @@ polled twice at once.\n`,
       const result = await withLedger(options, async (finality, config) => {
         const started = Date.now();
         const tally = createPollTally();
-        const reconciler = reconcilerFromConfig(finality, config, tally.logger);
+        const reconciler = reconcilerFromConfig(finality, config, {
+          logger: tally.logger,
+          verifiers: nodeVerifiers,
+        });
         const due = await finality.store.countJobs({ of: "due", now: finality.clock.now() }, DUE_COUNT_CAP);
         const bar = options.json ? null : progressBar("polling", due.count);
         const polled = await reconciler.runOnce((done) => bar?.update(done));

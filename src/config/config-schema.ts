@@ -115,6 +115,16 @@ const retentionSchema = z.strictObject({
   intervalMinutes: days.default(10),
 });
 
+/** Cloudflare Workers only (src/cloudflare): how much one scheduled run or alarm may do. */
+const cloudflareSchema = z.strictObject({
+  /** Status polls per cron run; what is left stays due (oldest first) for the next run. */
+  pollsPerRun: z.number().int().min(1).max(10_000).default(40),
+  /** Effect deliveries per cron run or alarm; more due means another alarm at once. */
+  effectsPerRun: z.number().int().min(1).max(10_000).default(40),
+  /** Expired rows pruned per table per cron run. */
+  pruneBatch: z.number().int().min(1).max(100_000).default(1000),
+});
+
 const workerPoolSchema = z.strictObject({
   token: z.string().min(16, "must be at least 16 characters"),
   kinds: z.array(z.string().min(1).max(128)).min(1).optional(),
@@ -139,6 +149,7 @@ export const configSchema = z
     effectDelivery: effectDeliverySchema.default(effectDeliverySchema.parse({})),
     retention: retentionSchema.default(retentionSchema.parse({})),
     workers: workersSchema.default(workersSchema.parse({})),
+    cloudflare: cloudflareSchema.default(cloudflareSchema.parse({})),
     log: z.strictObject({ level: z.enum(LOG_LEVELS).default("info") }).default({ level: "info" }),
     /** JSON Schema reference for editors; ignored. */
     $schema: z.string().optional(),

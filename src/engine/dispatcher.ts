@@ -2,6 +2,7 @@ import { DEFAULT_EFFECT_RETRY, type EffectRetryPolicy, effectRetryDecision } fro
 import { type Random, systemClock } from "../core/clock.js";
 import { toError } from "../core/errors.js";
 import type { Effect } from "../core/model.js";
+import { yieldToEventLoop } from "../core/yield.js";
 import { DeliveryError } from "./delivery-error.js";
 import type { EffectDefinition, EffectDelivery } from "./effect-definitions.js";
 import type { Finality } from "./finality.js";
@@ -45,8 +46,11 @@ export interface Dispatcher {
   stop(): Promise<void>;
   /** Wakes the loop now (e.g. after an ingest enqueued effects). */
   poke(): void;
-  /** Delivers everything due now, in batches; resolves with how many it claimed once they are finished. */
-  runOnce(): Promise<number>;
+  /**
+   * Delivers everything due now (at most `limit` claims), in batches; resolves with how many it
+   * claimed once they are finished.
+   */
+  runOnce(options?: { limit?: number }): Promise<number>;
 }
 
 /**
@@ -132,7 +136,7 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
     throw new DeliveryError(`effect "${effect.name}" has no deliverable target`);
   }
 
-  async function pump(): Promise<number> {
+  async function pump(budget = Number.POSITIVE_INFINITY): Promise<number> {
     if (pumping) {
       again = true;
       return 0;
@@ -142,7 +146,7 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
     try {
       do {
         again = false;
-        const free = concurrency - inFlight.size;
+        const free = Math.min(concurrency - inFlight.size, budget - claimed);
         if (free <= 0) break;
         const effects = await finality.store.claimEffects(clock.now(), free, leaseMs);
         claimed += effects.length;
@@ -186,21 +190,23 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
     async stop() {
       running = false;
       if (timer) clearTimeout(timer);
-      while (pumping || inFlight.size > 0)
-        await Promise.race([...inFlight, new Promise((r) => setTimeout(r, 0))]);
+      while (pumping || inFlight.size > 0) await Promise.race([...inFlight, yieldToEventLoop()]);
     },
     poke() {
       if (running) void pump().catch(() => {});
     },
-    async runOnce() {
+    async runOnce(options = {}) {
       // Batches of `concurrency` until nothing is due; a failed delivery is not due again at
       // once (its retry waits at least the first step of the schedule), so this ends.
+      const limit = options.limit ?? Number.POSITIVE_INFINITY;
       let total = 0;
       for (;;) {
-        const claimed = await pump();
+        const batch = Math.min(concurrency, limit - total);
+        if (batch <= 0) return total;
+        const claimed = await pump(batch);
         while (inFlight.size > 0) await Promise.all([...inFlight]);
         total += claimed;
-        if (claimed < concurrency) return total;
+        if (claimed < batch) return total;
       }
     },
   };

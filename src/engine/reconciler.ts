@@ -34,8 +34,12 @@ export interface ReconcilerOptions {
 export interface Reconciler {
   start(): void;
   stop(): Promise<void>;
-  /** One pass over what is due now, for every provider; resolves when its polls are recorded. */
-  runOnce(onProgress?: (done: number) => void): Promise<number>;
+  /**
+   * One pass over what is due now, for every provider; resolves when its polls are recorded.
+   * With `maxPolls`, stops claiming after that many (a serverless run's subrequest budget): the
+   * rest stay due, oldest first, for the next pass.
+   */
+  runOnce(onProgress?: (done: number) => void, options?: { maxPolls?: number }): Promise<number>;
 }
 
 /**
@@ -96,7 +100,7 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
     }
 
     /** Claims as many due jobs as there are free slots and tokens, and starts their polls. */
-    async function claim(): Promise<Promise<void>[]> {
+    async function claim(budget?: { remaining: number }): Promise<Promise<void>[]> {
       if (claiming) {
         claimAgain = true;
         return [];
@@ -110,8 +114,10 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
           let free = concurrency - inFlight.size;
           if (bucket && o.rateLimit)
             free = Math.min(free, Math.floor(takeToken(bucket, o.rateLimit, now).bucket.tokens));
+          if (budget) free = Math.min(free, budget.remaining);
           if (free <= 0) break;
           const jobs = await finality.store.claimDueJobs(now, free, now + timeoutMs * 3, [provider]);
+          if (budget) budget.remaining -= jobs.length;
           for (const job of jobs) {
             const key = `${job.provider}\u0000${job.id}`;
             if (inFlight.has(key)) continue;
@@ -159,14 +165,15 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
       if (timer) clearTimeout(timer);
       await Promise.all(lanes.flatMap((lane) => [...lane.inFlight.values()]));
     },
-    async runOnce(onProgress) {
+    async runOnce(onProgress, options = {}) {
+      const budget = { remaining: options.maxPolls ?? Number.POSITIVE_INFINITY };
       let done = 0;
       const count = () => {
         done++;
         onProgress?.(done);
       };
       for (;;) {
-        const polls = (await Promise.all(lanes.map((lane) => lane.claim()))).flat();
+        const polls = (await Promise.all(lanes.map((lane) => lane.claim(budget)))).flat();
         if (polls.length === 0) {
           const pending = lanes.flatMap((lane) => [...lane.inFlight.values()]);
           if (pending.length === 0) return done;

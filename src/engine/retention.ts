@@ -1,4 +1,5 @@
 import { toError } from "../core/errors.js";
+import { yieldToEventLoop } from "../core/yield.js";
 import { PRUNE_TARGETS, type PruneTarget } from "../store/housekeeping-store.js";
 import type { Store } from "../store/store.js";
 
@@ -32,6 +33,8 @@ const WINDOW_OF: Record<PruneTarget, keyof RetentionWindows> = {
 export interface PruneOptions {
   /** Rows per transaction: small, so that no batch holds the write lock long (default 500). */
   batchSize?: number;
+  /** Batches per target in this pass (default: until none is left); the rest waits for the next pass. */
+  maxBatches?: number;
   /** Count what would go, delete nothing. */
   dryRun?: boolean;
   /** After each batch (or each count, in a dry run). */
@@ -60,12 +63,12 @@ export async function pruneOnce(
       options.onProgress?.(target, counts[target]);
       continue;
     }
-    for (;;) {
+    for (let batch = 1; ; batch++) {
       const deleted = await store.prune(target, before, batchSize);
       counts[target] += deleted;
       if (deleted > 0) options.onProgress?.(target, deleted);
-      if (deleted < batchSize) break;
-      await new Promise((resolve) => setTimeout(resolve, 0));
+      if (deleted < batchSize || batch >= (options.maxBatches ?? Number.POSITIVE_INFINITY)) break;
+      await yieldToEventLoop();
     }
   }
   if (!options.dryRun) await store.reclaim();

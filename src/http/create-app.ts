@@ -4,7 +4,7 @@ import { FinalityError } from "../core/errors.js";
 import { addDashboardRoutes } from "../dashboard/dashboard-routes.js";
 import type { Finality } from "../engine/finality.js";
 import type { RunService } from "../runs/run-service.js";
-import { createWebhookReceivers, type WebhookReceiver } from "../webhooks/webhook-receivers.js";
+import type { WebhookReceiver } from "../webhooks/webhook-receiver.js";
 import type { AppEnv } from "./app-env.js";
 import { bearerAuth } from "./bearer-auth.js";
 import { addEffectRoutes } from "./effect-routes.js";
@@ -18,17 +18,28 @@ import { createWebhookIntake, type WebhookIntake } from "./webhook-intake.js";
 import { addWebhookRoutes } from "./webhook-routes.js";
 import { createWorkerAuthorizer, type WorkerAuthorizer } from "./worker-auth.js";
 
-export interface AppOptions {
+export type AppOptions = AppBaseOptions &
+  (
+    | {
+        /**
+         * Webhook receivers per provider instance (`createWebhookReceivers` on Node; the Workers
+         * entry builds them with WebCrypto verifiers).
+         */
+        receivers: ReadonlyMap<string, WebhookReceiver>;
+        intake?: undefined;
+      }
+    | {
+        /** The webhook intake, when the caller shares it with a fast path (see node-webhook-handler.ts). */
+        intake: WebhookIntake;
+        receivers?: undefined;
+      }
+  );
+
+interface AppBaseOptions {
   finality: Finality;
   config: FinalityConfig;
   metrics?: ServiceMetrics;
   logger?: Logger;
-  /** Epoch milliseconds, for webhook timestamp tolerance; defaults to the ledger's clock. */
-  now?: () => number;
-  /** Webhook receivers per provider instance; built from `config.providers` when omitted. */
-  receivers?: ReadonlyMap<string, WebhookReceiver>;
-  /** The webhook intake, when the caller shares it with a fast path (see node-webhook-handler.ts). */
-  intake?: WebhookIntake;
   /** Runs on the application's own workers; their routes exist only when given. */
   runs?: RunService;
   /** Who may call the worker routes; built from `config.workers.pools` when omitted. */
@@ -36,21 +47,20 @@ export interface AppOptions {
 }
 
 /**
- * The HTTP app. Web-standard only (Request, Response, streams, TextDecoder; node:crypto for HMAC,
- * which Workers and Deno also provide), so that the same app can run off Node; the Node server
- * and process wiring live in node-server.ts and the CLI.
+ * The HTTP app. Web-standard only (Request, Response, streams, TextDecoder, WebCrypto), so that the
+ * same app runs on Node and on Workers (src/cloudflare); the Node server and process wiring live in
+ * node-server.ts and the CLI.
  */
 export function createApp(options: AppOptions): Hono<AppEnv> {
   const { finality, config } = options;
   const metrics = options.metrics ?? noopMetrics;
   const logger = options.logger ?? silentLogger;
-  const now = options.now ?? (() => finality.clock.now());
   const intake =
     options.intake ??
     createWebhookIntake({
       finality,
       metrics,
-      receivers: options.receivers ?? createWebhookReceivers(config.providers, now),
+      receivers: options.receivers,
     });
   const bodyLimitBytes = config.server.bodyLimitBytes;
 

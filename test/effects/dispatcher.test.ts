@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { manualClock } from "../../src/core/clock.js";
+import { createFinality } from "../../src/engine/create-finality.js";
 import { createDispatcher, DeliveryError } from "../../src/engine/dispatcher.js";
 import { retryEffect } from "../../src/engine/effect-admin.js";
 import type { EffectDelivery } from "../../src/engine/effect-definitions.js";
-import { createFinality } from "../../src/engine/create-finality.js";
-import { type Finality } from "../../src/engine/finality.js";
+import type { Finality } from "../../src/engine/finality.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const dirs: { cleanup(): void }[] = [];

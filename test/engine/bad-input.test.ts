@@ -3,7 +3,7 @@ import { manualClock } from "../../src/core/clock.js";
 import { isFinalityError } from "../../src/core/errors.js";
 import { LIMITS } from "../../src/core/validation.js";
 import { createFinality } from "../../src/engine/create-finality.js";
-import { type Finality } from "../../src/engine/finality.js";
+import type { Finality } from "../../src/engine/finality.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { snapshot } from "../helpers/snapshot.js";
 import { type TempDir, tempDir } from "../helpers/temp-dir.js";

@@ -3,7 +3,7 @@ import { manualClock } from "../../src/core/clock.js";
 import type { JobEvent } from "../../src/core/model.js";
 import { rankOf } from "../../src/core/states.js";
 import { createFinality } from "../../src/engine/create-finality.js";
-import { type Finality } from "../../src/engine/finality.js";
+import type { Finality } from "../../src/engine/finality.js";
 import type { IngestOutcome } from "../../src/engine/ingest.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { outboxRowsByJob } from "../helpers/race.js";

@@ -5,6 +5,7 @@ import type { Finality } from "../../src/engine/finality.js";
 import type { AppEnv } from "../../src/http/app-env.js";
 import { createApp } from "../../src/http/create-app.js";
 import { createRunService } from "../../src/runs/run-service.js";
+import { createWebhookReceivers } from "../../src/webhooks/webhook-receivers.js";
 import { SECRET } from "../http/helpers/webhooks.js";
 
 export const BODY_LIMIT = 262_144;
@@ -21,7 +22,12 @@ export async function fuzzApp(): Promise<{ app: Hono<AppEnv>; finality: Finality
   );
   const finality = await finalityFromConfig(config);
   const runs = createRunService({ finality });
-  const app = createApp({ finality, config, runs });
+  const app = createApp({
+    finality,
+    config,
+    runs,
+    receivers: createWebhookReceivers(config.providers, () => finality.clock.now()),
+  });
   return { app, finality, close: () => finality.close() };
 }
 

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { manualClock } from "../../src/core/clock.js";
-import { createDispatcher } from "../../src/engine/dispatcher.js";
 import { createFinality } from "../../src/engine/create-finality.js";
-import { type Finality } from "../../src/engine/finality.js";
+import { createDispatcher } from "../../src/engine/dispatcher.js";
+import type { Finality } from "../../src/engine/finality.js";
 import { DEFAULT_RETENTION, pruneOnce } from "../../src/engine/retention.js";
 import { createRunService } from "../../src/runs/run-service.js";
 import { createPostgresStore } from "../../src/store/postgres/postgres-store.js";

@@ -1,8 +1,8 @@
 import { statSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { manualClock } from "../../src/core/clock.js";
-import { createDispatcher } from "../../src/engine/dispatcher.js";
 import { createFinality } from "../../src/engine/create-finality.js";
+import { createDispatcher } from "../../src/engine/dispatcher.js";
 import { DEFAULT_RETENTION, pruneOnce } from "../../src/engine/retention.js";
 import { tempDir } from "../helpers/temp-dir.js";
 

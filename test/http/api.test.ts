@@ -126,6 +126,7 @@ describe("errors are application/problem+json with a stable type", () => {
     const app = createApp({
       finality: broken,
       config: t.config,
+      receivers: new Map(),
       logger: { ...console, error: (f) => t.logged.push({ level: "error", fields: f }) },
     });
     const body = await expectProblem(await app.request("/v1/jobs"), 500, "internal");

@@ -4,8 +4,8 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDispatcher } from "../../src/engine/dispatcher.js";
 import { createFinality } from "../../src/engine/create-finality.js";
+import { createDispatcher } from "../../src/engine/dispatcher.js";
 
 /** An application's effect endpoint: keeps each POST's raw body and headers. */
 const received: { body: string; headers: IncomingHttpHeaders }[] = [];

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { manualClock } from "../../src/core/clock.js";
 import { createFinality } from "../../src/engine/create-finality.js";
-import { type Finality } from "../../src/engine/finality.js";
+import type { Finality } from "../../src/engine/finality.js";
 import { createReconciler, type ProviderReconcileOptions } from "../../src/engine/reconciler.js";
 import { createGenericPoller } from "../../src/providers/generic/generic-poller.js";
 import { FakeProvider } from "../../src/testing/fake-provider.js";

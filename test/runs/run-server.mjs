@@ -3,8 +3,8 @@
 // Usage: node run-server.mjs <sqlite file> [<options JSON>]
 // Prints "listening <url>", then "effect <name> <jobId> <trigger>" for each delivered effect.
 import { configSchema } from "../../dist/config/config-schema.js";
-import { createDispatcher } from "../../dist/engine/dispatcher.js";
 import { createFinality } from "../../dist/engine/create-finality.js";
+import { createDispatcher } from "../../dist/engine/dispatcher.js";
 import { createApp } from "../../dist/http/create-app.js";
 import { startNodeServer } from "../../dist/http/node-server.js";
 import { addRunRoutes, addWorkerRoutes } from "../../dist/http/run-routes.js";
@@ -12,6 +12,7 @@ import { createWorkerAuthorizer } from "../../dist/http/worker-auth.js";
 import { createLeaseSweeper } from "../../dist/runs/lease-sweeper.js";
 import { createRunService } from "../../dist/runs/run-service.js";
 import { createSqliteStore } from "../../dist/store/sqlite/sqlite-store.js";
+import { createWebhookReceivers } from "../../dist/webhooks/webhook-receivers.js";
 
 const [file, optionsText] = process.argv.slice(2);
 const options = { sweepIntervalMs: 100, retryBaseMs: 50, pools: {}, ...JSON.parse(optionsText ?? "{}") };
@@ -29,7 +30,11 @@ const finality = createFinality({
 });
 const runs = createRunService({ finality, retry: { baseDelayMs: options.retryBaseMs } });
 const config = configSchema.parse({});
-const app = createApp({ finality, config });
+const app = createApp({
+  finality,
+  config,
+  receivers: createWebhookReceivers(config.providers, () => finality.clock.now()),
+});
 const authorizeWorker = createWorkerAuthorizer(options.pools, { allowAnonymous: true });
 addWorkerRoutes(app, { runs, authorizeWorker, bodyLimitBytes: config.server.bodyLimitBytes });
 addRunRoutes(app, { runs, bodyLimitBytes: config.server.bodyLimitBytes });

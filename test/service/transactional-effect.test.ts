@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/load-config.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import { createApp } from "../../src/http/create-app.js";
+import { createWebhookReceivers } from "../../src/webhooks/webhook-receivers.js";
 import { signWith } from "../http/helpers/webhooks.js";
 import { SECRET } from "./service-helpers.js";
 
@@ -28,7 +29,11 @@ describe("a transactional effect that throws", () => {
         },
       ],
     });
-    const app = createApp({ finality, config });
+    const app = createApp({
+      finality,
+      config,
+      receivers: createWebhookReceivers(config.providers, () => finality.clock.now()),
+    });
     try {
       const body = JSON.stringify({ jobId: "j1", state: "succeeded" });
       const headers = signWith(SECRET, body, { id: "msg_retry_me" });

@@ -1,9 +1,9 @@
 import { parseConfig } from "../../src/config/load-config.js";
 import type { Clock, Random } from "../../src/core/clock.js";
+import { createFinality } from "../../src/engine/create-finality.js";
 import { createDispatcher, type Dispatcher } from "../../src/engine/dispatcher.js";
 import type { EffectDelivery } from "../../src/engine/effect-definitions.js";
-import { createFinality } from "../../src/engine/create-finality.js";
-import { type Finality } from "../../src/engine/finality.js";
+import type { Finality } from "../../src/engine/finality.js";
 import type { Poller } from "../../src/engine/poller.js";
 import { createReconciler, type Reconciler } from "../../src/engine/reconciler.js";
 import { noopMetrics } from "../../src/http/service-metrics.js";

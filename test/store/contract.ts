@@ -1,6 +1,7 @@
 import { describe } from "vitest";
 import { describeClaims } from "./contract/claims.js";
 import { type OpenStore, useStoreFixture } from "./contract/harness.js";
+import { describeHousekeeping } from "./contract/housekeeping.js";
 import { describeJobWrites } from "./contract/job-writes.js";
 import { describeOverviewReads } from "./contract/overview-reads.js";
 import { describeQueries } from "./contract/queries.js";
@@ -21,5 +22,6 @@ export function runStoreContract(name: string, open: OpenStore): void {
     describeQueries(scope);
     describeClaims(scope);
     describeOverviewReads(scope);
+    describeHousekeeping(scope);
   });
 }

@@ -76,6 +76,8 @@ export function createSqliteHousekeeping(
   reader: SqliteDb,
   enqueue: Enqueue,
   space: SqliteSpace = pragmaSpace(writer, reader),
+  /** Most `?` one statement may bind (SQLite's default allows 32766; a Durable Object, 100). */
+  maxParameters = 32_766,
 ): HousekeepingStore {
   return {
     prune(target, before, limit) {
@@ -83,11 +85,15 @@ export function createSqliteHousekeeping(
       return enqueue(async () => {
         const rows = writer.prepare(spec.select).raw().all(before, limit) as unknown[][];
         if (rows.length === 0) return 0;
-        const keys = rows
-          .map((row) => (row.length === 1 ? "?" : `(${row.map(() => "?").join(", ")})`))
-          .join(", ");
-        const params = rows.flat();
-        for (const statement of spec.delete(keys)) writer.prepare(statement).run(...params);
+        const perStatement = Math.max(1, Math.floor(maxParameters / (rows[0]?.length ?? 1)));
+        for (let start = 0; start < rows.length; start += perStatement) {
+          const chunk = rows.slice(start, start + perStatement);
+          const keys = chunk
+            .map((row) => (row.length === 1 ? "?" : `(${row.map(() => "?").join(", ")})`))
+            .join(", ");
+          const params = chunk.flat();
+          for (const statement of spec.delete(keys)) writer.prepare(statement).run(...params);
+        }
         return rows.length;
       });
     },

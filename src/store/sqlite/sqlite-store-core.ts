@@ -29,6 +29,8 @@ export interface SqliteStoreParts {
   pendingMigrations(): number;
   /** The file's pages (PRAGMAs) when omitted. */
   space?: SqliteSpace;
+  /** Most `?` one statement may bind; SQLite's default when omitted. */
+  maxParameters?: number;
   /** Waits for transactions in flight, then releases the connections. */
   close(): Promise<void>;
 }
@@ -68,7 +70,13 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
   return {
     ...createSqliteRunReads(reader, assertOpen),
     ...createSqliteOverviewReads(reader, assertOpen),
-    ...createSqliteHousekeeping(writer, reader, (work) => parts.transaction(work), parts.space),
+    ...createSqliteHousekeeping(
+      writer,
+      reader,
+      (work) => parts.transaction(work),
+      parts.space,
+      parts.maxParameters,
+    ),
     dialect: "sqlite",
 
     transaction(work) {

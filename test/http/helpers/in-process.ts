@@ -7,6 +7,7 @@ import type { AppEnv } from "../../../src/http/app-env.js";
 import { createApp } from "../../../src/http/create-app.js";
 import { createPromMetrics } from "../../../src/http/prom-metrics.js";
 import type { Logger } from "../../../src/http/request-log.js";
+import { createWebhookReceivers } from "../../../src/webhooks/webhook-receivers.js";
 import { SECRET, signWith } from "./webhooks.js";
 
 export const ACME = { type: "generic", webhook: { secrets: [SECRET] } };
@@ -32,7 +33,13 @@ export async function inProcessApp(
     error: (fields, message) => logged.push({ level: "error", fields, message }),
   };
   const metrics = createPromMetrics({ stats: () => finality.store.stats(), processMetrics: false });
-  const app = createApp({ finality, config, metrics, logger });
+  const app = createApp({
+    finality,
+    config,
+    metrics,
+    logger,
+    receivers: createWebhookReceivers(config.providers, () => finality.clock.now()),
+  });
   return { app, finality, config, logged, close: () => finality.close() };
 }
 

@@ -1,7 +1,8 @@
-import { reconcilerFromConfig } from "../../../src/cli/background-loop.js";
+import { reconcilerFromConfig } from "../../../src/engine/from-config.js";
 import type { Reconciler } from "../../../src/engine/reconciler.js";
 import type { Logger } from "../../../src/http/request-log.js";
 import { createProviderHealth, type ProviderHealth } from "../../../src/providers/provider-health.js";
+import { nodeVerifiers } from "../../../src/webhooks/webhook-verifier.js";
 import type { SignedDelivery } from "../../fakes/webhook-delivery.js";
 import { type InProcess, inProcessApp } from "../../http/helpers/in-process.js";
 
@@ -31,7 +32,11 @@ export async function providerApp(providers: Record<string, Record<string, unkno
     error: (fields, message) => logs.push({ level: "error", fields, message }),
   };
   const health = createProviderHealth();
-  const reconciler = reconcilerFromConfig(app.finality, app.config, logger, health);
+  const reconciler = reconcilerFromConfig(app.finality, app.config, {
+    logger,
+    health,
+    verifiers: nodeVerifiers,
+  });
   return {
     ...app,
     reconciler,

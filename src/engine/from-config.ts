@@ -1,0 +1,133 @@
+import type { FinalityConfig } from "../config/config-schema.js";
+import type { Logger } from "../http/request-log.js";
+import type { ServiceMetrics } from "../http/service-metrics.js";
+import { createProviderAdapter } from "../providers/provider-adapters.js";
+import { type ProviderHealth, providerHealth } from "../providers/provider-health.js";
+import type { WebhookVerifiers } from "../webhooks/verifiers.js";
+import { createDispatcher, type Dispatcher } from "./dispatcher.js";
+import type { EffectDefinition } from "./effect-definitions.js";
+import type { Finality, ProviderPolicy } from "./finality.js";
+import { createHttpEffectDeliverer, type EffectTransport } from "./http-effect-target.js";
+import { createReconciler, type ProviderReconcileOptions, type Reconciler } from "./reconciler.js";
+
+// The engine's parts as the configuration describes them, for every host: `finality serve`
+// (src/cli) and the Workers entry (src/cloudflare). Nothing here is Node-only.
+
+/** Each provider instance's ledger policy, and the effect definitions. */
+export function ledgerOptionsFromConfig(config: FinalityConfig): {
+  providers: Record<string, ProviderPolicy>;
+  effects: EffectDefinition[];
+  graceSeconds: number;
+} {
+  const providers: Record<string, ProviderPolicy> = {};
+  for (const [name, provider] of Object.entries(config.providers)) {
+    providers[name] = {
+      unknownJobs: provider.unknownJobs,
+      graceSeconds: provider.reconcile?.graceSeconds ?? config.reconcile.graceSeconds,
+    };
+  }
+  const effects: EffectDefinition[] = config.effects.map((effect) => ({
+    name: effect.name,
+    url: effect.url,
+    secret: effect.secret,
+    on: effect.on,
+    ...(effect.providers ? { providers: effect.providers } : {}),
+    ...(effect.kinds ? { kinds: effect.kinds } : {}),
+  }));
+  return { providers, effects, graceSeconds: config.reconcile.graceSeconds };
+}
+
+/** The outbox dispatcher `effectDelivery` describes; deliveries go over `transport` (fetch by default). */
+export function dispatcherFromConfig(
+  finality: Finality,
+  config: FinalityConfig,
+  context: { logger: Logger; metrics?: ServiceMetrics; transport?: EffectTransport },
+): Dispatcher {
+  const { logger } = context;
+  const delivery = config.effectDelivery;
+  return createDispatcher(finality, {
+    deliverUrl: createHttpEffectDeliverer({
+      now: () => finality.clock.now(),
+      ...(context.transport ? { transport: context.transport } : {}),
+    }),
+    concurrency: delivery.concurrency,
+    timeoutMs: delivery.timeoutSeconds * 1000,
+    ...(delivery.leaseSeconds ? { leaseMs: delivery.leaseSeconds * 1000 } : {}),
+    pollIntervalMs: delivery.pollIntervalSeconds * 1000,
+    retry: {
+      scheduleMs: delivery.retrySeconds.map((seconds) => seconds * 1000),
+      maxAgeMs: delivery.maxAgeSeconds * 1000,
+      maxAttempts: delivery.maxAttempts,
+    },
+    onAttempt: (attempt) => {
+      const delivered = attempt.outcome === "delivered";
+      context.metrics?.effectAttempted(
+        attempt.outcome,
+        delivered ? Math.max(0, finality.clock.now() - attempt.effect.createdAt) / 1000 : undefined,
+      );
+      if (delivered) return;
+      logger.warn(
+        {
+          effect: attempt.effect.name,
+          provider: attempt.effect.provider,
+          jobId: attempt.effect.jobId,
+          outcome: attempt.outcome,
+          attempts: attempt.effect.attempts,
+          error: attempt.error,
+        },
+        "effect not delivered",
+      );
+    },
+  });
+}
+
+/**
+ * The reconciler the configuration describes: one lane per provider instance, polling with that
+ * instance's adapter. A provider that refuses the API key is logged once (until it accepts it again).
+ */
+export function reconcilerFromConfig(
+  finality: Finality,
+  config: FinalityConfig,
+  context: { logger: Logger; verifiers: WebhookVerifiers; health?: ProviderHealth; metrics?: ServiceMetrics },
+): Reconciler {
+  const { logger, metrics } = context;
+  const health = context.health ?? providerHealth;
+  const providers: Record<string, ProviderReconcileOptions> = {};
+  const deps = { now: () => finality.clock.now(), health, verifiers: context.verifiers };
+  for (const [name, provider] of Object.entries(config.providers)) {
+    const reconcile = { ...config.reconcile, ...provider.reconcile };
+    const adapter = createProviderAdapter(name, provider, deps);
+    providers[name] = {
+      minMs: reconcile.minIntervalSeconds * 1000,
+      maxMs: reconcile.maxIntervalSeconds * 1000,
+      stuckAfterMs: reconcile.stuckAfterSeconds * 1000,
+      ...(adapter.poller ? { poller: adapter.poller } : {}),
+      ...(adapter.pollTimeoutMs ? { timeoutMs: adapter.pollTimeoutMs } : {}),
+    };
+  }
+  const unsubscribe = health.onAuthFailure((provider, failure) => {
+    if (!Object.hasOwn(config.providers, provider)) return;
+    logger.error(
+      { provider, status: failure.status, configError: true },
+      `${failure.message}: check providers.${provider}.apiKey; polls of this provider fail until it is fixed`,
+    );
+  });
+  const reconciler = createReconciler(finality, {
+    providers,
+    onPoll: (poll) => {
+      metrics?.pollFinished(poll.provider, poll.result);
+      if (poll.result === "observed" || poll.result === "unpolled") return;
+      logger.warn(
+        { provider: poll.provider, jobId: poll.job.id, result: poll.result, error: poll.error },
+        "reconcile poll",
+      );
+    },
+  });
+  return {
+    ...reconciler,
+    async stop() {
+      unsubscribe();
+      await reconciler.stop();
+    },
+  };
+}
