@@ -57,6 +57,8 @@ export function createDurableObjectStore(storage: DurableObjectStorage): Store {
       });
     },
     pendingMigrations: () => pendingMigrations(storage),
+    // A Durable Object's SQLite binds at most 100 parameters per statement.
+    maxParameters: 100,
     space: {
       sizeBytes: () => storage.sql.databaseSize,
       // Cloudflare manages the file: free pages are neither visible nor ours to give back.
@@ -107,4 +109,17 @@ function pendingMigrations(storage: DurableObjectStorage): number {
       .map((row) => row.version as number),
   );
   return SQLITE_MIGRATIONS.filter((m) => !done.has(m.version)).length;
+}
+
+/** When the next effect falls due (a pending retry, or a claim whose lease runs out); null if none. */
+export function nextEffectDueAt(storage: DurableObjectStorage): number | null {
+  const row = storage.sql
+    .exec(
+      `SELECT min(at) AS at FROM (
+         SELECT min(next_attempt_at) AS at FROM outbox WHERE status = 'pending'
+         UNION ALL
+         SELECT min(lease_until) AS at FROM outbox WHERE status = 'delivering')`,
+    )
+    .toArray()[0];
+  return typeof row?.at === "number" ? row.at : null;
 }

@@ -1,0 +1,141 @@
+import type { FinalityConfig } from "../config/config-schema.js";
+import { toError } from "../core/errors.js";
+import type { Dispatcher } from "../engine/dispatcher.js";
+import { type Finality, finalityOn } from "../engine/finality.js";
+import {
+  dispatcherFromConfig,
+  ledgerOptionsFromConfig,
+  reconcilerFromConfig,
+} from "../engine/from-config.js";
+import type { Reconciler } from "../engine/reconciler.js";
+import { type PruneCounts, pruneOnce } from "../engine/retention.js";
+import { createApp } from "../http/create-app.js";
+import { problemResponse, toProblem } from "../http/problem.js";
+import type { Logger } from "../http/request-log.js";
+import { providerHealth } from "../providers/provider-health.js";
+import { webhookReceiversFromConfig } from "../webhooks/receivers-from-config.js";
+import { webVerifiers } from "../webhooks/web-verifiers.js";
+import type { DurableObjectState } from "./cloudflare-types.js";
+import { consoleLogger } from "./console-logger.js";
+import { createDurableObjectStore, nextEffectDueAt } from "./durable-object-store.js";
+import { configFromBindings } from "./worker-config.js";
+
+/** The path the Worker's cron trigger calls on the ledger object; never reachable from outside. */
+export const TICK_PATH = "/__finality/tick";
+
+export interface TickSummary {
+  polled: number;
+  delivered: number;
+  pruned: PruneCounts;
+}
+
+interface Ledger {
+  config: FinalityConfig;
+  finality: Finality;
+  app: { fetch(request: Request): Response | Promise<Response> };
+  reconciler: Reconciler;
+  dispatcher: Dispatcher | null;
+  logger: Logger;
+}
+
+/**
+ * The ledger as a Durable Object: one object holds the SQLite ledger and runs the same Hono app as
+ * `finality serve` on it, so every webhook and API call is answered by the single writer that
+ * committed it. Its alarm delivers effects (set when a commit enqueues some, and again for the
+ * next retry); the Worker's cron trigger calls TICK_PATH for a reconcile pass, an effects pass and
+ * a retention pass.
+ */
+export class FinalityLedger {
+  readonly #ctx: DurableObjectState;
+  readonly #ledger: Ledger | null = null;
+  readonly #failure: unknown = null;
+
+  constructor(ctx: DurableObjectState, env: Readonly<Record<string, unknown>>) {
+    this.#ctx = ctx;
+    try {
+      this.#ledger = this.#open(env);
+    } catch (error) {
+      // A bad configuration answers every request with its message instead of an opaque 500.
+      this.#failure = error;
+    }
+  }
+
+  async fetch(request: Request): Promise<Response> {
+    const ledger = this.#ledger;
+    if (ledger === null) return problemResponse(toProblem(this.#failure).problem);
+    if (new URL(request.url).pathname === TICK_PATH)
+      return request.method === "POST"
+        ? Response.json(await this.tick())
+        : new Response(null, { status: 405 });
+    return ledger.app.fetch(request);
+  }
+
+  /** Delivers due effects, then sets the alarm for the next one. */
+  async alarm(): Promise<void> {
+    await this.#deliverEffects();
+  }
+
+  /** One scheduled run: polls what webhooks missed, delivers due effects, prunes expired rows. */
+  async tick(): Promise<TickSummary> {
+    const ledger = this.#ledger;
+    if (ledger === null) throw this.#failure;
+    const limits = ledger.config.cloudflare;
+    const polled = await ledger.reconciler.runOnce(undefined, { maxPolls: limits.pollsPerRun });
+    const delivered = await this.#deliverEffects();
+    const pruned = await pruneOnce(
+      ledger.finality.store,
+      ledger.config.retention,
+      ledger.finality.clock.now(),
+      {
+        batchSize: limits.pruneBatch,
+        maxBatches: 1,
+      },
+    );
+    const summary = { polled, delivered, pruned };
+    ledger.logger.info(summary, "scheduled run");
+    return summary;
+  }
+
+  #open(env: Readonly<Record<string, unknown>>): Ledger {
+    const config = configFromBindings(env);
+    const logger = consoleLogger(config.log.level);
+    const store = createDurableObjectStore(this.#ctx.storage);
+    const finality = finalityOn({ store, ...ledgerOptionsFromConfig(config) });
+    const receivers = webhookReceiversFromConfig(config.providers, {
+      now: () => finality.clock.now(),
+      health: providerHealth,
+      verifiers: webVerifiers,
+    });
+    const app = createApp({ finality, config, logger, receivers });
+    const reconciler = reconcilerFromConfig(finality, config, { logger, verifiers: webVerifiers });
+    const deliver = config.effects.length > 0 && config.effectDelivery.enabled;
+    const dispatcher = deliver ? dispatcherFromConfig(finality, config, { logger }) : null;
+    if (dispatcher) finality.onEffectsEnqueued(() => void this.#wakeAt(Date.now()));
+    return { config, finality, app, reconciler, dispatcher, logger };
+  }
+
+  async #deliverEffects(): Promise<number> {
+    const ledger = this.#ledger;
+    if (ledger?.dispatcher == null) return 0;
+    const limit = ledger.config.cloudflare.effectsPerRun;
+    let delivered = 0;
+    try {
+      delivered = await ledger.dispatcher.runOnce({ limit });
+    } finally {
+      // More due than one run may send: the next alarm goes at once, with a fresh budget.
+      const next = delivered >= limit ? Date.now() : nextEffectDueAt(this.#ctx.storage);
+      if (next !== null) await this.#wakeAt(next);
+    }
+    return delivered;
+  }
+
+  /** Sets the alarm to `at` unless it is already set to go off sooner. */
+  async #wakeAt(at: number): Promise<void> {
+    try {
+      const current = await this.#ctx.storage.getAlarm();
+      if (current === null || current > at) await this.#ctx.storage.setAlarm(at);
+    } catch (error) {
+      this.#ledger?.logger.warn({ error: toError(error).message }, "could not set the effects alarm");
+    }
+  }
+}

@@ -1,0 +1,72 @@
+import { fileURLToPath } from "node:url";
+import { Miniflare } from "miniflare";
+import { bundleWorker } from "./bundle.js";
+
+let bundled: Promise<string> | null = null;
+
+/**
+ * The deploy template's entry (deploy/workers/src/index.ts), with `finality/workers` resolved to
+ * this checkout's source, bundled once per test file as wrangler would.
+ */
+function workerScript(): Promise<string> {
+  bundled ??= bundleWorker(new URL("../../../deploy/workers/src/index.ts", import.meta.url), {
+    "finality/workers": fileURLToPath(new URL("../../../src/cloudflare/index.ts", import.meta.url)),
+  });
+  return bundled;
+}
+
+export interface WorkerLedger {
+  /** A request to the Worker, as the internet would send it. */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+  /** Runs the cron trigger once, as Cloudflare would; resolves when the run has finished. */
+  scheduled(): Promise<void>;
+  /** Every request the Worker sent out (status polls, effect deliveries). */
+  readonly outbound: string[];
+  dispose(): Promise<void>;
+}
+
+/**
+ * The Finality Worker in workerd (Miniflare) with a Durable Object ledger. Its outbound fetches
+ * (status polls, effect deliveries) are forwarded to this machine's loopback only; anything else
+ * is refused, so a test can never reach the internet.
+ */
+export async function startWorkerLedger(
+  config: Record<string, unknown>,
+  bindings: Record<string, string> = {},
+): Promise<WorkerLedger> {
+  const outbound: string[] = [];
+  const mf = new Miniflare({
+    modules: true,
+    script: await workerScript(),
+    compatibilityDate: "2025-09-01",
+    bindings: { FINALITY_CONFIG: JSON.stringify(config), ...bindings },
+    durableObjects: { FINALITY_LEDGER: { className: "FinalityLedger", useSQLite: true } },
+    outboundService: async (request) => {
+      const url = new URL(request.url);
+      outbound.push(`${request.method} ${url.pathname}`);
+      if (url.hostname !== "127.0.0.1") return new Response("only loopback in tests", { status: 502 });
+      const body =
+        request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer();
+      const answer = await fetch(url, { method: request.method, headers: request.headers, body });
+      const bytes = await answer.arrayBuffer();
+      // 204 and friends must not carry a body, not even an empty one.
+      return new Response(bytes.byteLength > 0 ? bytes : null, {
+        status: answer.status,
+        headers: answer.headers,
+      });
+    },
+  });
+  // Typed as a Fetcher by @cloudflare/workers-types, which this project does not install.
+  const worker = (await mf.getWorker()) as unknown as {
+    scheduled(options: { cron: string }): Promise<{ outcome: string }>;
+  };
+  return {
+    outbound,
+    fetch: (path, init) => mf.dispatchFetch(`https://finality.example${path}`, init as never) as never,
+    async scheduled() {
+      const result = await worker.scheduled({ cron: "* * * * *" });
+      if (result.outcome !== "ok") throw new Error(`the scheduled run ended with ${result.outcome}`);
+    },
+    dispose: () => mf.dispose(),
+  };
+}
