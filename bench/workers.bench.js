@@ -2,9 +2,10 @@
  * Signed webhooks per second through the Cloudflare Workers entry running in workerd (Miniflare,
  * on this machine): the Worker forwards each one to the ledger Durable Object, which verifies it
  * with WebCrypto and commits it to the object's SQLite before answering. Beside it, the baseline:
- * the same webhooks through the same Hono app on Node (`app.request`, node:crypto, a SQLite file),
- * with no socket on either side. The ratio is Worker / Node. This measures the local runtime, not
- * Cloudflare's network; it shows what the Durable Object path costs against the Node path.
+ * the same webhooks through the same Hono app on Node (@hono/node-server, node:crypto, a SQLite
+ * file), each side reached over loopback HTTP by the same fetch client. The ratio is Worker / Node.
+ * This measures the local runtime (Miniflare adds its own routing worker in front), not
+ * Cloudflare's network.
  *
  * Knobs: BENCH_WORKER_WEBHOOKS (default 3000), BENCH_WORKER_CONCURRENCY (default 16).
  */
@@ -12,11 +13,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { serve } from "@hono/node-server";
 import { build } from "esbuild";
 import { Miniflare } from "miniflare";
 import { parseConfig } from "../dist/config/load-config.js";
 import { createFinality } from "../dist/engine/create-finality.js";
-import { ledgerOptionsFromConfig } from "../dist/engine/from-config.js";
+import { ledgerOptionsFromConfig } from "../dist/host/from-config.js";
 import { createApp } from "../dist/http/create-app.js";
 import { signStandardWebhook } from "../dist/webhooks/standard-webhooks.js";
 import { createWebhookReceivers } from "../dist/webhooks/webhook-receivers.js";
@@ -53,9 +55,11 @@ async function rate(send, requests) {
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < requests.length) {
         const { body, headers } = requests[next++];
-        const response = await send(
-          new Request("https://finality.example/webhooks/acme", { method: "POST", headers, body }),
-        );
+        const response = await send("https://finality.example/webhooks/acme", {
+          method: "POST",
+          headers,
+          body,
+        });
         await response.arrayBuffer();
         if (response.status !== 200) failures++;
       }
@@ -78,9 +82,15 @@ async function onNode(round) {
     config,
     receivers: createWebhookReceivers(config.providers, () => Date.now()),
   });
+  const server = await new Promise((resolve) => {
+    const started = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 }, () => resolve(started));
+  });
+  const base = `http://127.0.0.1:${server.address().port}`;
   try {
-    return await rate((request) => app.fetch(request), webhooks(`node-${round}`));
+    const local = (url) => url.replace("https://finality.example", base);
+    return await rate((url, init) => fetch(local(url), init), webhooks(`node-${round}`));
   } finally {
+    await new Promise((resolve) => server.close(resolve));
     await finality.close();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -108,7 +118,7 @@ async function onWorker(round) {
   });
   try {
     await (await mf.dispatchFetch("https://finality.example/healthz")).arrayBuffer();
-    return await rate((request) => mf.dispatchFetch(request), webhooks(`worker-${round}`));
+    return await rate((url, init) => mf.dispatchFetch(url, init), webhooks(`worker-${round}`));
   } finally {
     await mf.dispose();
   }

@@ -1,8 +1,8 @@
 import type { FinalityConfig } from "../config/config-schema.js";
 import type { Finality } from "../engine/finality.js";
-import { dispatcherFromConfig, reconcilerFromConfig } from "../engine/from-config.js";
 import { createNodeHttpTransport } from "../engine/node-http-transport.js";
 import { createRetentionLoop } from "../engine/retention.js";
+import { dispatcherFromConfig, reconcilerFromConfig } from "../host/from-config.js";
 import type { Logger } from "../http/request-log.js";
 import type { ServiceMetrics } from "../http/service-metrics.js";
 import { createLeaseSweeper } from "../runs/lease-sweeper.js";

@@ -2,7 +2,7 @@ import type { FinalityConfig, StoreConfig } from "../config/config-schema.js";
 import { FinalityError } from "../core/errors.js";
 import { createFinality } from "../engine/create-finality.js";
 import type { Finality } from "../engine/finality.js";
-import { ledgerOptionsFromConfig } from "../engine/from-config.js";
+import { ledgerOptionsFromConfig } from "../host/from-config.js";
 import { openPostgresStore } from "../store/postgres/postgres-store.js";
 import { createSqliteStore } from "../store/sqlite/sqlite-store.js";
 import type { Store } from "../store/store.js";

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { reconcilerFromConfig } from "../engine/from-config.js";
+import { reconcilerFromConfig } from "../host/from-config.js";
 import type { Logger } from "../http/request-log.js";
 import type { SweepCounts } from "../runs/lease-sweep.js";
 import { createRunService, type RunService } from "../runs/run-service.js";

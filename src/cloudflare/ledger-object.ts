@@ -2,13 +2,9 @@ import type { FinalityConfig } from "../config/config-schema.js";
 import { toError } from "../core/errors.js";
 import type { Dispatcher } from "../engine/dispatcher.js";
 import { type Finality, finalityOn } from "../engine/finality.js";
-import {
-  dispatcherFromConfig,
-  ledgerOptionsFromConfig,
-  reconcilerFromConfig,
-} from "../engine/from-config.js";
 import type { Reconciler } from "../engine/reconciler.js";
 import { type PruneCounts, pruneOnce } from "../engine/retention.js";
+import { dispatcherFromConfig, ledgerOptionsFromConfig, reconcilerFromConfig } from "../host/from-config.js";
 import { createApp } from "../http/create-app.js";
 import { problemResponse, toProblem } from "../http/problem.js";
 import type { Logger } from "../http/request-log.js";

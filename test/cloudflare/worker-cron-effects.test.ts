@@ -25,6 +25,7 @@ describe("the cron trigger on Workers", () => {
       },
       reconcile: { graceSeconds: 0.001, minIntervalSeconds: 0.001, maxIntervalSeconds: 60 },
       cloudflare: { pollsPerRun: POLLS_PER_RUN },
+      log: { level: "warn" },
     });
   });
   afterAll(async () => {
@@ -73,6 +74,7 @@ describe("effects on Workers", () => {
       providers: { acme: { type: "generic", webhook: { secrets: [SECRET] } } },
       effects: [{ name: "notify", url: receiver.url, secret: SECRET, on: ["succeeded", "failed"] }],
       effectDelivery: { retrySeconds: [0.2] },
+      log: { level: "error" },
     });
   });
   afterAll(async () => {

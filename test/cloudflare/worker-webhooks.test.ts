@@ -89,7 +89,10 @@ describe("signed webhooks on Workers (workerd) and on Node", () => {
     node = await inProcessApp({ providers: { acme: ACME } });
     // On Workers the secret is a Worker secret binding, referenced from the configuration.
     worker = await startWorkerLedger(
-      { providers: { acme: { type: "generic", webhook: { secrets: ["env:ACME_WEBHOOK_SECRET"] } } } },
+      {
+        providers: { acme: { type: "generic", webhook: { secrets: ["env:ACME_WEBHOOK_SECRET"] } } },
+        log: { level: "error" },
+      },
       { ACME_WEBHOOK_SECRET: SECRET },
     );
   });

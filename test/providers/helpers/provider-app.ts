@@ -1,5 +1,5 @@
-import { reconcilerFromConfig } from "../../../src/engine/from-config.js";
 import type { Reconciler } from "../../../src/engine/reconciler.js";
+import { reconcilerFromConfig } from "../../../src/host/from-config.js";
 import type { Logger } from "../../../src/http/request-log.js";
 import { createProviderHealth, type ProviderHealth } from "../../../src/providers/provider-health.js";
 import { nodeVerifiers } from "../../../src/webhooks/webhook-verifier.js";

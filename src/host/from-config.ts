@@ -1,14 +1,14 @@
 import type { FinalityConfig } from "../config/config-schema.js";
+import { createDispatcher, type Dispatcher } from "../engine/dispatcher.js";
+import type { EffectDefinition } from "../engine/effect-definitions.js";
+import type { Finality, ProviderPolicy } from "../engine/finality.js";
+import { createHttpEffectDeliverer, type EffectTransport } from "../engine/http-effect-target.js";
+import { createReconciler, type ProviderReconcileOptions, type Reconciler } from "../engine/reconciler.js";
 import type { Logger } from "../http/request-log.js";
 import type { ServiceMetrics } from "../http/service-metrics.js";
 import { createProviderAdapter } from "../providers/provider-adapters.js";
 import { type ProviderHealth, providerHealth } from "../providers/provider-health.js";
 import type { WebhookVerifiers } from "../webhooks/verifiers.js";
-import { createDispatcher, type Dispatcher } from "./dispatcher.js";
-import type { EffectDefinition } from "./effect-definitions.js";
-import type { Finality, ProviderPolicy } from "./finality.js";
-import { createHttpEffectDeliverer, type EffectTransport } from "./http-effect-target.js";
-import { createReconciler, type ProviderReconcileOptions, type Reconciler } from "./reconciler.js";
 
 // The engine's parts as the configuration describes them, for every host: `finality serve`
 // (src/cli) and the Workers entry (src/cloudflare). Nothing here is Node-only.
