@@ -1,5 +1,5 @@
 import type { FinalityConfig } from "../config/config-schema.js";
-import { toError } from "../core/errors.js";
+import { FinalityError, toError } from "../core/errors.js";
 import type { Dispatcher } from "../engine/dispatcher.js";
 import { type Finality, finalityOn } from "../engine/finality.js";
 import type { Reconciler } from "../engine/reconciler.js";
@@ -94,6 +94,14 @@ export class FinalityLedger {
 
   #open(env: Readonly<Record<string, unknown>>): Ledger {
     const config = configFromBindings(env);
+    // A Worker is on the internet: without a token anyone could register jobs and read results.
+    // (`finality serve` makes the same refusal for any address but loopback.)
+    if (config.server.apiToken === undefined)
+      throw new FinalityError(
+        "invalid-config",
+        "config error: server.apiToken: a Worker is reachable from the internet; set the FINALITY_API_TOKEN secret (npx wrangler secret put FINALITY_API_TOKEN)",
+        { details: { field: "server.apiToken" } },
+      );
     const logger = consoleLogger(config.log.level);
     const store = createDurableObjectStore(this.#ctx.storage);
     const finality = finalityOn({ store, ...ledgerOptionsFromConfig(config) });

@@ -139,6 +139,37 @@ describe("signed webhooks on Workers (workerd) and on Node", () => {
   });
 });
 
+describe("a Worker's API token", () => {
+  it("is required: without it every request is refused with a problem naming server.apiToken", async () => {
+    const worker = await startWorkerLedger({}, { FINALITY_API_TOKEN: "" });
+    try {
+      for (const path of ["/v1/jobs", "/healthz"]) {
+        const response = await worker.fetch(path);
+        expect(response.status).toBe(500);
+        expect(await response.json()).toMatchObject({
+          code: "invalid-config",
+          detail: expect.stringContaining("server.apiToken"),
+        });
+      }
+    } finally {
+      await worker.dispose();
+    }
+  });
+
+  it("guards the API: a missing or wrong bearer token is 401, the right one passes", async () => {
+    const worker = await startWorkerLedger({ log: { level: "error" } });
+    try {
+      expect((await worker.fetch("/v1/jobs", { headers: { authorization: "" } })).status).toBe(401);
+      expect((await worker.fetch("/v1/jobs", { headers: { authorization: "Bearer wrong" } })).status).toBe(
+        401,
+      );
+      expect((await worker.fetch("/v1/jobs")).status).toBe(200);
+    } finally {
+      await worker.dispose();
+    }
+  });
+});
+
 describe("a Worker with a bad configuration", () => {
   it("answers every request with a problem naming the field", async () => {
     const worker = await startWorkerLedger({ reconcile: { graceSeconds: "soon" } });

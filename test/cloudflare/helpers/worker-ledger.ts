@@ -15,8 +15,11 @@ function workerScript(): Promise<string> {
   return bundled;
 }
 
+/** The API token every test Worker gets unless told otherwise (a Worker refuses to run without one). */
+export const TEST_API_TOKEN = "test-api-token-0123456789";
+
 export interface WorkerLedger {
-  /** A request to the Worker, as the internet would send it. */
+  /** A request to the Worker, as the internet would send it, with the API token unless it has an Authorization header. */
   fetch(path: string, init?: RequestInit): Promise<Response>;
   /** Runs the cron trigger once, as Cloudflare would; resolves when the run has finished. */
   scheduled(): Promise<void>;
@@ -39,7 +42,7 @@ export async function startWorkerLedger(
     modules: true,
     script: await workerScript(),
     compatibilityDate: "2025-09-01",
-    bindings: { FINALITY_CONFIG: JSON.stringify(config), ...bindings },
+    bindings: { FINALITY_CONFIG: JSON.stringify(config), FINALITY_API_TOKEN: TEST_API_TOKEN, ...bindings },
     durableObjects: { FINALITY_LEDGER: { className: "FinalityLedger", useSQLite: true } },
     outboundService: async (request) => {
       const url = new URL(request.url);
@@ -62,7 +65,11 @@ export async function startWorkerLedger(
   };
   return {
     outbound,
-    fetch: (path, init) => mf.dispatchFetch(`https://finality.example${path}`, init as never) as never,
+    fetch(path, init = {}) {
+      const headers = new Headers(init.headers);
+      if (!headers.has("authorization")) headers.set("authorization", `Bearer ${TEST_API_TOKEN}`);
+      return mf.dispatchFetch(`https://finality.example${path}`, { ...init, headers } as never) as never;
+    },
     async scheduled() {
       const result = await worker.scheduled({ cron: "* * * * *" });
       if (result.outcome !== "ok") throw new Error(`the scheduled run ended with ${result.outcome}`);
