@@ -7,6 +7,7 @@ import type { Logger } from "../http/request-log.js";
 import type { ServiceMetrics } from "../http/service-metrics.js";
 import { createLeaseSweeper } from "../runs/lease-sweeper.js";
 import type { RunService } from "../runs/run-service.js";
+import { signStandardWebhook } from "../webhooks/standard-webhooks.js";
 import { nodeVerifiers } from "../webhooks/webhook-verifier.js";
 
 /** A loop that runs beside the HTTP server: the outbox dispatcher, the reconciler, ... */
@@ -37,6 +38,7 @@ export function createBackgroundLoops(context: {
       logger,
       ...(context.metrics ? { metrics: context.metrics } : {}),
       transport: createNodeHttpTransport({ maxSockets: delivery.concurrency }),
+      sign: signStandardWebhook,
     });
     let unsubscribe: (() => void) | null = null;
     loops.push({

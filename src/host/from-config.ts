@@ -2,7 +2,11 @@ import type { FinalityConfig } from "../config/config-schema.js";
 import { createDispatcher, type Dispatcher } from "../engine/dispatcher.js";
 import type { EffectDefinition } from "../engine/effect-definitions.js";
 import type { Finality, ProviderPolicy } from "../engine/finality.js";
-import { createHttpEffectDeliverer, type EffectTransport } from "../engine/http-effect-target.js";
+import {
+  createHttpEffectDeliverer,
+  type DeliverySigner,
+  type EffectTransport,
+} from "../engine/http-effect-target.js";
 import { createReconciler, type ProviderReconcileOptions, type Reconciler } from "../engine/reconciler.js";
 import type { Logger } from "../http/request-log.js";
 import type { ServiceMetrics } from "../http/service-metrics.js";
@@ -41,7 +45,7 @@ export function ledgerOptionsFromConfig(config: FinalityConfig): {
 export function dispatcherFromConfig(
   finality: Finality,
   config: FinalityConfig,
-  context: { logger: Logger; metrics?: ServiceMetrics; transport?: EffectTransport },
+  context: { logger: Logger; metrics?: ServiceMetrics; transport?: EffectTransport; sign?: DeliverySigner },
 ): Dispatcher {
   const { logger } = context;
   const delivery = config.effectDelivery;
