@@ -116,8 +116,11 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
             free = Math.min(free, Math.floor(takeToken(bucket, o.rateLimit, now).bucket.tokens));
           if (budget) free = Math.min(free, budget.remaining);
           if (free <= 0) break;
+          // Reserved before the claim's await: the other lanes claim meanwhile from what is left,
+          // so together they never exceed the budget; what this claim did not use goes back.
+          if (budget) budget.remaining -= free;
           const jobs = await finality.store.claimDueJobs(now, free, now + timeoutMs * 3, [provider]);
-          if (budget) budget.remaining -= jobs.length;
+          if (budget) budget.remaining += free - jobs.length;
           for (const job of jobs) {
             const key = `${job.provider}\u0000${job.id}`;
             if (inFlight.has(key)) continue;

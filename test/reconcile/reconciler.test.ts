@@ -232,4 +232,25 @@ describe("reconciler", () => {
     await fakes.slow?.close();
     await reconciler.stop();
   });
+
+  it("keeps a pass within `maxPolls` across providers, and every provider gets a share", async () => {
+    const { finality, reconciler, fakes, clock } = await setup({ providers: ["a", "b"] });
+    for (const provider of ["a", "b"])
+      for (let i = 0; i < 30; i++) {
+        fakes[provider]?.addJob(`${provider}${i}`, [{ afterMs: 0, state: "succeeded" }]);
+        await finality.register({ provider, id: `${provider}${i}` });
+      }
+    clock.advance(90_000);
+    const polls = (provider: string) =>
+      [...(fakes[provider] as FakeProvider).polls.values()].reduce((a, b) => a + b, 0);
+    expect(await reconciler.runOnce(undefined, { maxPolls: 12 })).toBe(12);
+    expect(polls("a") + polls("b")).toBe(12);
+    expect(polls("a")).toBeGreaterThan(0);
+    expect(polls("b")).toBeGreaterThan(0);
+    // The next passes resume with what is still due, and the last one takes the remainder.
+    let total = 12;
+    while (total < 60) total += await reconciler.runOnce(undefined, { maxPolls: 12 });
+    expect(total).toBe(60);
+    expect(polls("a") + polls("b")).toBe(60);
+  });
 });
