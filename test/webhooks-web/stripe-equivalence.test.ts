@@ -12,11 +12,19 @@ const secret = fc.oneof(
   fc.base64String({ minLength: 4, maxLength: 32 }).map((text) => `whsec_${text}`),
 );
 
+/**
+ * Anything but a `t` field: a second `t` replaces the first (as in Stripe's own SDKs), so junk that
+ * names one (`t`, ` t=x`) makes even a well-signed delivery bad, which the acceptance case must not
+ * generate. Both verifiers refusing such a header is checked below.
+ */
+const namesTimestamp = (text: string) => text.split(",").some((part) => part.trim().split("=")[0] === "t");
+const junkText = fc.string({ maxLength: 70 }).filter((text) => !namesTimestamp(text));
+
 const entry = fc.oneof(
   fc.record({ kind: fc.constant("configured" as const), index: fc.nat() }),
   fc.record({ kind: fc.constant("foreign" as const), secret }),
   fc.record({ kind: fc.constant("v0" as const), index: fc.nat() }),
-  fc.record({ kind: fc.constant("junk" as const), text: fc.string({ maxLength: 70 }) }),
+  fc.record({ kind: fc.constant("junk" as const), text: junkText }),
 );
 
 const mutation = fc.constantFrom(
@@ -116,5 +124,25 @@ describe("Stripe scheme: WebCrypto and node:crypto agree", () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  it("refuses a header whose later field names the timestamp again (a bare `t` included)", async () => {
+    for (const junk of ["t", " t=", "t=abc"]) {
+      const s: Scenario = {
+        secrets: ["whsec_one"],
+        entries: [
+          { kind: "junk", text: junk },
+          { kind: "configured", index: 0 },
+        ],
+        header: undefined,
+        toleranceSeconds: undefined,
+        offsetSeconds: 0,
+        idHeader: undefined,
+        sentId: undefined,
+        body: Uint8Array.from([1, 2, 3]),
+        mutation: "none",
+      };
+      expect(reasonOf(await expectSameOutcome(configOf(s), NOW_MS, deliveryOf(s)))).toBe("bad-timestamp");
+    }
   });
 });
