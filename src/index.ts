@@ -12,6 +12,15 @@ export type {
 } from "./core/model.js";
 export { type ReduceResult, reduce } from "./core/reducer.js";
 export {
+  type Attempt,
+  type AttemptStatus,
+  LEASE_EXPIRED_CODE,
+  RUNS_PROVIDER,
+  type Run,
+  type RunEvent,
+  type RunStatus,
+} from "./core/run-model.js";
+export {
   CANONICAL_STATES,
   type CanonicalState,
   isTerminal,
@@ -60,15 +69,6 @@ export {
   type LeaseExpiryOutcome,
 } from "./runs/lease-expiry.js";
 export { createLeaseSweeper, type LeaseSweeper, type LeaseSweeperOptions } from "./runs/lease-sweeper.js";
-export {
-  type Attempt,
-  type AttemptStatus,
-  LEASE_EXPIRED_CODE,
-  RUNS_PROVIDER,
-  type Run,
-  type RunEvent,
-  type RunStatus,
-} from "./runs/run-model.js";
 export {
   type ClaimOptions,
   createRunService,

@@ -1,4 +1,4 @@
-import type { Attempt } from "../runs/run-model.js";
+import type { Attempt } from "../core/run-model.js";
 import { Badge } from "./components.js";
 import { formatJson, formatRelative } from "./format.js";
 

@@ -1,8 +1,8 @@
 import type { Context, Hono } from "hono";
 import type { FinalityConfig } from "../config/config-schema.js";
+import { RUNS_PROVIDER } from "../core/run-model.js";
 import type { Finality } from "../engine/finality.js";
 import type { AppEnv } from "../http/app-env.js";
-import { RUNS_PROVIDER } from "../runs/run-model.js";
 import { Flash } from "./components.js";
 import { createDashboardAuth, type DashboardAuth } from "./dashboard-auth.js";
 import { addDashboardForms } from "./dashboard-forms.js";

@@ -1,5 +1,5 @@
 import type { Effect, Job, JobEvent } from "../core/model.js";
-import { type Attempt, RUNS_PROVIDER, type Run } from "../runs/run-model.js";
+import { type Attempt, RUNS_PROVIDER, type Run } from "../core/run-model.js";
 import type { Store } from "../store/store.js";
 import { AttemptTable } from "./attempt-table.js";
 import { Badge, Flags, Outcome, SourceBadge, StateBadge } from "./components.js";

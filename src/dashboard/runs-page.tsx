@@ -1,4 +1,4 @@
-import { type Attempt, RUN_STATUSES, type Run, type RunStatus } from "../runs/run-model.js";
+import { type Attempt, RUN_STATUSES, type Run, type RunStatus } from "../core/run-model.js";
 import type { Store } from "../store/store.js";
 import { Badge } from "./components.js";
 import { formatRelative, jobHref, queryString } from "./format.js";

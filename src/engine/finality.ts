@@ -2,8 +2,8 @@ import { uuidv7 } from "uuidv7";
 import { type Clock, systemClock } from "../core/clock.js";
 import { FinalityError } from "../core/errors.js";
 import type { Job, JobEvent, JobKey, Observation, UnknownJobPolicy } from "../core/model.js";
+import { RUNS_PROVIDER } from "../core/run-model.js";
 import { parseJobKey, parseObservation, parseRegistration } from "../core/validation.js";
-import { RUNS_PROVIDER } from "../runs/run-model.js";
 import type { JobQuery, Page, Store } from "../store/store.js";
 import type { EffectDefinition } from "./effect-definitions.js";
 import {

@@ -8,7 +8,7 @@ import {
   LEASE_EXPIRED_CODE,
   type NewRunEvent,
   type Run,
-} from "./run-model.js";
+} from "../core/run-model.js";
 import { releaseLease, requeueRun, settleRun } from "./run-transitions.js";
 
 export const LEASE_EXPIRY_OUTCOMES = [

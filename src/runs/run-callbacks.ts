@@ -1,4 +1,5 @@
 import { FinalityError } from "../core/errors.js";
+import type { Attempt, Run } from "../core/run-model.js";
 import type { StoreTx } from "../store/store.js";
 import { expireInTx } from "./lease-sweep.js";
 import {
@@ -10,7 +11,6 @@ import {
   writeAttempt,
   writeRun,
 } from "./run-context.js";
-import type { Attempt, Run } from "./run-model.js";
 import { extendLease } from "./run-transitions.js";
 import {
   applyWorkerEvent,

@@ -1,6 +1,6 @@
 import { FinalityError } from "../core/errors.js";
+import type { Attempt, Run } from "../core/run-model.js";
 import { type RunContext, runInTx, writeRun } from "./run-context.js";
-import type { Attempt, Run } from "./run-model.js";
 import { claimRun } from "./run-transitions.js";
 
 export interface ClaimRequest {

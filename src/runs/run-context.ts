@@ -1,10 +1,10 @@
 import type { Random } from "../core/clock.js";
 import { FinalityError } from "../core/errors.js";
+import { type Attempt, canonicalOf, type NewRunEvent, RUNS_PROVIDER, type Run } from "../core/run-model.js";
 import type { Source } from "../core/states.js";
 import type { Finality } from "../engine/finality.js";
 import { ingestInTx } from "../engine/ingest.js";
 import type { StoreTx } from "../store/store.js";
-import { type Attempt, canonicalOf, type NewRunEvent, RUNS_PROVIDER, type Run } from "./run-model.js";
 import type { RunNotifier } from "./run-notifier.js";
 import { type RunRetryPolicy, runRetryDelayMs } from "./run-transitions.js";
 

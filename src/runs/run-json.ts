@@ -1,4 +1,4 @@
-import type { Attempt, Run, RunEvent } from "./run-model.js";
+import type { Attempt, Run, RunEvent } from "../core/run-model.js";
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 

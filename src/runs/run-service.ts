@@ -1,6 +1,7 @@
 import { uuidv7 } from "uuidv7";
 import type { Random } from "../core/clock.js";
 import { FinalityError } from "../core/errors.js";
+import { type Attempt, RUNS_PROVIDER, type Run, type RunEvent } from "../core/run-model.js";
 import type { Finality } from "../engine/finality.js";
 import { registerInTx } from "../engine/ingest.js";
 import type { RunPage, RunQuery } from "../store/run-store.js";
@@ -14,7 +15,6 @@ import {
 } from "./run-callbacks.js";
 import { type Claimed, claimOnce, claimWithin } from "./run-claims.js";
 import { mirrorRun, type RunContext, runInTx, writeRun } from "./run-context.js";
-import { type Attempt, RUNS_PROVIDER, type Run, type RunEvent } from "./run-model.js";
 import { createRunNotifier } from "./run-notifier.js";
 import { DEFAULT_RUN_RETRY, newRun, type RunRetryPolicy, requestCancel } from "./run-transitions.js";
 import type { WorkerEvent } from "./worker-event.js";

@@ -1,5 +1,5 @@
 import type { Random } from "../core/clock.js";
-import type { Attempt, AttemptStatus, Run, RunStatus } from "./run-model.js";
+import type { Attempt, AttemptStatus, Run, RunStatus } from "../core/run-model.js";
 
 /**
  * Pure run and attempt transitions. Each returns the next record with its version bumped, or

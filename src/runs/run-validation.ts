@@ -1,6 +1,6 @@
 import { z } from "zod";
+import { RUN_STATUSES } from "../core/run-model.js";
 import { jsonSize, LIMITS } from "../core/validation.js";
-import { RUN_STATUSES } from "./run-model.js";
 import { WORKER_EVENT_TYPES } from "./worker-event.js";
 
 /** Request bodies and queries of the runs and worker API. Bounds here are the API's contract. */

@@ -1,5 +1,11 @@
 import { assertNever } from "../core/errors.js";
-import { type Attempt, type AttemptStatus, isRevokedAttempt, isTerminalRun, type Run } from "./run-model.js";
+import {
+  type Attempt,
+  type AttemptStatus,
+  isRevokedAttempt,
+  isTerminalRun,
+  type Run,
+} from "../core/run-model.js";
 import { releaseLease, requeueRun, settleRun } from "./run-transitions.js";
 
 export const WORKER_EVENT_TYPES = ["started", "progress", "succeeded", "failed", "cancelled"] as const;

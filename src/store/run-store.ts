@@ -1,4 +1,4 @@
-import type { Attempt, NewRunEvent, Run, RunEvent, RunStatus } from "../runs/run-model.js";
+import type { Attempt, NewRunEvent, Run, RunEvent, RunStatus } from "../core/run-model.js";
 
 /**
  * The runs part of the store port (runs on the application's own workers). `Store` and

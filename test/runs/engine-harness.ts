@@ -1,9 +1,9 @@
 import { afterEach } from "vitest";
 import { manualClock } from "../../src/core/clock.js";
 import { isFinalityError } from "../../src/core/errors.js";
+import { RUNS_PROVIDER } from "../../src/core/run-model.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import type { Finality } from "../../src/engine/finality.js";
-import { RUNS_PROVIDER } from "../../src/runs/run-model.js";
 import { createRunService, type RunService, type RunServiceOptions } from "../../src/runs/run-service.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { tempDir } from "../helpers/temp-dir.js";

@@ -1,17 +1,17 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  ATTEMPT_STATUSES,
+  type AttemptStatus,
+  RUN_STATUSES,
+  type RunStatus,
+} from "../../src/core/run-model.js";
+import {
   decideLeaseExpiry,
   expireLease,
   LEASE_EXPIRY_OUTCOMES,
   type LeaseExpiryOutcome,
 } from "../../src/runs/lease-expiry.js";
-import {
-  ATTEMPT_STATUSES,
-  type AttemptStatus,
-  RUN_STATUSES,
-  type RunStatus,
-} from "../../src/runs/run-model.js";
 import { attemptFixture, runFixture } from "./run-fixtures.js";
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LEASE_EXPIRED_CODE } from "../../src/runs/run-model.js";
+import { LEASE_EXPIRED_CODE } from "../../src/core/run-model.js";
 import { createRunService } from "../../src/runs/run-service.js";
 import { sweepUntilDone } from "../../src/runs/sweep-once.js";
 import { type Engine, openEngine, openLedger, refusal, runningRun, runSnapshot } from "./engine-harness.js";

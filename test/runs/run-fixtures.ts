@@ -1,4 +1,4 @@
-import type { Attempt, Run } from "../../src/runs/run-model.js";
+import type { Attempt, Run } from "../../src/core/run-model.js";
 
 /** A run record with defaults, for pure tests. */
 export function runFixture(overrides: Partial<Run> = {}): Run {

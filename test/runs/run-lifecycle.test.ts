@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RUNS_PROVIDER } from "../../src/runs/run-model.js";
+import { RUNS_PROVIDER } from "../../src/core/run-model.js";
 import { openEngine, refusal, runningRun, runSnapshot } from "./engine-harness.js";
 
 describe("runs: enqueue and claim", () => {

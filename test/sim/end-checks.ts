@@ -1,5 +1,5 @@
 import type { Job } from "../../src/core/model.js";
-import { canonicalOf, isLiveAttempt, isTerminalRun, LEASE_EXPIRED_CODE } from "../../src/runs/run-model.js";
+import { canonicalOf, isLiveAttempt, isTerminalRun, LEASE_EXPIRED_CODE } from "../../src/core/run-model.js";
 import { sinkTarget } from "./effect-sink.js";
 import { stuckBy } from "./heal.js";
 import { ackedKept, allJobs, effectKeys } from "./invariants.js";

@@ -1,4 +1,4 @@
-import { isTerminalRun } from "../../src/runs/run-model.js";
+import { isTerminalRun } from "../../src/core/run-model.js";
 import type { StepChecker } from "./invariants.js";
 import { deliverMessage } from "./sim-network.js";
 import { afterTime, survive } from "./sim-steps.js";

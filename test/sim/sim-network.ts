@@ -1,5 +1,5 @@
 import { isFinalityError } from "../../src/core/errors.js";
-import { isRevokedAttempt } from "../../src/runs/run-model.js";
+import { isRevokedAttempt } from "../../src/core/run-model.js";
 import { signStandardWebhook } from "../../src/webhooks/standard-webhooks.js";
 import { observedFields } from "./sim-provider.js";
 import { SECRET, SIM, SimCrash } from "./sim-types.js";

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import type { Attempt, Run } from "../../src/runs/run-model.js";
+import type { Attempt, Run } from "../../src/core/run-model.js";
 import { adminClient, postgresTestsEnabled, useFreshSchema } from "../helpers/postgres.js";
 import { T0 } from "../helpers/records.js";
 

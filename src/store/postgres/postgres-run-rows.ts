@@ -6,7 +6,7 @@ import type {
   RunActor,
   RunEvent,
   RunStatus,
-} from "../../runs/run-model.js";
+} from "../../core/run-model.js";
 import { fromTime, jsonValue, toTime } from "./postgres-rows.js";
 
 /** Runs, attempts and run events: snake_case columns ↔ the run model (see postgres-rows.ts). */

@@ -1,4 +1,4 @@
-import type { RunStatus } from "../../runs/run-model.js";
+import type { RunStatus } from "../../core/run-model.js";
 import { clampLimit, decodeCursor, encodeCursor } from "../json-column.js";
 import type { DueLease, RunPage, RunQuery, RunStore } from "../run-store.js";
 import type { SqliteDb } from "./sqlite-driver.js";

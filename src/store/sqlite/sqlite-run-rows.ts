@@ -6,7 +6,7 @@ import type {
   RunActor,
   RunEvent,
   RunStatus,
-} from "../../runs/run-model.js";
+} from "../../core/run-model.js";
 import { fromJsonColumn, toJsonColumn } from "../json-column.js";
 
 /** snake_case rows of the runs tables and their conversion; the only place that knows both. */

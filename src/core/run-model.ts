@@ -1,5 +1,5 @@
-import { assertNever } from "../core/errors.js";
-import type { CanonicalState } from "../core/states.js";
+import { assertNever } from "./errors.js";
+import type { CanonicalState } from "./states.js";
 
 /**
  * Runs executed by the application's own workers. Pure types and tables; no I/O.
