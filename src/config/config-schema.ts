@@ -63,7 +63,7 @@ export const DEFAULT_RECONCILE = {
 } as const;
 
 const reconcileSchema = z
-  .looseObject({
+  .strictObject({
     graceSeconds: reconcileFields.graceSeconds.default(DEFAULT_RECONCILE.graceSeconds),
     minIntervalSeconds: reconcileFields.minIntervalSeconds.default(DEFAULT_RECONCILE.minIntervalSeconds),
     maxIntervalSeconds: reconcileFields.maxIntervalSeconds.default(DEFAULT_RECONCILE.maxIntervalSeconds),

@@ -11,7 +11,11 @@ export type ValueSources = Map<string, string>;
  * validation, so that a bad value is reported like any other (naming the field and the variable).
  * FINALITY_DB wins over DATABASE_URL: DATABASE_URL is often set for some other program.
  */
-const OVERRIDES: readonly { variable: string; apply: (config: Json, value: string) => string | null }[] = [
+const OVERRIDES: readonly {
+  variable: string;
+  /** `file` is the configuration as read, before any variable: what a store override keeps. */
+  apply: (config: Json, value: string, file: Json) => string | null;
+}[] = [
   { variable: "FINALITY_HOST", apply: (c, v) => set(c, ["server", "host"], v) },
   { variable: "FINALITY_PORT", apply: (c, v) => set(c, ["server", "port"], numeric(v)) },
   {
@@ -22,15 +26,17 @@ const OVERRIDES: readonly { variable: string; apply: (config: Json, value: strin
   { variable: "FINALITY_LOG_LEVEL", apply: (c, v) => set(c, ["log", "level"], v) },
   {
     variable: "DATABASE_URL",
-    apply: (c, v) => {
-      c.store = { postgres: v };
+    apply: (c, v, file) => {
+      // The URL changes per deployment; the schema the file names for Finality's tables stays.
+      const store = objectAt(file, "store");
+      c.store = { postgres: v, ...("schema" in store ? { schema: store.schema } : {}) };
       return "store.postgres";
     },
   },
   {
     variable: "FINALITY_DB",
-    apply: (c, v) => {
-      const store = objectAt(c, "store");
+    apply: (c, v, file) => {
+      const store = objectAt(file, "store");
       c.store = { sqlite: v, ...("synchronous" in store ? { synchronous: store.synchronous } : {}) };
       return "store.sqlite";
     },
@@ -60,7 +66,7 @@ export function applyEnvOverrides(raw: Json, env: Environment, sources: ValueSou
   for (const override of OVERRIDES) {
     const value = env[override.variable];
     if (value === undefined || value === "") continue;
-    const field = override.apply(config, value);
+    const field = override.apply(config, value, raw);
     if (field !== null) sources.set(field, override.variable);
   }
   return config;

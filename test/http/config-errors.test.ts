@@ -32,6 +32,12 @@ describe("a bad configuration stops the start with one message naming the field,
     ],
     ["an unknown field", { server: { prot: 80 } }, {}, "config error: server.prot: unknown field"],
     [
+      "a misspelt reconcile field",
+      { reconcile: { graceSecond: 5 } },
+      {},
+      "config error: reconcile.graceSecond: unknown field",
+    ],
+    [
       "an unknown provider type",
       { providers: { acme: { type: "nope" } } },
       {},

@@ -1,0 +1,24 @@
+import { describe, expect, it } from "vitest";
+import { parseConfig } from "../../src/config/load-config.js";
+
+const PG = "postgres://postgres@127.0.0.1:5432/test";
+
+describe("store settings from the environment", () => {
+  it("DATABASE_URL replaces the file's URL and keeps the schema it names", () => {
+    const file = { store: { postgres: "postgres://elsewhere/db", schema: "finality" } };
+    expect(parseConfig(file, { DATABASE_URL: PG }).store).toEqual({ postgres: PG, schema: "finality" });
+  });
+
+  it("DATABASE_URL turns a SQLite file configuration into PostgreSQL, without SQLite's settings", () => {
+    const file = { store: { sqlite: "./x.db", synchronous: "FULL" } };
+    expect(parseConfig(file, { DATABASE_URL: PG }).store).toEqual({ postgres: PG });
+  });
+
+  it("FINALITY_DB wins over DATABASE_URL and keeps the file's synchronous", () => {
+    const file = { store: { sqlite: "./x.db", synchronous: "FULL" } };
+    expect(parseConfig(file, { DATABASE_URL: PG, FINALITY_DB: "./y.db" }).store).toEqual({
+      sqlite: "./y.db",
+      synchronous: "FULL",
+    });
+  });
+});
