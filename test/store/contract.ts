@@ -5,6 +5,7 @@ import { describeHousekeeping } from "./contract/housekeeping.js";
 import { describeJobWrites } from "./contract/job-writes.js";
 import { describeOverviewReads } from "./contract/overview-reads.js";
 import { describeQueries } from "./contract/queries.js";
+import { describeStats } from "./contract/stats.js";
 import { describeTransactions } from "./contract/transactions.js";
 
 export type { OpenStore, StoreContractContext, StoreFixture } from "./contract/harness.js";
@@ -23,5 +24,6 @@ export function runStoreContract(name: string, open: OpenStore): void {
     describeClaims(scope);
     describeOverviewReads(scope);
     describeHousekeeping(scope);
+    describeStats(scope);
   });
 }

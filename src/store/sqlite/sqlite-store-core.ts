@@ -209,23 +209,25 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
 
     async stats(): Promise<StoreStats> {
       assertOpen();
-      const byState = reader.prepare("SELECT state, count(*) AS n FROM jobs GROUP BY state").all() as {
-        state: string;
-        n: number;
-      }[];
-      const byStatus = reader.prepare("SELECT status, count(*) AS n FROM outbox GROUP BY status").all() as {
-        status: string;
-        n: number;
-      }[];
+      // Kept by triggers (migration 0005): a few rows, however many jobs are stored.
+      const counts = (table: string) =>
+        Object.fromEntries(
+          (
+            reader.prepare("SELECT key, n FROM row_counts WHERE tbl = ? AND n > 0").all(table) as {
+              key: string;
+              n: number;
+            }[]
+          ).map((r) => [r.key, r.n]),
+        );
       const one = (sql: string, ...params: unknown[]) =>
         (reader.prepare(sql).get(...params) as { n: number | null }).n;
-      const jobsByState = Object.fromEntries(byState.map((r) => [r.state, r.n]));
+      const jobsByState = counts("jobs");
       return {
         jobsByState,
         openJobs: (jobsByState.pending ?? 0) + (jobsByState.running ?? 0),
         stuckJobs: one("SELECT count(*) AS n FROM jobs WHERE stuck = 1") ?? 0,
         conflictJobs: one("SELECT count(*) AS n FROM jobs WHERE conflict = 1") ?? 0,
-        effectsByStatus: Object.fromEntries(byStatus.map((r) => [r.status, r.n])),
+        effectsByStatus: counts("outbox"),
         oldestOpenSubmittedAt: one("SELECT min(submitted_at) AS n FROM jobs WHERE settled_at IS NULL"),
         dueJobs:
           one(
