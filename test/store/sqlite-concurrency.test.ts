@@ -20,11 +20,13 @@ const CHILD_SCRIPT = fileURLToPath(new URL("../helpers/ingest-child.mjs", import
 async function expectOneSettlementPerJob(store: Store): Promise<void> {
   const outbox = await outboxRowsByJob(store);
   const perSide = raceObservations("a", 1).length;
+  const states = new Map<string, number>();
   for (let i = 0; i < JOBS; i++) {
     const key = { provider: "generic", id: raceJobId(i) };
     const job = await store.getJob(key);
     expect(job, key.id).not.toBeNull();
     expect(isTerminal(job!.state), `${key.id} is ${job!.state}`).toBe(true);
+    states.set(job!.state, (states.get(job!.state) ?? 0) + 1);
     expect(i % 2 === 0 ? ["succeeded", "failed"] : ["succeeded"]).toContain(job!.state);
     // Even jobs saw both succeeded and failed: whichever came second is the conflict.
     expect(job!.conflict).toBe(i % 2 === 0);
@@ -35,6 +37,10 @@ async function expectOneSettlementPerJob(store: Store): Promise<void> {
     expect(events.filter((e) => e.reason === "duplicate-delivery")).toHaveLength(1);
   }
   expect(outbox.size).toBe(JOBS);
+  // The trigger-kept counts agree with the rows, whichever writer wrote them.
+  const stats = await store.stats();
+  expect(stats.jobsByState).toEqual(Object.fromEntries(states));
+  expect(Object.values(stats.effectsByStatus).reduce((a, b) => a + b, 0)).toBe(JOBS);
 }
 
 describe("SQLite: two writers race terminal observations of the same jobs", () => {
