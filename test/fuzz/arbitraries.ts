@@ -73,7 +73,7 @@ export const webhookLikeJson = fc
 
 /**
  * Nesting deep enough to matter for a recursive parser or a recursive size measure. Signed
- * bodies stay below 4,000 levels: deeper ones hit the known bug in known-bugs.test.ts.
+ * bodies may go as deep as the caller asks (deep ones are refused, see regressions.test.ts).
  */
 export const deepNesting = (maxDepth = 200_000) =>
   fc
