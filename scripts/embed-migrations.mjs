@@ -1,6 +1,8 @@
 // Writes src/cloudflare/sqlite-migrations.ts from migrations/sqlite/*.sql: a Worker has no file
 // system to read them from. test/cloudflare/embedded-migrations.test.ts fails when it is stale.
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 
 const dir = new URL("../migrations/sqlite/", import.meta.url);
 const migrations = readdirSync(dir)
@@ -16,5 +18,14 @@ import type { Migration } from "../store/migrations.js";
 
 export const SQLITE_MIGRATIONS: readonly Migration[] = ${JSON.stringify(migrations, null, 2)};
 `;
-writeFileSync(new URL("../src/cloudflare/sqlite-migrations.ts", import.meta.url), out);
+const target = fileURLToPath(new URL("../src/cloudflare/sqlite-migrations.ts", import.meta.url));
+writeFileSync(target, out);
+// In the house format, so that `npm run lint` passes without a second step.
+spawnSync(
+  fileURLToPath(new URL("../node_modules/.bin/biome", import.meta.url)),
+  ["format", "--write", target],
+  {
+    stdio: "ignore",
+  },
+);
 console.log(`embedded ${migrations.length} migrations`);
