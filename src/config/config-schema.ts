@@ -35,7 +35,7 @@ const serverSchema = z.strictObject({
 
 const sqliteStoreSchema = z.strictObject({
   sqlite: z.string().min(1),
-  synchronous: z.enum(["NORMAL", "FULL"]).default("NORMAL"),
+  synchronous: z.enum(["NORMAL", "FULL"]).default("FULL"),
 });
 const postgresStoreSchema = z.strictObject({
   postgres: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"),
@@ -142,7 +142,7 @@ const workersSchema = z.strictObject({
 export const configSchema = z
   .strictObject({
     server: serverSchema.default(serverSchema.parse({})),
-    store: storeSchema.default({ sqlite: "./finality.db", synchronous: "NORMAL" }),
+    store: storeSchema.default({ sqlite: "./finality.db", synchronous: "FULL" }),
     providers: z.record(providerNameSchema, providerSchema).default({}),
     reconcile: reconcileSchema.default(reconcileSchema.parse({})),
     effects: z.array(effectSchema).default([]),

@@ -10,15 +10,15 @@ describe("store settings from the environment", () => {
   });
 
   it("DATABASE_URL turns a SQLite file configuration into PostgreSQL, without SQLite's settings", () => {
-    const file = { store: { sqlite: "./x.db", synchronous: "FULL" } };
+    const file = { store: { sqlite: "./x.db", synchronous: "NORMAL" } };
     expect(parseConfig(file, { DATABASE_URL: PG }).store).toEqual({ postgres: PG });
   });
 
   it("FINALITY_DB wins over DATABASE_URL and keeps the file's synchronous", () => {
-    const file = { store: { sqlite: "./x.db", synchronous: "FULL" } };
+    const file = { store: { sqlite: "./x.db", synchronous: "NORMAL" } };
     expect(parseConfig(file, { DATABASE_URL: PG, FINALITY_DB: "./y.db" }).store).toEqual({
       sqlite: "./y.db",
-      synchronous: "FULL",
+      synchronous: "NORMAL",
     });
   });
 });

@@ -55,7 +55,9 @@ export interface ProcessOptions {
  */
 export function startProcess(options: ProcessOptions): SimProcess {
   const { clock, power } = options;
-  const store = crashableStore(createSqliteStore({ path: options.path }), power);
+  // The simulator crashes the process, never the machine: NORMAL keeps every commit through that,
+  // and spares a quarter of a million fsyncs per thousand schedules.
+  const store = crashableStore(createSqliteStore({ path: options.path, synchronous: "NORMAL" }), power);
   const finality = createFinality({
     store,
     clock,

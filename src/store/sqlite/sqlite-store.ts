@@ -8,7 +8,11 @@ import { createSqliteTx, prepareWriteStatements } from "./sqlite-tx.js";
 export interface SqliteStoreOptions {
   /** File path, or ":memory:". */
   path: string;
-  /** NORMAL (default) survives a process crash; FULL also survives power loss. */
+  /**
+   * FULL (default): a commit, and so every 2xx, survives a power loss; concurrent callers share
+   * its fsync (group commit). NORMAL survives a crash of the process only: in WAL mode the last
+   * commits may roll back when the machine stops.
+   */
   synchronous?: "NORMAL" | "FULL";
   busyTimeoutMs?: number;
   /** Most transactions committed together in one group. */
@@ -42,7 +46,7 @@ function open(path: string, options: SqliteStoreOptions): Database.Database {
   // back to the file system by `reclaim`. On an older file it changes nothing.
   db.pragma("auto_vacuum = INCREMENTAL");
   db.pragma("journal_mode = WAL");
-  db.pragma(`synchronous = ${options.synchronous ?? "NORMAL"}`);
+  db.pragma(`synchronous = ${options.synchronous ?? "FULL"}`);
   db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
   db.pragma("foreign_keys = ON");
   return db;
