@@ -54,12 +54,19 @@ const reconcileFields = {
   minIntervalSeconds: positiveSeconds,
   maxIntervalSeconds: positiveSeconds,
   stuckAfterSeconds: positiveSeconds,
+  /** Polls of one provider instance in flight at once. */
+  concurrency: z.number().int().min(1).max(1000),
+  /** Polls a second, sustained (a token bucket); none: as fast as `concurrency` allows. */
+  ratePerSecond: z.number().finite().positive(),
+  /** Polls allowed at once above the rate (the bucket's size); default: one second's worth. */
+  burst: z.number().int().min(1),
 };
 export const DEFAULT_RECONCILE = {
   graceSeconds: 90,
   minIntervalSeconds: 30,
   maxIntervalSeconds: 900,
   stuckAfterSeconds: 21_600,
+  concurrency: 10,
 } as const;
 
 const reconcileSchema = z
@@ -68,6 +75,9 @@ const reconcileSchema = z
     minIntervalSeconds: reconcileFields.minIntervalSeconds.default(DEFAULT_RECONCILE.minIntervalSeconds),
     maxIntervalSeconds: reconcileFields.maxIntervalSeconds.default(DEFAULT_RECONCILE.maxIntervalSeconds),
     stuckAfterSeconds: reconcileFields.stuckAfterSeconds.default(DEFAULT_RECONCILE.stuckAfterSeconds),
+    concurrency: reconcileFields.concurrency.default(DEFAULT_RECONCILE.concurrency),
+    ratePerSecond: reconcileFields.ratePerSecond.optional(),
+    burst: reconcileFields.burst.optional(),
   })
   .refine((r) => r.minIntervalSeconds <= r.maxIntervalSeconds, {
     message: "minIntervalSeconds must not exceed maxIntervalSeconds",
@@ -155,6 +165,12 @@ export const configSchema = z
     $schema: z.string().optional(),
   })
   .superRefine((config, ctx) => {
+    if (Object.hasOwn(config.providers, "runs"))
+      ctx.addIssue({
+        code: "custom",
+        path: ["providers", "runs"],
+        message: 'is reserved: jobs of provider "runs" mirror runs on your own workers',
+      });
     // A delivery id forgotten while its sender may still redeliver would be applied twice.
     for (const [name, provider] of Object.entries(config.providers)) {
       const toleranceSeconds = (provider.webhook as { toleranceSeconds?: number } | undefined)

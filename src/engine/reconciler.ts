@@ -1,7 +1,13 @@
 import type { Random } from "../core/clock.js";
 import { toError } from "../core/errors.js";
 import type { Job } from "../core/model.js";
-import { fullBucket, type RateLimit, type TokenBucket, takeToken } from "../core/token-bucket.js";
+import {
+  availableTokens,
+  fullBucket,
+  type RateLimit,
+  type TokenBucket,
+  takeToken,
+} from "../core/token-bucket.js";
 import type { Finality } from "./finality.js";
 import type { Poller, PollResult } from "./poller.js";
 import { type ReconcilePolicy, recordPollInTx } from "./reconcile-tx.js";
@@ -113,7 +119,7 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
           const now = finality.clock.now();
           let free = concurrency - inFlight.size;
           if (bucket && o.rateLimit)
-            free = Math.min(free, Math.floor(takeToken(bucket, o.rateLimit, now).bucket.tokens));
+            free = Math.min(free, Math.floor(availableTokens(bucket, o.rateLimit, now)));
           if (budget) free = Math.min(free, budget.remaining);
           if (free <= 0) break;
           // Reserved before the claim's await: the other lanes claim meanwhile from what is left,

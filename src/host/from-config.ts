@@ -101,10 +101,20 @@ export function reconcilerFromConfig(
   for (const [name, provider] of Object.entries(config.providers)) {
     const reconcile = { ...config.reconcile, ...provider.reconcile };
     const adapter = createProviderAdapter(name, provider, deps);
+    const { ratePerSecond } = reconcile;
     providers[name] = {
       minMs: reconcile.minIntervalSeconds * 1000,
       maxMs: reconcile.maxIntervalSeconds * 1000,
       stuckAfterMs: reconcile.stuckAfterSeconds * 1000,
+      concurrency: reconcile.concurrency,
+      ...(ratePerSecond === undefined
+        ? {}
+        : {
+            rateLimit: {
+              perSecond: ratePerSecond,
+              burst: reconcile.burst ?? Math.max(1, Math.ceil(ratePerSecond)),
+            },
+          }),
       ...(adapter.poller ? { poller: adapter.poller } : {}),
       ...(adapter.pollTimeoutMs ? { timeoutMs: adapter.pollTimeoutMs } : {}),
     };

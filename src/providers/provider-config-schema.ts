@@ -138,6 +138,9 @@ const common = {
       minIntervalSeconds: positiveSeconds,
       maxIntervalSeconds: positiveSeconds,
       stuckAfterSeconds: positiveSeconds,
+      concurrency: z.number().int().min(1).max(1000),
+      ratePerSecond: z.number().finite().positive(),
+      burst: z.number().int().min(1),
     })
     .partial()
     .optional(),

@@ -32,6 +32,9 @@ export class FakeProvider {
   readonly jobs = new Map<string, FakeJob>();
   /** Status polls answered, by job id. */
   readonly polls = new Map<string, number>();
+  /** Polls being answered now, and the most there ever were at once. */
+  inFlight = 0;
+  peakInFlight = 0;
   /** When set, every poll is answered with this status (e.g. 503), and 429 carries Retry-After. */
   failWith: { status: number; retryAfterSeconds?: number } | null = null;
   latencyMs: number;
@@ -92,6 +95,16 @@ export class FakeProvider {
     if (req.method !== "GET" || !match?.[1]) return send(res, 404, { error: "not found" });
     const id = decodeURIComponent(match[1]);
     this.polls.set(id, (this.polls.get(id) ?? 0) + 1);
+    this.inFlight++;
+    this.peakInFlight = Math.max(this.peakInFlight, this.inFlight);
+    try {
+      await this.answer(id, res);
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private async answer(id: string, res: ServerResponse): Promise<void> {
     if (this.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.latencyMs));
     if (this.failWith) {
       const headers: Record<string, string> = {};

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { effectRetryDecision, reconcileDelayMs } from "../../src/core/backoff.js";
-import { fullBucket, takeToken } from "../../src/core/token-bucket.js";
+import { availableTokens, fullBucket, takeToken } from "../../src/core/token-bucket.js";
 
 const backoff = { minMs: 30_000, maxMs: 900_000 };
 
@@ -73,5 +73,15 @@ describe("token bucket", () => {
     expect(empty.taken).toBe(false);
     if (!empty.taken) expect(empty.waitMs).toBe(100);
     expect(takeToken(bucket, limit, 100).taken).toBe(true);
+  });
+
+  it("says how many tokens are there now without taking one, refilled up to the burst", () => {
+    const limit = { perSecond: 2, burst: 3 };
+    const full = fullBucket(limit, 0);
+    expect(availableTokens(full, limit, 0)).toBe(3);
+    expect(availableTokens(full, limit, 60_000)).toBe(3);
+    const empty = { tokens: 0, updatedAt: 0 };
+    expect(availableTokens(empty, limit, 250)).toBe(0.5);
+    expect(availableTokens(empty, limit, 1000)).toBe(2);
   });
 });
