@@ -123,10 +123,10 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
       return () => listeners.delete(listener);
     },
     async ingest(input) {
-      return ingestTrusted(parseObservation(input));
+      return ingestTrusted(refuseRunsProvider(parseObservation(input), "invalid-observation"));
     },
     async register(input) {
-      const registration = parseRegistration(input);
+      const registration = refuseRunsProvider(parseRegistration(input), "invalid-request");
       const ctx = contextFor(registration.provider, clock.now());
       return store.transaction((tx) => registerInTx(tx, registration, ctx));
     },
@@ -141,6 +141,23 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
     },
     close: () => store.close(),
   };
+}
+
+/**
+ * Jobs of provider `runs` mirror runs on your own workers and change only with their run (leases,
+ * callbacks, the runs API): an observation or registration from outside would settle a mirror
+ * while its run goes on, and fire its effects.
+ */
+function refuseRunsProvider<T extends { provider: string }>(
+  input: T,
+  code: "invalid-observation" | "invalid-request",
+): T {
+  if (input.provider !== RUNS_PROVIDER) return input;
+  throw new FinalityError(
+    code,
+    `provider "${RUNS_PROVIDER}" is reserved for runs on your own workers: use the runs API (/v1/runs)`,
+    { details: { field: "provider", provider: RUNS_PROVIDER } },
+  );
 }
 
 function validateEffects(effects: readonly EffectDefinition[]): void {
