@@ -53,7 +53,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
   let metrics: ServiceMetrics;
   try {
     metrics = createPromMetrics({
-      stats: () => finality.store.stats(),
+      stats: () => finality.store.stats(finality.clock.now()),
       housekeeping: () => finality.store.housekeepingStats(),
     });
     const receivers = createWebhookReceivers(config.providers, () => finality.clock.now());

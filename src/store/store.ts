@@ -35,7 +35,8 @@ export interface Store extends RunStore, HousekeepingStore, OverviewReads {
 
   /** True when the database answers and every migration is applied. */
   ready(): Promise<boolean>;
-  stats(): Promise<StoreStats>;
+  /** Counts for /metrics; `dueJobs` are the open jobs whose next check is at or before `now`. */
+  stats(now: number): Promise<StoreStats>;
   close(): Promise<void>;
 }
 

@@ -164,7 +164,7 @@ describe.skipIf(!enabled)("PostgreSQL store", () => {
       await tx.insertJob(makeJob({ id: "p", nextCheckAt: 0 }));
       await tx.insertJob(makeJob({ id: "s", state: "succeeded", stuck: false, conflict: true }));
     });
-    expect(await store.stats()).toEqual({
+    expect(await store.stats(T0)).toEqual({
       jobsByState: { pending: 1, succeeded: 1 },
       openJobs: 1,
       stuckJobs: 0,

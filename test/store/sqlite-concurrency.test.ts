@@ -38,7 +38,7 @@ async function expectOneSettlementPerJob(store: Store): Promise<void> {
   }
   expect(outbox.size).toBe(JOBS);
   // The trigger-kept counts agree with the rows, whichever writer wrote them.
-  const stats = await store.stats();
+  const stats = await store.stats(Date.now());
   expect(stats.jobsByState).toEqual(Object.fromEntries(states));
   expect(Object.values(stats.effectsByStatus).reduce((a, b) => a + b, 0)).toBe(JOBS);
 }

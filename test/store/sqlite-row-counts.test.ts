@@ -37,7 +37,7 @@ describe("SQLite row counts (migration 0005)", () => {
 
     const upgraded = createSqliteStore({ path });
     try {
-      const stats = await upgraded.stats();
+      const stats = await upgraded.stats(0);
       expect(stats.jobsByState).toEqual({ pending: 3, running: 1, succeeded: 2 });
       expect(stats.effectsByStatus).toEqual({ pending: 2 });
     } finally {

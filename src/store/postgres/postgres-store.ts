@@ -194,7 +194,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       }
     },
 
-    stats(): Promise<StoreStats> {
+    stats(now: number): Promise<StoreStats> {
       return run("stats", async () => {
         type StatsRow = {
           jobs_by_state: Record<string, number>;
@@ -204,7 +204,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
           oldest_open_submitted_at: Date | null;
           due_jobs: number;
         };
-        const [row] = await rows<StatsRow>(STATS, [toTime(Date.now())]);
+        const [row] = await rows<StatsRow>(STATS, [toTime(now)]);
         if (!row) throw new FinalityError("internal", "stats returned no row");
         return {
           jobsByState: row.jobs_by_state,

@@ -207,7 +207,7 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
       }
     },
 
-    async stats(): Promise<StoreStats> {
+    async stats(now: number): Promise<StoreStats> {
       assertOpen();
       // Kept by triggers (migration 0005): a few rows, however many jobs are stored.
       const counts = (table: string) =>
@@ -230,10 +230,8 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
         effectsByStatus: counts("outbox"),
         oldestOpenSubmittedAt: one("SELECT min(submitted_at) AS n FROM jobs WHERE settled_at IS NULL"),
         dueJobs:
-          one(
-            "SELECT count(*) AS n FROM jobs WHERE next_check_at IS NOT NULL AND next_check_at <= ?",
-            Date.now(),
-          ) ?? 0,
+          one("SELECT count(*) AS n FROM jobs WHERE next_check_at IS NOT NULL AND next_check_at <= ?", now) ??
+          0,
       };
     },
 

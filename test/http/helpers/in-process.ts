@@ -32,7 +32,10 @@ export async function inProcessApp(
     warn: (fields, message) => logged.push({ level: "warn", fields, message }),
     error: (fields, message) => logged.push({ level: "error", fields, message }),
   };
-  const metrics = createPromMetrics({ stats: () => finality.store.stats(), processMetrics: false });
+  const metrics = createPromMetrics({
+    stats: () => finality.store.stats(finality.clock.now()),
+    processMetrics: false,
+  });
   const app = createApp({
     finality,
     config,

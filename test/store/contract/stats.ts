@@ -17,20 +17,28 @@ export function describeStats(scope: ContractScope): void {
         ),
       );
       await insertJobs(store, jobs);
-      expect((await store.stats()).jobsByState).toEqual({ pending: 5, running: 3, succeeded: 4, failed: 2 });
+      expect((await store.stats(T0)).jobsByState).toEqual({
+        pending: 5,
+        running: 3,
+        succeeded: 4,
+        failed: 2,
+      });
 
       // running-0 settles, pending-0 starts; an update that keeps the state changes no count.
       const byId = new Map(jobs.map((job) => [job.id, job]));
       const at = (id: string) => byId.get(id) as (typeof jobs)[number];
       await store.transaction(async (tx) => {
         expect(
-          await tx.updateJob({ ...at("running-0"), state: "succeeded", version: 2, settledAt: T0 }, 1),
+          await tx.updateJob(
+            { ...at("running-0"), state: "succeeded", version: 2, settledAt: T0, nextCheckAt: null },
+            1,
+          ),
         ).toBe(true);
         expect(await tx.updateJob({ ...at("pending-0"), state: "running", version: 2 }, 1)).toBe(true);
         expect(await tx.updateJob({ ...at("running-1"), pollAttempts: 3, version: 2 }, 1)).toBe(true);
       });
       const afterUpdates = { pending: 4, running: 3, succeeded: 5, failed: 2 };
-      expect((await store.stats()).jobsByState).toEqual(afterUpdates);
+      expect((await store.stats(T0)).jobsByState).toEqual(afterUpdates);
 
       // A transaction that throws leaves the counts as they were.
       await expect(
@@ -40,7 +48,7 @@ export function describeStats(scope: ContractScope): void {
           throw new Error("roll back");
         }),
       ).rejects.toThrow("roll back");
-      expect((await store.stats()).jobsByState).toEqual(afterUpdates);
+      expect((await store.stats(T0)).jobsByState).toEqual(afterUpdates);
 
       await insertEffects(store, [
         makeEffect({ jobId: "succeeded-0", id: "e-pending" }),
@@ -54,17 +62,20 @@ export function describeStats(scope: ContractScope): void {
         await tx.updateEffect({ ...delivered, status: "delivered", deliveredAt: T0 - 5_000 });
         await tx.updateEffect({ ...dead, status: "dead", lastError: "gone" });
       });
-      expect((await store.stats()).effectsByStatus).toEqual({ pending: 1, delivered: 1, dead: 1 });
+      expect((await store.stats(T0)).effectsByStatus).toEqual({ pending: 1, delivered: 1, dead: 1 });
 
       // Pruning removes the delivered effect, then the jobs settled before T0 without open effects:
       // succeeded-1 and -3, failed-0 and -1 (succeeded-0 and -2 keep theirs; running-0 settled at
       // T0). Counts follow, and a state at zero is left out.
       expect(await store.prune("deliveredEffects", T0, 100)).toBe(1);
       expect(await store.prune("settledJobs", T0, 100)).toBe(4);
-      const stats = await store.stats();
+      const stats = await store.stats(T0);
       expect(stats.effectsByStatus).toEqual({ pending: 1, dead: 1 });
       expect(stats.jobsByState).toEqual({ pending: 4, running: 3, succeeded: 3 });
       expect(stats.openJobs).toBe(7);
+      // Open jobs are first due 90 s after T0 (makeJob): the count follows the time asked about.
+      expect(stats.dueJobs).toBe(0);
+      expect((await store.stats(T0 + 90_000)).dueJobs).toBe(7);
     });
   });
 }
