@@ -43,6 +43,15 @@ export {
   type Reconciler,
   type ReconcilerOptions,
 } from "./engine/reconciler.js";
+export {
+  createRetentionLoop,
+  DEFAULT_RETENTION,
+  type PruneCounts,
+  type PruneOptions,
+  pruneOnce,
+  type RetentionLoop,
+  type RetentionWindows,
+} from "./engine/retention.js";
 export { createAnthropicAdapter } from "./providers/anthropic/anthropic-adapter.js";
 export { createGeminiAdapter } from "./providers/gemini/gemini-adapter.js";
 export { createGenericAdapter } from "./providers/generic/generic-adapter.js";
@@ -79,6 +88,13 @@ export {
 } from "./runs/run-service.js";
 export type { RunRetryPolicy } from "./runs/run-transitions.js";
 export type { WorkerEvent, WorkerEventType } from "./runs/worker-event.js";
+export type { PruneTarget } from "./store/housekeeping-store.js";
+export {
+  createPostgresStore,
+  openPostgresStore,
+  type PostgresStore,
+  type PostgresStoreOptions,
+} from "./store/postgres/postgres-store.js";
 export type { DueLease, RunPage, RunQuery, RunStore, RunStoreTx } from "./store/run-store.js";
 export { createSqliteStore, type SqliteStoreOptions } from "./store/sqlite/sqlite-store.js";
 export type { EffectQuery, JobQuery, Page, Store, StoreTx } from "./store/store.js";

@@ -1,0 +1,67 @@
+import { afterAll, describe, expect, it } from "vitest";
+import {
+  createDispatcher,
+  createFinality,
+  DEFAULT_RETENTION,
+  manualClock,
+  openPostgresStore,
+  pruneOnce,
+} from "../../src/index.js";
+import {
+  adminClient,
+  dropSchema,
+  POSTGRES_TEST_URL,
+  postgresTestsEnabled,
+  uniqueSchemaName,
+} from "../helpers/postgres.js";
+import { T0 } from "../helpers/records.js";
+
+// What a library user does with PostgreSQL, through the package's own entry point only.
+const enabled = await postgresTestsEnabled("the library on PostgreSQL");
+const admin = enabled ? adminClient() : null;
+afterAll(async () => {
+  await admin?.end({ timeout: 5 });
+});
+
+describe.skipIf(!enabled)("the finality library on PostgreSQL", () => {
+  it("ingests, delivers an effect once and prunes past the retention window", async () => {
+    const schema = uniqueSchemaName();
+    const clock = manualClock(T0);
+    const delivered: string[] = [];
+    const finality = createFinality({
+      store: await openPostgresStore({ url: POSTGRES_TEST_URL, schema, max: 2 }),
+      clock,
+      effects: [
+        { name: "publish", on: ["succeeded"], handler: async (d) => void delivered.push(d.idempotencyKey) },
+      ],
+    });
+    try {
+      await finality.register({ provider: "acme", id: "job-1" });
+      await finality.ingest({
+        provider: "acme",
+        id: "job-1",
+        state: "succeeded",
+        source: "webhook",
+        deliveryId: "d1",
+      });
+      await finality.ingest({
+        provider: "acme",
+        id: "job-1",
+        state: "running",
+        source: "webhook",
+        deliveryId: "d0",
+      });
+      expect((await finality.getJob({ provider: "acme", id: "job-1" }))?.state).toBe("succeeded");
+      expect(await createDispatcher(finality).runOnce()).toBe(1);
+      expect(delivered).toHaveLength(1);
+
+      clock.advance((DEFAULT_RETENTION.settledJobsDays + 1) * 86_400_000);
+      const counts = await pruneOnce(finality.store, DEFAULT_RETENTION, clock.now());
+      expect(counts).toMatchObject({ settledJobs: 1, deliveredEffects: 1, deliveries: 2 });
+      expect(await finality.getJob({ provider: "acme", id: "job-1" })).toBeNull();
+    } finally {
+      await finality.close();
+      if (admin) await dropSchema(admin, schema);
+    }
+  });
+});
