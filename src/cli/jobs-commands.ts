@@ -25,11 +25,11 @@ interface ListOptions extends StoreOptions, JsonOption {
   cursor?: string;
 }
 
-/** `finality jobs list|show|events|register`. */
+/** `finality jobs list|show|events|register|observe`. */
 export function addJobsCommands(program: Command): void {
   const jobs = program
     .command("jobs")
-    .description("list, inspect and register jobs in the ledger")
+    .description("list, inspect, register and observe jobs in the ledger")
     .addHelpText(
       "after",
       examples("finality jobs list --state running", "finality jobs show generic operations/abc"),
@@ -146,6 +146,59 @@ export function addJobsCommands(program: Command): void {
         const style = styleFor();
         const what = outcome.created ? style.green("registered") : "already known";
         process.stdout.write(`${what} ${provider}/${id}: ${style.status(outcome.job.state)}\n`);
+      },
+    );
+
+  withJsonOption(withStoreOptions(jobs.command("observe")))
+    .description(
+      "record what you know of a job (source api), through the same reducer as a webhook: e.g. close a stuck job",
+    )
+    .argument("<provider>", "provider instance name (must be configured)")
+    .argument("<id>", "job id")
+    .argument("<state>", `the state observed: ${CANONICAL_STATES.join(", ")}`)
+    .option("--seq <n>", "ordering of updates of the same rank", integerIn(0, Number.MAX_SAFE_INTEGER))
+    .option("--result <json>", "the job's result, as JSON", jsonArgument)
+    .option("--error <json>", "the job's error, as JSON", jsonArgument)
+    .addHelpText(
+      "after",
+      examples(
+        `finality jobs observe acme job-42 failed --error '{"reason": "abandoned by operator"}'`,
+        "finality jobs observe generic operations/abc succeeded --json",
+      ),
+    )
+    .action(
+      async (
+        provider: string,
+        id: string,
+        state: string,
+        options: StoreOptions & JsonOption & { seq?: number; result?: unknown; error?: unknown },
+      ) => {
+        const outcome = await withLedger(options, (finality) =>
+          finality.ingest({
+            provider,
+            id,
+            state,
+            source: "api",
+            ...(options.seq !== undefined ? { seq: options.seq } : {}),
+            ...(options.result !== undefined ? { result: options.result } : {}),
+            ...(options.error !== undefined ? { error: options.error } : {}),
+          }),
+        );
+        const result = outcome.reason ?? "applied";
+        if (options.json)
+          return printJson({
+            outcome: result,
+            applied: outcome.applied,
+            job: outcome.job ? jobToJson(outcome.job) : null,
+          });
+        const style = styleFor();
+        const now = outcome.job ? style.status(outcome.job.state) : "no job";
+        const what = outcome.applied ? style.green("applied") : `recorded, not applied (${result})`;
+        process.stdout.write(`${what}: ${provider}/${id} is ${now}\n`);
+        if (outcome.effects.length > 0)
+          process.stdout.write(
+            `effects enqueued: ${outcome.effects.join(", ")} (a running serve delivers them)\n`,
+          );
       },
     );
 }

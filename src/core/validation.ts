@@ -72,6 +72,17 @@ export const observationSchema = z.object({
   error: jsonValue(LIMITS.resultBytes, "error"),
 });
 
+/**
+ * What a caller may say about a job through the API (`source: "api"`): the provider and id come
+ * from the path, so the body holds only the observation; unknown keys are refused.
+ */
+export const apiObservationSchema = observationSchema
+  .pick({ state: true, rawState: true, seq: true, updateTime: true, kind: true, result: true, error: true })
+  .strict();
+
+/** Idempotency keys of API observations share the provider's delivery ids, under this prefix. */
+export const API_DELIVERY_PREFIX = "api:";
+
 export const registrationSchema = z.object({
   provider: providerNameSchema,
   id: text(LIMITS.jobIdLength),

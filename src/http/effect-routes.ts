@@ -1,12 +1,10 @@
 import type { Hono } from "hono";
 import { z } from "zod";
-import { FinalityError } from "../core/errors.js";
 import { effectToJson } from "../core/job-json.js";
 import { LIMITS, parseWith } from "../core/validation.js";
-import { replayEffects, retryEffect } from "../engine/effect-admin.js";
+import { retryEffect } from "../engine/effect-admin.js";
 import type { Finality } from "../engine/finality.js";
 import type { AppEnv } from "./app-env.js";
-import { jobPath } from "./job-routes.js";
 
 const listQuerySchema = z.strictObject({
   status: z.enum(["pending", "delivering", "delivered", "dead"]).optional(),
@@ -21,7 +19,7 @@ const listQuerySchema = z.strictObject({
   cursor: z.string().min(1).max(200).optional(),
 });
 
-/** The outbox over HTTP: list effects, re-arm a dead one, replay a settled job's effects. */
+/** The outbox over HTTP: list effects, re-arm a dead one (a job's replay is in job-routes.ts). */
 export function addEffectRoutes(app: Hono<AppEnv>, finality: Finality): void {
   app.get("/v1/effects", async (c) => {
     c.set("route", "/v1/effects");
@@ -40,20 +38,5 @@ export function addEffectRoutes(app: Hono<AppEnv>, finality: Finality): void {
     c.set("route", "/v1/effects/:id/retry");
     const effect = await retryEffect(finality, c.req.param("id"));
     return c.json(effectToJson(effect));
-  });
-
-  app.post("/v1/jobs/:provider/:rest{.+}", async (c) => {
-    const target = jobPath(c, ["/replay-effects"]);
-    if (target.suffix === null) {
-      c.set("route", "/v1/jobs/:provider/:id");
-      throw new FinalityError("method-not-allowed", `${c.req.method} is not allowed here; use GET, HEAD`, {
-        details: { allow: "GET, HEAD" },
-      });
-    }
-    c.set("route", "/v1/jobs/:provider/:id/replay-effects");
-    c.var.log.provider = target.provider;
-    c.var.log.jobId = target.id;
-    const replayed = await replayEffects(finality, target);
-    return c.json({ items: replayed.map(effectToJson) });
   });
 }

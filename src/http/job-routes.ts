@@ -1,8 +1,9 @@
 import type { Context, Hono } from "hono";
 import { z } from "zod";
 import { FinalityError } from "../core/errors.js";
-import { eventToJson, jobToJson } from "../core/job-json.js";
-import { LIMITS, parseWith } from "../core/validation.js";
+import { effectToJson, eventToJson, jobToJson } from "../core/job-json.js";
+import { API_DELIVERY_PREFIX, apiObservationSchema, LIMITS, parseWith } from "../core/validation.js";
+import { replayEffects } from "../engine/effect-admin.js";
 import type { Finality } from "../engine/finality.js";
 import type { AppEnv } from "./app-env.js";
 import { readBody } from "./read-body.js";
@@ -79,6 +80,52 @@ export function addJobRoutes(app: Hono<AppEnv>, options: JobRouteOptions): void 
     const job = await finality.getJob(target);
     if (job === null) throw notFound(target);
     return c.json(jobToJson(job));
+  });
+
+  app.post("/v1/jobs/:provider/:rest{.+}", async (c) => {
+    const target = jobPath(c, ["/observations", "/replay-effects"]);
+    if (target.suffix === null) {
+      c.set("route", "/v1/jobs/:provider/:id");
+      throw new FinalityError("method-not-allowed", `${c.req.method} is not allowed here; use GET, HEAD`, {
+        details: { allow: "GET, HEAD" },
+      });
+    }
+    c.var.log.provider = target.provider;
+    c.var.log.jobId = target.id;
+    if (target.suffix === "/replay-effects") {
+      c.set("route", "/v1/jobs/:provider/:id/replay-effects");
+      const replayed = await replayEffects(finality, target);
+      return c.json({ items: replayed.map(effectToJson) });
+    }
+    c.set("route", "/v1/jobs/:provider/:id/observations");
+    const body = parseWith(
+      apiObservationSchema,
+      parseJsonBody(await readBody(c.req.raw, bodyLimitBytes)),
+      "invalid-observation",
+    );
+    const key = c.req.header("idempotency-key");
+    if (
+      key !== undefined &&
+      (key.length === 0 || key.length > LIMITS.deliveryIdLength - API_DELIVERY_PREFIX.length)
+    )
+      throw new FinalityError("invalid-request", "idempotency-key must be 1 to 252 characters", {
+        details: { field: "idempotency-key" },
+      });
+    const outcome = await finality.ingest({
+      ...body,
+      provider: target.provider,
+      id: target.id,
+      source: "api",
+      ...(key === undefined ? {} : { deliveryId: `${API_DELIVERY_PREFIX}${key}` }),
+    });
+    metrics.eventRecorded("api", outcome.applied, outcome.reason);
+    const result = outcome.reason ?? "applied";
+    c.var.log.outcome = result;
+    return c.json({
+      outcome: result,
+      applied: outcome.applied,
+      job: outcome.job ? jobToJson(outcome.job) : null,
+    });
   });
 }
 

@@ -143,6 +143,32 @@ describe("the CLI's --json output is what the API of a running server on the sam
     expect(unknown.stderr).toContain('unknown provider "nobody"');
   });
 
+  it("jobs observe: records through the reducer what the API then serves; a lower rank later is ignored", async () => {
+    await cli(["jobs", "register", "beta", "cli/job-2"]);
+    const path = `/v1/jobs/beta/${encodeURIComponent("cli/job-2")}`;
+    const failed = await cli([
+      "jobs",
+      "observe",
+      "beta",
+      "cli/job-2",
+      "failed",
+      "--error",
+      '{"reason":"gone"}',
+      "--json",
+    ]);
+    expect(failed.code).toBe(0);
+    expect(failed.json()).toEqual({ outcome: "applied", applied: true, job: await api(path) });
+    expect(await api(path)).toMatchObject({ state: "failed", settledBy: "api", error: { reason: "gone" } });
+
+    const late = await cli(["jobs", "observe", "beta", "cli/job-2", "running"]);
+    expect(late.code).toBe(0);
+    expect(late.stdout).toContain("recorded, not applied (lower-rank)");
+    expect(await api(path)).toMatchObject({ state: "failed" });
+
+    const bad = await cli(["jobs", "observe", "beta", "cli/job-2", "failed", "--seq", "-1"]);
+    expect(bad.code).not.toBe(0);
+  });
+
   it("effects list and effects retry", async () => {
     await eventually(
       async () => (await listAll(ledger, "/v1/effects", { status: "dead" })).length === 4,

@@ -33,6 +33,8 @@ const segment = fc.oneof(
 const path = fc.oneof(
   fc.tuple(segment, segment).map(([p, id]) => `/v1/jobs/${p}/${id}`),
   fc.tuple(segment, segment).map(([p, id]) => `/v1/jobs/${p}/${id}/events`),
+  fc.tuple(segment, segment).map(([p, id]) => `/v1/jobs/${p}/${id}/observations`),
+  fc.tuple(segment, segment).map(([p, id]) => `/v1/jobs/${p}/${id}/replay-effects`),
   segment.map((id) => `/v1/runs/${id}`),
   segment.map((id) => `/v1/runs/${id}/cancel`),
   segment.map((id) => `/v1/effects/${id}/retry`),
@@ -81,8 +83,22 @@ const registration = fc
     ),
   })
   .map((r) => `{"provider":${r.provider},"id":${r.id},${r.extra}}`);
+const observation = fc
+  .record({
+    state: fc.oneof(fc.constantFrom('"failed"', '"running"', '""', '"__proto__"'), hugeNumber),
+    extra: fc.constantFrom(
+      '"seq":1',
+      '"seq":-1',
+      '"updateTime":"2026-13-40T99:00:00Z"',
+      '"result":{"__proto__":{"polluted":true}}',
+      '"error":[[[[[[[[[[]]]]]]]]]]',
+      '"source":"webhook"',
+    ),
+  })
+  .map((r) => `{"state":${r.state},${r.extra}}`);
 const body = fc.oneof(
   registration.map((s) => new TextEncoder().encode(s)),
+  observation.map((s) => new TextEncoder().encode(s)),
   webhookLikeJson.map((s) => new TextEncoder().encode(s)),
   hostileBody(BODY_LIMIT, 2_000),
 );
