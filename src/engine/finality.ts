@@ -18,7 +18,10 @@ export interface ProviderPolicy {
   unknownJobs?: UnknownJobPolicy;
   /** Seconds after submission before the first reconcile poll; overrides `firstCheckDelaySeconds`. */
   graceSeconds?: number;
-  /** False: never scheduled for reconcile polls (nothing to poll, e.g. the `runs` mirror jobs). */
+  /**
+   * False: never scheduled for reconcile checks. The `runs` mirror jobs default to false (nothing
+   * to poll); a host that watches them for `stuck` sets true, with `graceSeconds` = stuck after.
+   */
   reconcile?: boolean;
 }
 
@@ -75,8 +78,12 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
 
   function policyFor(provider: string): ProviderPolicy {
     // Runs on the application's own workers are mirrored as jobs of this reserved provider:
-    // always accepted, never polled (the lease sweeper watches them instead).
-    if (provider === RUNS_PROVIDER) return { ...providers?.[RUNS_PROVIDER], reconcile: false };
+    // always accepted, never polled (the lease sweeper watches their leases); checked only when
+    // the host asks, to flag a run that stays open too long as `stuck`.
+    if (provider === RUNS_PROVIDER) {
+      const runs = providers?.[RUNS_PROVIDER];
+      return { ...runs, reconcile: runs?.reconcile === true };
+    }
     if (providers === undefined) return {};
     const policy = Object.hasOwn(providers, provider) ? providers[provider] : undefined;
     if (policy === undefined) {

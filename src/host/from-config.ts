@@ -1,4 +1,5 @@
 import type { FinalityConfig } from "../config/config-schema.js";
+import { RUNS_PROVIDER } from "../core/run-model.js";
 import { createDispatcher, type Dispatcher } from "../engine/dispatcher.js";
 import type { EffectDefinition } from "../engine/effect-definitions.js";
 import type { Finality, ProviderPolicy } from "../engine/finality.js";
@@ -30,6 +31,8 @@ export function ledgerOptionsFromConfig(config: FinalityConfig): {
       graceSeconds: provider.reconcile?.graceSeconds ?? config.reconcile.graceSeconds,
     };
   }
+  // A run's mirror job is first checked when it would be stuck: nothing to poll before then.
+  providers[RUNS_PROVIDER] = { reconcile: true, graceSeconds: config.reconcile.stuckAfterSeconds };
   const effects: EffectDefinition[] = config.effects.map((effect) => ({
     name: effect.name,
     url: effect.url,
@@ -119,6 +122,13 @@ export function reconcilerFromConfig(
       ...(adapter.pollTimeoutMs ? { timeoutMs: adapter.pollTimeoutMs } : {}),
     };
   }
+  // Runs have no status to poll: their lane only flags a run still open after `stuckAfterSeconds`
+  // (with the one-time `stuck` effect) and checks it again on the backoff until it ends.
+  providers[RUNS_PROVIDER] = {
+    minMs: config.reconcile.minIntervalSeconds * 1000,
+    maxMs: config.reconcile.maxIntervalSeconds * 1000,
+    stuckAfterMs: config.reconcile.stuckAfterSeconds * 1000,
+  };
   const unsubscribe = health.onAuthFailure((provider, failure) => {
     if (!Object.hasOwn(config.providers, provider)) return;
     logger.error(
