@@ -1,3 +1,5 @@
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import type { Effect, Job } from "../core/model.js";
 import { TERMINAL_STATES, type TerminalState } from "../core/states.js";
 import type { StoreTx } from "../store/store.js";
@@ -44,13 +46,25 @@ export function effectsFor(
   );
 }
 
+/**
+ * The idempotency key of a job's effect for a trigger: derived from what names it (provider, job
+ * id, effect name, trigger), not drawn at random, so that the effect carries the same key however
+ * often it is enqueued again — a retry or replay of the row, and also a new row after a restore
+ * from an older backup or after retention forgot the job and a late webhook brought it back.
+ * 128 bits of SHA-256 over fields that cannot contain the NUL separator.
+ */
+export function effectIdempotencyKey(provider: string, jobId: string, name: string, trigger: string): string {
+  const digest = sha256(utf8ToBytes(`${provider}\u0000${jobId}\u0000${name}\u0000${trigger}`));
+  return `fin_${bytesToHex(digest.subarray(0, 16))}`;
+}
+
 export function newEffectRow(job: Job, name: string, trigger: string, id: string, now: number): Effect {
   return {
     id,
     provider: job.provider,
     jobId: job.id,
     name,
-    idempotencyKey: `fin_${id}`,
+    idempotencyKey: effectIdempotencyKey(job.provider, job.id, name, trigger),
     trigger,
     status: "pending",
     attempts: 0,
