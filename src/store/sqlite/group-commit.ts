@@ -46,6 +46,18 @@ export function createGroupCommitter(db: Database.Database, tx: StoreTx, maxBatc
     queue = queue.length <= maxBatch ? [] : queue.slice(maxBatch);
     try {
       await runBatch(batch);
+    } catch (error) {
+      // SQLite may roll the whole transaction back by itself (an I/O error, a full disk): every
+      // caller not yet answered gets the failure, once, and the connection is left clean.
+      if (db.inTransaction) rollbackQuietly();
+      const failure = new FinalityError(
+        "store-unavailable",
+        `the write transaction failed: ${toError(error).message}`,
+        {
+          cause: error,
+        },
+      );
+      for (const item of batch) item.reject(failure);
     } finally {
       running = false;
       if (queue.length > 0) schedule();
@@ -65,7 +77,7 @@ export function createGroupCommitter(db: Database.Database, tx: StoreTx, maxBatc
         commitAndAnswer(remaining.map((item, index) => [item, outcome.values[index]]));
         return;
       }
-      rollback.run();
+      if (db.inTransaction) rollback.run();
       if (isFinalityError(outcome.error, "version-conflict")) break;
       outcome.failed.reject(outcome.error);
       remaining = remaining.filter((item) => item !== outcome.failed);
@@ -109,6 +121,14 @@ export function createGroupCommitter(db: Database.Database, tx: StoreTx, maxBatc
     return { ok: true, values };
   }
 
+  function rollbackQuietly(): void {
+    try {
+      rollback.run();
+    } catch {
+      // Nothing to add: the callers are told why the transaction failed.
+    }
+  }
+
   function commitAndAnswer(done: [Queued, unknown][]): void {
     try {
       commit.run();
@@ -131,6 +151,8 @@ export function createGroupCommitter(db: Database.Database, tx: StoreTx, maxBatc
         release.run();
         return { ok: true, value };
       } catch (error) {
+        // A statement error may have rolled the whole transaction back: then there is no savepoint.
+        if (!db.inTransaction) throw error;
         rollbackTo.run();
         release.run();
         if (!isFinalityError(error, "version-conflict") || attempt >= MAX_CONFLICT_RETRIES)
