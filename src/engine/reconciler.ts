@@ -105,8 +105,18 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
       }
     }
 
+    // Settles once every claim started so far has started its polls: stop() waits for it, so no
+    // claim finishing after stop() polls a provider with the store closing.
+    let claimsSettled: Promise<void> = Promise.resolve();
+
+    function claim(budget?: { remaining: number }): Promise<Promise<void>[]> {
+      const started = claimOnce(budget);
+      claimsSettled = Promise.all([claimsSettled, started.catch(() => [])]).then(() => undefined);
+      return started;
+    }
+
     /** Claims as many due jobs as there are free slots and tokens, and starts their polls. */
-    async function claim(budget?: { remaining: number }): Promise<Promise<void>[]> {
+    async function claimOnce(budget?: { remaining: number }): Promise<Promise<void>[]> {
       if (claiming) {
         claimAgain = true;
         return [];
@@ -146,7 +156,7 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
       return started;
     }
 
-    return { provider, claim, inFlight };
+    return { provider, claim, inFlight, claimsSettled: () => claimsSettled };
   }
 
   async function tick(): Promise<void> {
@@ -172,6 +182,7 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
     async stop() {
       running = false;
       if (timer) clearTimeout(timer);
+      await Promise.all(lanes.map((lane) => lane.claimsSettled()));
       await Promise.all(lanes.flatMap((lane) => [...lane.inFlight.values()]));
     },
     async runOnce(onProgress, options = {}) {

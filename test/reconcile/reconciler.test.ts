@@ -254,3 +254,18 @@ describe("reconciler", () => {
     expect(polls("a") + polls("b")).toBe(60);
   });
 });
+
+describe("reconciler.stop()", () => {
+  it("waits for a claim in progress and its polls, so nothing polls after it resolves", async () => {
+    const { finality, clock, fakes, reconciler } = await setup();
+    fakes.acme?.addJob("j1", [{ afterMs: 0, state: "succeeded" }]);
+    await finality.register({ provider: "acme", id: "j1" });
+    clock.advance(90_000);
+    reconciler.start();
+    // Stopped while the first claim is still waiting for its commit.
+    await reconciler.stop();
+    const pollsAtStop = fakes.acme?.polls.get("j1") ?? 0;
+    expect(pollsAtStop).toBe(1);
+    expect((await jobOf(finality, "j1")).state).toBe("succeeded");
+  });
+});
