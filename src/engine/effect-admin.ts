@@ -22,7 +22,7 @@ export function retryEffect(finality: Finality, effectId: string): Promise<Effec
         },
       );
     }
-    const next: Effect = { ...effect, status: "pending", nextAttemptAt: now, leaseUntil: null };
+    const next = rearmed(effect, now);
     await tx.updateEffect(next);
     await recordAction(tx, effect, now, "effect-retry");
     return next;
@@ -54,13 +54,22 @@ export async function replayEffects(finality: Finality, key: JobKey): Promise<Ef
     for (const id of ids) {
       const effect = await tx.getEffect(id);
       if (effect === null || effect.status === "delivering") continue;
-      const next: Effect = { ...effect, status: "pending", nextAttemptAt: now, leaseUntil: null };
+      const next = rearmed(effect, now);
       await tx.updateEffect(next);
       await recordAction(tx, effect, now, "effect-replay");
       replayed.push(next);
     }
     return replayed;
   });
+}
+
+/**
+ * Due now, with a fresh retry budget: attempts and age count from the re-arm, so that one more
+ * failure is retried on the schedule instead of going straight back to dead (the job's events
+ * keep the earlier count and creation time).
+ */
+function rearmed(effect: Effect, now: number): Effect {
+  return { ...effect, status: "pending", attempts: 0, createdAt: now, nextAttemptAt: now, leaseUntil: null };
 }
 
 async function recordAction(tx: StoreTx, effect: Effect, at: number, action: string) {
@@ -76,6 +85,13 @@ async function recordAction(tx: StoreTx, effect: Effect, at: number, action: str
     deliveryId: null,
     dedupeKey: null,
     at,
-    detail: { action, effect: effect.name, effectId: effect.id, previousStatus: effect.status },
+    detail: {
+      action,
+      effect: effect.name,
+      effectId: effect.id,
+      previousStatus: effect.status,
+      previousAttempts: effect.attempts,
+      previousCreatedAt: effect.createdAt,
+    },
   });
 }

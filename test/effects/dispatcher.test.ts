@@ -101,6 +101,40 @@ describe("dispatcher", () => {
     );
   });
 
+  it("gives a retried or replayed effect a fresh budget: one more failure is retried, not dead", async () => {
+    let up = false;
+    const { finality, clock } = setup(async () => {
+      if (!up) throw new Error("still down");
+    });
+    const dispatcher = createDispatcher(finality, { retry: { maxAttempts: 2 }, random: () => 0 });
+    await settle(finality, "j4");
+    for (let i = 0; i < 2; i++) {
+      await dispatcher.runOnce();
+      clock.advance(3_600_000);
+    }
+    const [dead] = (await finality.store.listEffects({ jobId: "j4" })).items;
+    expect(dead).toMatchObject({ status: "dead", attempts: 2 });
+
+    // Re-armed four days after it was created (past the default 3-day maximum age, too).
+    clock.advance(4 * 86_400_000);
+    const rearmed = await retryEffect(finality, dead?.id as string);
+    expect(rearmed).toMatchObject({ status: "pending", attempts: 0, createdAt: clock.now() });
+    await dispatcher.runOnce();
+    const [failedOnce] = (await finality.store.listEffects({ jobId: "j4" })).items;
+    expect(failedOnce).toMatchObject({ status: "pending", attempts: 1, nextAttemptAt: clock.now() + 4_000 });
+
+    up = true;
+    clock.advance(4_000);
+    expect(await dispatcher.runOnce()).toBe(1);
+    expect((await finality.store.listEffects({ jobId: "j4" })).items[0]).toMatchObject({
+      status: "delivered",
+    });
+    const retried = (await finality.jobEvents({ provider: "acme", id: "j4" })).find(
+      (e) => (e.detail as { action?: string } | null)?.action === "effect-retry",
+    );
+    expect(retried?.detail).toMatchObject({ previousStatus: "dead", previousAttempts: 2 });
+  });
+
   it("honours the receiver's Retry-After", async () => {
     const { finality, clock } = setup(async () => {
       throw new DeliveryError("busy", 7_200_000);
