@@ -131,7 +131,13 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
       job,
     };
     const signal = AbortSignal.timeout(timeoutMs);
-    if (definition.handler) return withTimeout(definition.handler(delivery), signal);
+    const handler = definition.handler;
+    // Through a promise: a plain function from JavaScript (returning nothing) counts as delivered.
+    if (handler)
+      return withTimeout(
+        Promise.resolve().then(() => handler(delivery)),
+        signal,
+      );
     if (definition.url) return deliverUrl(definition, delivery, signal);
     throw new DeliveryError(`effect "${effect.name}" has no deliverable target`);
   }

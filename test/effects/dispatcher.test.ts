@@ -135,6 +135,20 @@ describe("dispatcher", () => {
     expect(retried?.detail).toMatchObject({ previousStatus: "dead", previousAttempts: 2 });
   });
 
+  it("counts a plain function handler (no promise, as from JavaScript) that returns as delivered", async () => {
+    let calls = 0;
+    const plain = (() => {
+      calls++;
+    }) as unknown as (d: EffectDelivery) => Promise<void>;
+    const { finality } = setup(plain);
+    await settle(finality, "j5");
+    expect(await createDispatcher(finality).runOnce()).toBe(1);
+    expect(calls).toBe(1);
+    expect((await finality.store.listEffects({ jobId: "j5" })).items[0]).toMatchObject({
+      status: "delivered",
+    });
+  });
+
   it("honours the receiver's Retry-After", async () => {
     const { finality, clock } = setup(async () => {
       throw new DeliveryError("busy", 7_200_000);

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { effectRetryDecision, reconcileDelayMs } from "../../src/core/backoff.js";
+import { effectRetryDecision, HINT_CEILING_MS, reconcileDelayMs } from "../../src/core/backoff.js";
 import { availableTokens, fullBucket, takeToken } from "../../src/core/token-bucket.js";
 
 const backoff = { minMs: 30_000, maxMs: 900_000 };
@@ -34,6 +34,13 @@ describe("reconcile backoff", () => {
     expect(reconcileDelayMs(0, backoff, () => 0, 3_600_000)).toBe(3_600_000);
     expect(reconcileDelayMs(5, backoff, () => 0.5, 1_000)).toBeGreaterThan(1_000);
   });
+
+  it("never lets a hint push the next check past a day (a year-long Retry-After included)", () => {
+    expect(reconcileDelayMs(0, backoff, () => 0, 365 * 86_400_000)).toBe(HINT_CEILING_MS);
+    expect(reconcileDelayMs(0, { minMs: 1_000, maxMs: 2 * HINT_CEILING_MS }, () => 0, 1e12)).toBe(
+      2 * HINT_CEILING_MS,
+    );
+  });
 });
 
 describe("effect retry schedule", () => {
@@ -57,6 +64,16 @@ describe("effect retry schedule", () => {
     expect(effectRetryDecision(1, 86_399_000, policy, () => 0).kind).toBe("dead");
     expect(effectRetryDecision(3, 0, { ...policy, maxAttempts: 3 }, () => 0).kind).toBe("dead");
     expect(effectRetryDecision(2, 0, { ...policy, maxAttempts: 3 }, () => 0).kind).toBe("retry");
+  });
+  it("honours a Retry-After up to the maximum age: one last attempt then, not dead at once", () => {
+    expect(effectRetryDecision(1, 0, policy, () => 0.5, 3_600_000)).toEqual({
+      kind: "retry",
+      delayMs: 3_600_000,
+    });
+    expect(effectRetryDecision(1, 1_000, policy, () => 0.5, 365 * 86_400_000)).toEqual({
+      kind: "retry",
+      delayMs: policy.maxAgeMs - 1_000,
+    });
   });
 });
 
