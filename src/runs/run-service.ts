@@ -86,7 +86,7 @@ export function createRunService(options: RunServiceOptions): RunService {
     newId: options.newId ?? uuidv7,
   };
   const defaultMaxAttempts = options.defaultMaxAttempts ?? 3;
-  const defaultLeaseMs = (options.defaultLeaseSeconds ?? 30) * 1000;
+  const defaultLeaseMs = leaseMsOf(options.defaultLeaseSeconds ?? 30);
   const maxWaitMs = (options.maxWaitSeconds ?? 30) * 1000;
   const recheckMs = options.recheckMs ?? 500;
 
@@ -173,14 +173,14 @@ export function createRunService(options: RunServiceOptions): RunService {
       const request = {
         workerId: claim.workerId,
         kinds: claim.kinds ?? null,
-        leaseMs: claim.leaseSeconds !== undefined ? claim.leaseSeconds * 1000 : defaultLeaseMs,
+        leaseMs: claim.leaseSeconds !== undefined ? leaseMsOf(claim.leaseSeconds) : defaultLeaseMs,
       };
       const waitMs = Math.min(Math.max(0, (claim.waitSeconds ?? 0) * 1000), maxWaitMs);
       if (waitMs === 0 || ctx.notifier.closed) return claimOnce(ctx, request);
       return claimWithin(ctx, request, waitMs, recheckMs, claim.signal);
     },
     heartbeat(attemptId, request, scope = null) {
-      const leaseMs = request.leaseSeconds !== undefined ? request.leaseSeconds * 1000 : undefined;
+      const leaseMs = request.leaseSeconds !== undefined ? leaseMsOf(request.leaseSeconds) : undefined;
       return heartbeat(ctx, attemptId, { generation: request.generation, leaseMs }, scope);
     },
     recordEvent(attemptId, event, scope = null) {
@@ -196,4 +196,9 @@ export function createRunService(options: RunServiceOptions): RunService {
     sweepOnce: (limit = 500) => sweepLeases(ctx, limit),
     close: () => ctx.notifier.close(),
   };
+}
+
+/** Whole milliseconds: a lease of 1.0005 s is 1,001 ms (PostgreSQL keeps leases as bigint). */
+function leaseMsOf(seconds: number): number {
+  return Math.round(seconds * 1000);
 }

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import {
   createDispatcher,
   createFinality,
+  createRunService,
   DEFAULT_RETENTION,
   manualClock,
   openPostgresStore,
@@ -24,6 +25,30 @@ afterAll(async () => {
 });
 
 describe.skipIf(!enabled)("the finality library on PostgreSQL", () => {
+  it("claims and heartbeats runs with a lease of a fraction of a millisecond over whole seconds", async () => {
+    const schema = uniqueSchemaName();
+    const finality = createFinality({
+      store: await openPostgresStore({ url: POSTGRES_TEST_URL, schema, max: 2 }),
+    });
+    try {
+      const runs = createRunService({ finality, defaultLeaseSeconds: 1.0005 });
+      await runs.enqueue({ kind: "render" });
+      await runs.enqueue({ kind: "render" });
+      const first = await runs.claim({ workerId: "w1", leaseSeconds: 2.0004 });
+      expect(first?.attempt.leaseMs).toBe(2_000);
+      const second = await runs.claim({ workerId: "w2" });
+      expect(second?.attempt.leaseMs).toBe(1_001);
+      const beat = await runs.heartbeat(second?.attempt.id as string, {
+        generation: second?.attempt.generation as number,
+        leaseSeconds: 3.0007,
+      });
+      expect(beat).toBeTruthy();
+    } finally {
+      await finality.close();
+      if (admin) await dropSchema(admin, schema);
+    }
+  });
+
   it("ingests, delivers an effect once and prunes past the retention window", async () => {
     const schema = uniqueSchemaName();
     const clock = manualClock(T0);

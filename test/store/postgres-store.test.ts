@@ -7,7 +7,7 @@ import { createFinality } from "../../src/engine/create-finality.js";
 import { createPostgresStore, openPostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { adminClient, postgresTestsEnabled, useFreshSchema } from "../helpers/postgres.js";
-import { makeJob, T0 } from "../helpers/records.js";
+import { makeEffect, makeJob, T0 } from "../helpers/records.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 // What only PostgreSQL has: several replicas on one database, real connection failures, SQL types.
@@ -157,6 +157,62 @@ describe.skipIf(!enabled)("PostgreSQL store", () => {
       dir.cleanup();
     }
   });
+
+  it("stores text jsonb cannot hold (NUL, half a surrogate pair) with U+FFFD in its place", async () => {
+    const store = await open();
+    const job = makeJob({
+      id: "nul",
+      state: "succeeded",
+      result: { out: "a\u0000b", "k\u0000": "\ud800x" },
+    });
+    expect(await store.transaction((tx) => tx.insertJob(job))).toBe(true);
+    expect((await store.getJob(job))?.result).toEqual({ out: "a\ufffdb", "k\ufffd": "\ufffdx" });
+  });
+
+  /** Resolves once `gate` is opened; for holding a transaction open while another store acts. */
+  const gate = () => {
+    let open = () => {};
+    const opened = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    return { open, opened };
+  };
+
+  it("a retry holding an effect keeps a dispatcher on another replica from claiming it meanwhile", async () => {
+    const [a, b] = [await open(), await open()];
+    await a.transaction(async (tx) => {
+      await tx.insertJob(makeJob({ id: "j", state: "succeeded" }));
+      await tx.enqueueEffect(makeEffect({ jobId: "j", id: "e1", nextAttemptAt: T0 }));
+    });
+    const held = gate();
+    const locked = gate();
+    const retry = a.transaction(async (tx) => {
+      const effect = await tx.getEffect("e1");
+      locked.open();
+      await held.opened;
+      if (effect) await tx.updateEffect({ ...effect, attempts: 0 });
+    });
+    // The retry has read (and so locked) the row: the claim must pass it by.
+    await locked.opened;
+    expect(await b.claimEffects(T0 + 1, 10, 60_000)).toEqual([]);
+    held.open();
+    await retry;
+    expect((await b.claimEffects(T0 + 1, 10, 60_000)).map((e) => e.id)).toEqual(["e1"]);
+  });
+
+  it("retention skips a settled job another transaction holds, instead of waiting to delete it", async () => {
+    const [a, b] = [await open(), await open()];
+    await a.transaction((tx) =>
+      tx.insertJob(makeJob({ id: "old", state: "succeeded", settledAt: T0 - 1_000 })),
+    );
+    const pruned = await a.transaction(async (tx) => {
+      await tx.getJob({ provider: "generic", id: "old" });
+      // Inside the holder's transaction: waiting here would never end.
+      return b.prune("settledJobs", T0, 10);
+    });
+    expect(pruned).toBe(0);
+    expect(await b.prune("settledJobs", T0, 10)).toBe(1);
+  }, 20_000);
 
   it("stats count by state and status", async () => {
     const store = await open();

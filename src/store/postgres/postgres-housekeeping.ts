@@ -44,7 +44,10 @@ const TABLE: Record<PruneTarget, string> = {
 
 function deleteStatement(target: PruneTarget): string {
   const { from, key } = DOOMED[target];
-  const doomed = `WITH doomed AS (${from} LIMIT $2)`;
+  // A job locked by another transaction (a replay re-arming its effects, an ingest) is skipped
+  // this pass rather than deleted when that transaction commits.
+  const lock = target === "settledJobs" ? " FOR UPDATE OF j SKIP LOCKED" : "";
+  const doomed = `WITH doomed AS (${from} LIMIT $2${lock})`;
   if (target === "settledRuns") {
     // Attempts reference their run; the sibling deletes run in the same statement.
     return `${doomed}, e AS (DELETE FROM run_events WHERE run_id IN (SELECT id FROM doomed)),

@@ -259,20 +259,43 @@ export function effectValues(effect: Effect): unknown[] {
 }
 
 /**
- * A jsonb parameter. postgres.js learns the parameter's type from the server and serialises it
- * with JSON.stringify, so the value goes as is (JSON text here would be stored as a JSON string);
- * undefined becomes SQL NULL, as on SQLite.
+ * A jsonb parameter, sent as JSON text that the statement casts (`$n::text::jsonb`, see `param`).
+ * Sent as a value instead, postgres.js would type `true` or `[false]` as boolean and PostgreSQL
+ * would refuse it for a jsonb column. undefined and null become SQL NULL, as on SQLite.
  */
-export function jsonValue(value: unknown): unknown {
-  return value === undefined ? null : value;
+export function jsonValue(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  const text = JSON.stringify(value);
+  // jsonb holds neither NUL nor half a surrogate pair: both become U+FFFD (rare; checked cheaply).
+  return UNSTORABLE_ESCAPE.test(text) ? JSON.stringify(storable(value)) : text;
+}
+
+const UNSTORABLE_ESCAPE = /\\u0000|\\ud[89a-f][0-9a-f]{2}/i;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding NUL is the point.
+const UNSTORABLE_CHARS = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+function storable(value: unknown): unknown {
+  if (typeof value === "string") return value.replace(UNSTORABLE_CHARS, "\ufffd");
+  if (Array.isArray(value)) return value.map(storable);
+  if (typeof value === "object" && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [storable(key), storable(item)]));
+  return value;
+}
+
+/** The jsonb columns of every table. */
+const JSON_COLUMNS = new Set(["metadata", "result", "error", "detail", "input", "output", "progress"]);
+
+/** `$i`, cast from text for a jsonb column (see `jsonValue`). */
+function param(column: string, i: number): string {
+  return JSON_COLUMNS.has(column) ? `$${i}::text::jsonb` : `$${i}`;
 }
 
 /** `$1, $2, ...` for a column list. */
 export function placeholders(columns: readonly string[]): string {
-  return columns.map((_, i) => `$${i + 1}`).join(", ");
+  return columns.map((column, i) => param(column, i + 1)).join(", ");
 }
 
 /** `a = $1, b = $2, ...` for an UPDATE. */
 export function assignments(columns: readonly string[]): string {
-  return columns.map((column, i) => `${column} = $${i + 1}`).join(", ");
+  return columns.map((column, i) => `${column} = ${param(column, i + 1)}`).join(", ");
 }

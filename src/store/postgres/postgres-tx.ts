@@ -32,7 +32,9 @@ const SQL = {
   updateJob: `UPDATE jobs SET ${assignments(JOB_COLUMNS)} WHERE provider = $1 AND id = $2 AND version = $${JOB_COLUMNS.length + 1}`,
   appendEvent: `INSERT INTO events (${EVENT_COLUMNS.join(", ")}) VALUES (${placeholders(EVENT_COLUMNS)}) ON CONFLICT (dedupe_key) DO NOTHING`,
   enqueueEffect: `INSERT INTO outbox (${EFFECT_COLUMNS.join(", ")}) VALUES (${placeholders(EFFECT_COLUMNS)}) ON CONFLICT DO NOTHING`,
-  getEffect: "SELECT * FROM outbox WHERE id = $1",
+  // Locked like a job: a retry or replay in this transaction and a dispatcher's claim (SKIP LOCKED)
+  // must not both take the row.
+  getEffect: "SELECT * FROM outbox WHERE id = $1 FOR UPDATE",
   updateEffect: `UPDATE outbox SET ${assignments(EFFECT_COLUMNS)} WHERE id = $1`,
 } as const;
 
@@ -73,8 +75,10 @@ export function createPostgresTx(tx: TxSql): StoreTx {
       await run(SQL.updateEffect, effectValues(effect));
     },
     async execute(text: string, params: readonly unknown[] = []) {
-      // Unprepared: ad-hoc SQL from effect definitions should not fill the statement cache.
-      const rows = await tx.unsafe(text, params as Value[]);
+      // Unprepared: ad-hoc SQL from effect definitions should not fill the statement cache. In a
+      // savepoint: a failed statement then spoils only itself, so a caller may catch it and go on
+      // (as on SQLite) instead of finding the whole transaction aborted at commit.
+      const rows = await tx.savepoint((sp) => sp.unsafe(text, params as Value[]));
       return [...rows] as Record<string, unknown>[];
     },
   };

@@ -30,6 +30,36 @@ export function describeJobWrites(scope: ContractScope): void {
       expect(await scope.store().getJob({ ...key, id: "other" })).toBeNull();
     });
 
+    it("stores every kind of JSON value as given: booleans, bare strings and numbers, arrays of them", async () => {
+      const values: unknown[] = [
+        true,
+        false,
+        [false, "x"],
+        [true],
+        "text",
+        0,
+        -1.5,
+        [null, 1],
+        { a: [false] },
+      ];
+      const jobs = values.map((value, i) =>
+        makeJob({ id: `json-${i}`, state: "succeeded", result: value, metadata: value, error: value }),
+      );
+      await insertJobs(scope.store(), jobs);
+      for (const job of jobs) expect(await scope.store().getJob(job)).toEqual(job);
+      await scope.store().transaction((tx) => tx.appendEvent(makeEvent({ id: "json-0", detail: true })));
+      expect((await scope.store().jobEvents({ provider: "generic", id: "json-0" }))[0]?.detail).toBe(true);
+    });
+
+    it("a failed statement caught inside a transaction spoils only itself", async () => {
+      const job = makeJob({ ...key });
+      await scope.store().transaction(async (tx) => {
+        await expect(tx.execute("SELECT * FROM no_such_table")).rejects.toThrow();
+        expect(await tx.insertJob(job)).toBe(true);
+      });
+      expect(await scope.store().getJob(key)).toEqual(job);
+    });
+
     it("insertJob on an existing key returns false and changes nothing", async () => {
       const job = makeJob({ ...key, state: "running" });
       await insertJobs(scope.store(), [job]);
