@@ -76,7 +76,8 @@ export function openaiBatch(id: string, status: string): Record<string, unknown>
     input_file_id: "file-abc123",
     completion_window: "24h",
     status,
-    output_file_id: status === "completed" ? "file-out456" : null,
+    // A cancelled or expired batch keeps the output of the requests it finished (Batch guide).
+    output_file_id: ["completed", "expired", "cancelled"].includes(status) ? "file-out456" : null,
     error_file_id: status === "completed" ? "file-err789" : null,
     created_at: CREATED,
     ...at("in_progress_at", CREATED + 10, [

@@ -209,6 +209,23 @@ describe("OpenAI end to end", () => {
     expect(again).toMatchObject({ status: 200, body: { outcome: "duplicate-delivery", applied: false } });
   });
 
+  it("fetches an expired or cancelled batch: the results it finished stay on the job", async () => {
+    for (const [status, type] of [
+      ["expired", "batch.expired"],
+      ["cancelled", "batch.cancelled"],
+    ] as const) {
+      const id = `batch_${status}`;
+      fake.set(openaiBatch(id, status));
+      const sent = await app.post("openai", fake.webhook(SECRET, type, id));
+      expect(sent).toMatchObject({ status: 200, body: { outcome: "applied", state: status } });
+      expect(fake.server.requestsTo(`/v1/batches/${id}`)).toHaveLength(1);
+      expect(await app.job("openai", id)).toMatchObject({
+        state: status,
+        result: { output_file_id: "file-out456" },
+      });
+    }
+  });
+
   it("settles a cancelled response from the type alone, without a fetch", async () => {
     const before = fake.server.seen.length;
     const sent = await app.post("openai", fake.webhook(SECRET, "response.cancelled", "resp_gone"));

@@ -157,8 +157,8 @@ describe("webhook event tables", () => {
       "response.cancelled": "cancelled",
       "batch.completed": "succeeded+fetch",
       "batch.failed": "failed+fetch",
-      "batch.cancelled": "cancelled",
-      "batch.expired": "expired",
+      "batch.cancelled": "cancelled+fetch",
+      "batch.expired": "expired+fetch",
     });
   });
 

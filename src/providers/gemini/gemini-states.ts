@@ -86,8 +86,9 @@ export interface GeminiEventMeaning {
 export const GEMINI_WEBHOOK_EVENTS: Readonly<Record<string, GeminiEventMeaning>> = {
   "batch.succeeded": { kind: "batch", state: "succeeded", fetch: true },
   "batch.failed": { kind: "batch", state: "failed", fetch: false },
-  "batch.cancelled": { kind: "batch", state: "cancelled", fetch: false },
-  "batch.expired": { kind: "batch", state: "expired", fetch: false },
+  // Fetched like the others: whatever the batch finished before it stopped stays on the job.
+  "batch.cancelled": { kind: "batch", state: "cancelled", fetch: true },
+  "batch.expired": { kind: "batch", state: "expired", fetch: true },
   "interaction.completed": { kind: "interaction", state: "succeeded", fetch: true },
   "interaction.failed": { kind: "interaction", state: "failed", fetch: false },
   "interaction.cancelled": { kind: "interaction", state: "cancelled", fetch: false },

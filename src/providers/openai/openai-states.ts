@@ -77,8 +77,10 @@ export const OPENAI_WEBHOOK_EVENTS: Readonly<Record<string, OpenAIEventMeaning>>
   "response.cancelled": { kind: "response", state: "cancelled", fetch: false },
   "batch.completed": { kind: "batch", state: "succeeded", fetch: true },
   "batch.failed": { kind: "batch", state: "failed", fetch: true },
-  "batch.cancelled": { kind: "batch", state: "cancelled", fetch: false },
-  "batch.expired": { kind: "batch", state: "expired", fetch: false },
+  // A cancelled or expired batch keeps the results of the requests it finished in its output
+  // file (OpenAI's Batch guide): fetched, so that the job carries output_file_id and counts.
+  "batch.cancelled": { kind: "batch", state: "cancelled", fetch: true },
+  "batch.expired": { kind: "batch", state: "expired", fetch: true },
 };
 
 /** The object kind: from the id's prefix (`resp_`, `batch_`), else from the job's `kind`. */
