@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { bearerTokenOf } from "../http/bearer-auth.js";
 import { constantTimeEqual } from "../http/constant-time-equal.js";
 
 export const SESSION_COOKIE = "finality_session";
@@ -43,8 +44,8 @@ export function createDashboardAuth(apiToken: string | undefined): DashboardAuth
   return {
     required: true,
     async signedIn(c) {
-      const header = c.req.header("authorization") ?? "";
-      if (header.startsWith("Bearer ")) return constantTimeEqual(header.slice(7), apiToken);
+      const given = bearerTokenOf(c.req.header("authorization"));
+      if (given !== "") return constantTimeEqual(given, apiToken);
       return constantTimeEqual(getCookie(c, SESSION_COOKIE) ?? "", await sessionValue());
     },
     accepts: (given) => constantTimeEqual(given, apiToken),

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { FinalityError } from "../core/errors.js";
 import type { AppEnv } from "./app-env.js";
+import { bearerTokenOf } from "./bearer-auth.js";
 import { constantTimeEqual } from "./constant-time-equal.js";
 
 /** A pool of workers sharing one bearer token, allowed to claim and report some kinds. */
@@ -44,8 +45,7 @@ export function createWorkerAuthorizer(
 
 /** The caller's pool from `Authorization: Bearer <token>`; 401 when none matches. */
 export function workerPoolOf(c: Context<AppEnv>, authorize: WorkerAuthorizer): WorkerPool {
-  const header = c.req.header("authorization") ?? "";
-  const token = header.startsWith("Bearer ") ? header.slice(7) : "";
+  const token = bearerTokenOf(c.req.header("authorization"));
   const pool = authorize(token);
   if (pool === null) throw new FinalityError("unauthorized", "a valid worker pool token is required");
   c.var.log.workerPool = pool.name;

@@ -1,11 +1,12 @@
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
+  errors,
   type JSONWebKeySet,
   type JWTVerifyGetKey,
   jwtVerify,
 } from "jose";
-import { toError } from "../core/errors.js";
+import { FinalityError, toError } from "../core/errors.js";
 import { LIMITS } from "../core/validation.js";
 import { type ReceivedWebhookHeaders, signatureError, type VerifiedWebhook } from "./signature-common.js";
 import { sha256Hex } from "./web-crypto-keys.js";
@@ -50,9 +51,33 @@ export function createJwtVerifier(options: JwtVerifierOptions) {
       const id = await deliveryId(headers.id, payload.jti, token);
       return { id, timestampSeconds: payload.iat ?? Math.floor(options.now() / 1000), bodySigned: false };
     } catch (error) {
+      if (keySetUnavailable(error)) {
+        // The token may be good: we could not get the keys to tell. A 5xx makes the sender retry.
+        throw new FinalityError(
+          "internal",
+          `the JWKS could not be fetched: ${toError(error).message}; retry later`,
+          {
+            details: { reason: "jwks-unavailable" },
+          },
+        );
+      }
       throw signatureError("no-matching-signature", `the webhook JWT was refused: ${toError(error).message}`);
     }
   };
+}
+
+/**
+ * jose's remote key set fails with a timeout, a plain JOSEError for an answer other than 200, or
+ * the fetch's own error (not a JOSEError) when the URL cannot be reached; a key set that is not one
+ * is JWKSInvalid. Everything else (signature, claims, no matching key) is about the token.
+ */
+function keySetUnavailable(error: unknown): boolean {
+  if (!(error instanceof errors.JOSEError)) return true;
+  return (
+    error instanceof errors.JWKSTimeout ||
+    error instanceof errors.JWKSInvalid ||
+    error.code === errors.JOSEError.code
+  );
 }
 
 /** Looks like a compact JWS (three base64url parts), as opposed to `v1,<base64>` signatures. */

@@ -231,6 +231,17 @@ describe("the JSON API", () => {
       expect(
         (await guarded.app.request("/v1/jobs", { headers: { authorization: `Bearer ${token}` } })).status,
       ).toBe(200);
+      // The scheme name is case-insensitive (RFC 9110 §11.1); spaces around the token do not matter.
+      for (const header of [`bearer ${token}`, `BEARER  ${token}`, `Bearer ${token} `])
+        expect(
+          (await guarded.app.request("/v1/jobs", { headers: { authorization: header } })).status,
+          header,
+        ).toBe(200);
+      await expectProblem(
+        await guarded.app.request("/v1/jobs", { headers: { authorization: `Basic ${token}` } }),
+        401,
+        "unauthorized",
+      );
       expect((await guarded.app.request("/healthz")).status).toBe(200);
       const hook = await guarded.app.request(
         "/webhooks/acme",

@@ -207,6 +207,22 @@ describe("Gemini webhooks", () => {
     expect(await app.post("gemini", later)).toMatchObject({ status: 200, body: { state: "succeeded" } });
   });
 
+  it("answers 5xx, retryable, when the JWKS cannot be fetched, and accepts the same delivery once it can", async () => {
+    // A fresh instance: nothing cached yet, so its first delivery must fetch the key set.
+    const fresh = await providerApp({ g: config() });
+    try {
+      fake.set("batches/jwks1", geminiBatch("batches/jwks1", "BATCH_STATE_SUCCEEDED"));
+      const delivery = await fake.jwtWebhook("batch.succeeded", { id: "batches/jwks1" }, { id: "wh_jwks_1" });
+      fake.server.failNext = { status: 503, count: 1 };
+      const refused = await fresh.post("g", delivery);
+      expect(refused).toMatchObject({ status: 500, body: { retryable: true, reason: "jwks-unavailable" } });
+      expect(await fresh.post("g", delivery)).toMatchObject({ status: 200, body: { state: "succeeded" } });
+    } finally {
+      fake.server.failNext = null;
+      await fresh.close();
+    }
+  });
+
   it("accepts a JWT against an inline JWKS too", async () => {
     fake.set("batches/jwt2", geminiBatch("batches/jwt2", "BATCH_STATE_CANCELLED"));
     const delivery = await fake.jwtWebhook("batch.cancelled", { id: "batches/jwt2" });
