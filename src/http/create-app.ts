@@ -8,7 +8,7 @@ import type { WebhookReceiver } from "../webhooks/webhook-receiver.js";
 import type { AppEnv } from "./app-env.js";
 import { bearerAuth } from "./bearer-auth.js";
 import { addEffectRoutes } from "./effect-routes.js";
-import { addJobRoutes } from "./job-routes.js";
+import { addJobRoutes, jobPathMethodNotAllowed } from "./job-routes.js";
 import { addOpsRoutes } from "./ops-routes.js";
 import { problemResponse, toProblem } from "./problem.js";
 import { type Logger, requestLog, silentLogger } from "./request-log.js";
@@ -86,7 +86,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   // Registered after the real handlers: reached only by the methods those did not take.
   allowOnly(app, "/webhooks/:provider", "POST");
   allowOnly(app, "/v1/jobs", "GET, HEAD, POST");
-  allowOnly(app, "/v1/jobs/:provider/:rest{.+}", "GET, HEAD");
+  app.all("/v1/jobs/:provider/:rest{.+}", jobPathMethodNotAllowed);
   allowOnly(app, "/v1/effects", "GET, HEAD");
   allowOnly(app, "/v1/effects/:id/retry", "POST");
   if (runs) {

@@ -65,7 +65,9 @@ export function addJobRoutes(app: Hono<AppEnv>, options: JobRouteOptions): void 
   });
 
   app.get("/v1/jobs/:provider/:rest{.+}", async (c) => {
-    const target = jobPath(c, ["/events"]);
+    const target = jobPath(c, JOB_SUFFIXES);
+    if (target.suffix === "/observations" || target.suffix === "/replay-effects")
+      throw wrongMethod(c, target.suffix);
     c.var.log.provider = target.provider;
     c.var.log.jobId = target.id;
     if (target.suffix === "/events") {
@@ -83,13 +85,8 @@ export function addJobRoutes(app: Hono<AppEnv>, options: JobRouteOptions): void 
   });
 
   app.post("/v1/jobs/:provider/:rest{.+}", async (c) => {
-    const target = jobPath(c, ["/observations", "/replay-effects"]);
-    if (target.suffix === null) {
-      c.set("route", "/v1/jobs/:provider/:id");
-      throw new FinalityError("method-not-allowed", `${c.req.method} is not allowed here; use GET, HEAD`, {
-        details: { allow: "GET, HEAD" },
-      });
-    }
+    const target = jobPath(c, JOB_SUFFIXES);
+    if (target.suffix === null || target.suffix === "/events") throw wrongMethod(c, target.suffix);
     c.var.log.provider = target.provider;
     c.var.log.jobId = target.id;
     if (target.suffix === "/replay-effects") {
@@ -127,6 +124,23 @@ export function addJobRoutes(app: Hono<AppEnv>, options: JobRouteOptions): void 
       job: outcome.job ? jobToJson(outcome.job) : null,
     });
   });
+}
+
+/** What may follow a job's id in its path; an id that itself ends so must be percent-encoded. */
+const JOB_SUFFIXES = ["/events", "/observations", "/replay-effects"] as const;
+
+/** 405 for a method the job path (with this suffix) does not take, naming those it does. */
+export function wrongMethod(c: Context<AppEnv>, suffix: string | null): FinalityError {
+  const allow = suffix === "/observations" || suffix === "/replay-effects" ? "POST" : "GET, HEAD";
+  c.set("route", `/v1/jobs/:provider/:id${suffix ?? ""}`);
+  return new FinalityError("method-not-allowed", `${c.req.method} is not allowed here; use ${allow}`, {
+    details: { allow },
+  });
+}
+
+/** The 405 for any other method on a job path. */
+export function jobPathMethodNotAllowed(c: Context<AppEnv>): never {
+  throw wrongMethod(c, jobPath(c, JOB_SUFFIXES).suffix);
 }
 
 /**

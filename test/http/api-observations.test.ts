@@ -100,6 +100,25 @@ describe("API observations", () => {
     expect(await t.finality.jobEvents({ provider: "acme", id: "j2" })).toHaveLength(1);
   });
 
+  it("answer 405 with the right Allow for the wrong method on each job path", async () => {
+    for (const [method, path, allow] of [
+      ["PUT", "/v1/jobs/acme/x/observations", "POST"],
+      ["GET", "/v1/jobs/acme/x/observations", "POST"],
+      ["GET", "/v1/jobs/acme/x/replay-effects", "POST"],
+      ["POST", "/v1/jobs/acme/x/events", "GET, HEAD"],
+      ["POST", "/v1/jobs/acme/x", "GET, HEAD"],
+      ["DELETE", "/v1/jobs/acme/x", "GET, HEAD"],
+    ] as const) {
+      const response = await t.app.request(path, { method });
+      expect(response.status, `${method} ${path}`).toBe(405);
+      expect(response.headers.get("allow"), `${method} ${path}`).toBe(allow);
+    }
+    // An id that itself ends in a suffix is sent encoded.
+    await t.finality.register({ provider: "acme", id: "a/observations" });
+    const job = await t.app.request("/v1/jobs/acme/a%2Fobservations");
+    expect(await job.json()).toMatchObject({ id: "a/observations" });
+  });
+
   it("are refused for an unknown provider and for the runs provider", async () => {
     expect((await observe("nobody/j", { state: "failed" })).status).toBe(404);
     expect((await observe("runs/r1", { state: "failed" })).status).toBe(400);
