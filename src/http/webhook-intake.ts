@@ -37,7 +37,10 @@ export function createWebhookIntake(options: {
   metrics: ServiceMetrics;
 }): WebhookIntake {
   const { finality, receivers, metrics } = options;
-  const context: WebhookParseContext = { getJob: (key) => finality.getJob(key) };
+  const context: WebhookParseContext = {
+    getJob: (key) => finality.getJob(key),
+    deliveryRecorded: (provider, deliveryId) => finality.store.hasDelivery(provider, deliveryId),
+  };
   return {
     async receive(provider, headers, readBody, log) {
       log.provider = provider;

@@ -1,6 +1,7 @@
 import { FinalityError } from "../core/errors.js";
 import type { Job, Observation } from "../core/model.js";
 import type { PollResult } from "../engine/poller.js";
+import type { WebhookParseContext } from "../webhooks/webhook-receiver.js";
 
 /** What one provider object is: its id (the job's id) and, where the id cannot tell, its kind. */
 export interface ObjectRef {
@@ -44,6 +45,7 @@ export async function observeThinEvent(
   deliveryId: string,
   fetchObject: (signal: AbortSignal) => Promise<PollResult>,
   fetchTimeoutMs: number,
+  context?: WebhookParseContext,
 ): Promise<Observation> {
   const fromType: Observation = {
     provider,
@@ -58,6 +60,9 @@ export async function observeThinEvent(
     ...(event.error === undefined ? {} : { error: event.error }),
   };
   if (!event.fetch) return fromType;
+  // A redelivery is a duplicate whatever the object says now: no call on the provider's quota
+  // (which might refuse it, and the sender would retry what is already stored).
+  if ((await context?.deliveryRecorded?.(provider, deliveryId)) === true) return fromType;
   const fetched = await fetchObject(AbortSignal.timeout(fetchTimeoutMs));
   switch (fetched.kind) {
     case "observed":

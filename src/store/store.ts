@@ -33,6 +33,9 @@ export interface Store extends RunStore, HousekeepingStore, OverviewReads {
   /** Claims up to `limit` open jobs due for a reconcile poll, pushing their check time to `leaseUntil`. */
   claimDueJobs(now: number, limit: number, leaseUntil: number, providers?: readonly string[]): Promise<Job[]>;
 
+  /** True when this delivery id of this provider is recorded (a redelivery would be a duplicate). */
+  hasDelivery(provider: string, deliveryId: string): Promise<boolean>;
+
   /** True when the database answers and every migration is applied. */
   ready(): Promise<boolean>;
   /** Counts for /metrics; `dueJobs` are the open jobs whose next check is at or before `now`. */

@@ -4,6 +4,11 @@ import type { ReceivedWebhookHeaders, VerifiedWebhook } from "./signature-common
 /** What a parser may consult besides the body: the ledger's record of a job (read-only). */
 export interface WebhookParseContext {
   getJob(key: JobKey): Promise<Job | null>;
+  /**
+   * True when this delivery is already recorded: a thin webhook's redelivery then skips the
+   * provider fetch (it is a duplicate whatever the object says now).
+   */
+  deliveryRecorded?(provider: string, deliveryId: string): Promise<boolean>;
 }
 
 /**

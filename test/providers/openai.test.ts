@@ -226,6 +226,20 @@ describe("OpenAI end to end", () => {
     }
   });
 
+  it("answers a redelivered thin webhook as a duplicate without asking OpenAI again", async () => {
+    fake.set(openaiBatch("batch_again", "completed"));
+    const delivery = fake.webhook(SECRET, "batch.completed", "batch_again");
+    expect(await app.post("openai", delivery)).toMatchObject({ status: 200, body: { outcome: "applied" } });
+    const fetched = fake.server.requestsTo("/v1/batches/batch_again").length;
+    // OpenAI now rate-limits us: the redelivery must not depend on it.
+    fake.server.failNext = { status: 429, count: 5, retryAfter: "60" };
+    expect(await app.post("openai", delivery)).toMatchObject({
+      status: 200,
+      body: { outcome: "duplicate-delivery", applied: false, state: "succeeded" },
+    });
+    expect(fake.server.requestsTo("/v1/batches/batch_again")).toHaveLength(fetched);
+  });
+
   it("settles a cancelled response from the type alone, without a fetch", async () => {
     const before = fake.server.seen.length;
     const sent = await app.post("openai", fake.webhook(SECRET, "response.cancelled", "resp_gone"));

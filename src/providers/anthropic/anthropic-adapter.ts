@@ -54,6 +54,7 @@ export async function parseAnthropicWebhook(
     deliveryId,
     (signal) => deps.observe({ id: event.id, kind: event.kind, job }, signal),
     deps.fetchTimeoutMs,
+    deps.context,
   );
 }
 

@@ -2,7 +2,7 @@ import type { ProviderConfigOf } from "../../config/config-schema.js";
 import type { Observation } from "../../core/model.js";
 import { createJwtVerifier, isCompactJwt } from "../../webhooks/jwt-signature.js";
 import type { VerifiedWebhook } from "../../webhooks/signature-common.js";
-import type { WebhookVerifier } from "../../webhooks/webhook-receiver.js";
+import type { WebhookParseContext, WebhookVerifier } from "../../webhooks/webhook-receiver.js";
 import { decodeJsonObject, requireText } from "../json-body.js";
 import { fromRfc3339, objectOf, textOf } from "../json-fields.js";
 import type { AdapterDeps, ProviderAdapter } from "../provider-adapter.js";
@@ -36,7 +36,8 @@ export function createGeminiAdapter(
     receiver: {
       provider,
       verify: geminiVerifier(provider, config, deps),
-      parse: (body, delivery) => parseGeminiWebhook(provider, body, delivery, observe, fetchTimeoutMs),
+      parse: (body, delivery, context) =>
+        parseGeminiWebhook(provider, body, delivery, observe, fetchTimeoutMs, context),
     },
   };
 }
@@ -70,6 +71,7 @@ export function parseGeminiWebhook(
   delivery: VerifiedWebhook,
   observe: ObserveObject,
   fetchTimeoutMs: number,
+  context?: WebhookParseContext,
 ): Promise<Observation> {
   const event = readGeminiEvent(decodeJsonObject(body));
   // An unsigned body is a hint only: what it names is fetched, whatever its type says.
@@ -83,6 +85,7 @@ export function parseGeminiWebhook(
     delivery.id,
     (signal) => observe({ id: event.id, kind: event.kind, job: null }, signal),
     fetchTimeoutMs,
+    context,
   );
 }
 

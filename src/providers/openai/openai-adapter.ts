@@ -1,5 +1,6 @@
 import type { ProviderConfigOf } from "../../config/config-schema.js";
 import type { Observation } from "../../core/model.js";
+import type { WebhookParseContext } from "../../webhooks/webhook-receiver.js";
 import { decodeJsonObject, requireText } from "../json-body.js";
 import { fromUnixSeconds, objectOf } from "../json-fields.js";
 import type { AdapterDeps, ProviderAdapter } from "../provider-adapter.js";
@@ -32,7 +33,8 @@ export function createOpenAIAdapter(
     receiver: {
       provider,
       verify: deps.verifiers.webhook(provider, config.webhook, deps.now),
-      parse: (body, delivery) => parseOpenAIWebhook(provider, body, delivery.id, observe, fetchTimeoutMs),
+      parse: (body, delivery, context) =>
+        parseOpenAIWebhook(provider, body, delivery.id, observe, fetchTimeoutMs, context),
     },
   };
 }
@@ -43,6 +45,7 @@ export function parseOpenAIWebhook(
   deliveryId: string,
   observe: ObserveObject,
   fetchTimeoutMs: number,
+  context?: WebhookParseContext,
 ): Promise<Observation> {
   const event = readOpenAIEvent(decodeJsonObject(body));
   return observeThinEvent(
@@ -51,6 +54,7 @@ export function parseOpenAIWebhook(
     deliveryId,
     (signal) => observe({ id: event.id, kind: event.kind, job: null }, signal),
     fetchTimeoutMs,
+    context,
   );
 }
 

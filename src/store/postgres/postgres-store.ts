@@ -111,6 +111,11 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       });
     },
 
+    async hasDelivery(provider: string, deliveryId: string) {
+      const text = "SELECT 1 FROM deliveries WHERE provider = $1 AND delivery_id = $2";
+      return (await read("hasDelivery", text, [provider, deliveryId])).length > 0;
+    },
+
     async getJob(key: JobKey) {
       const text = "SELECT * FROM jobs WHERE provider = $1 AND id = $2";
       const [row] = await read<JobRow>("getJob", text, [key.provider, key.id]);

@@ -198,6 +198,15 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
       });
     },
 
+    async hasDelivery(provider: string, deliveryId: string) {
+      assertOpen();
+      return (
+        reader
+          .prepare("SELECT 1 FROM deliveries WHERE provider = ? AND delivery_id = ?")
+          .get(provider, deliveryId) !== undefined
+      );
+    },
+
     async ready() {
       if (closed) return false;
       try {

@@ -23,5 +23,13 @@ export function describeHousekeeping(scope: ContractScope): void {
       ]);
       expect(again).toEqual([true, false]);
     });
+
+    it("hasDelivery tells a recorded delivery id from a new one, per provider", async () => {
+      const store = scope.store();
+      await store.transaction((tx) => tx.recordDelivery("acme", "d-1", T0));
+      expect(await store.hasDelivery("acme", "d-1")).toBe(true);
+      expect(await store.hasDelivery("acme", "d-2")).toBe(false);
+      expect(await store.hasDelivery("other", "d-1")).toBe(false);
+    });
   });
 }
