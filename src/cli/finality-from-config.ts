@@ -3,6 +3,7 @@ import { FinalityError } from "../core/errors.js";
 import { createFinality } from "../engine/create-finality.js";
 import type { Finality } from "../engine/finality.js";
 import { ledgerOptionsFromConfig } from "../host/from-config.js";
+import { isLoopbackHost } from "../http/loopback.js";
 import { openPostgresStore } from "../store/postgres/postgres-store.js";
 import { createSqliteStore } from "../store/sqlite/sqlite-store.js";
 import type { Store } from "../store/store.js";
@@ -17,12 +18,6 @@ export async function openStore(store: StoreConfig): Promise<Store> {
   if ("postgres" in store)
     return openPostgresStore({ url: store.postgres, ...(store.schema ? { schema: store.schema } : {}) });
   return createSqliteStore({ path: store.sqlite, synchronous: store.synchronous });
-}
-
-/** True for addresses only this machine can reach. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, "").toLowerCase();
-  return bare === "localhost" || bare === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
 }
 
 /** Without an API token the JSON API is open: only loopback may reach it. */

@@ -10,6 +10,7 @@ export const ERROR_CODES = {
   "not-found": { status: 404, retryable: false },
   "signature-invalid": { status: 401, retryable: false },
   unauthorized: { status: 401, retryable: false },
+  forbidden: { status: 403, retryable: false },
   "method-not-allowed": { status: 405, retryable: false },
   conflict: { status: 409, retryable: false },
   "stale-generation": { status: 409, retryable: false },

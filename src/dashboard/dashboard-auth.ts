@@ -96,7 +96,10 @@ export function fromSameOrigin(c: Context): boolean {
 
 /** A local path to go back to after a form: never another site ("//evil", "/\\evil", "https:"). */
 export function localPath(value: string | null | undefined, fallback = "/"): string {
-  if (!value?.startsWith("/") || value.startsWith("//") || value.startsWith("/\\")) return fallback;
+  // Browsers drop tabs and newlines from URLs ("/\t/evil" becomes "//evil") and read "\\" as "/".
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing them is the point.
+  if (!value?.startsWith("/") || /[\u0000-\u0020\u007f\\]/.test(value) || value.startsWith("//"))
+    return fallback;
   if (value.startsWith("/login") || value.length > 2000) return fallback;
   return value;
 }

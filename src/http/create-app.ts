@@ -7,6 +7,7 @@ import type { RunService } from "../runs/run-service.js";
 import type { WebhookReceiver } from "../webhooks/webhook-receiver.js";
 import type { AppEnv } from "./app-env.js";
 import { bearerAuth } from "./bearer-auth.js";
+import { crossSiteGuard } from "./cross-site-guard.js";
 import { addEffectRoutes } from "./effect-routes.js";
 import { addJobRoutes, jobPathMethodNotAllowed } from "./job-routes.js";
 import { addOpsRoutes } from "./ops-routes.js";
@@ -67,6 +68,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use(requestLog(logger, metrics));
   const runs = options.runs;
+  app.use("/v1/*", crossSiteGuard({ loopbackOnly: config.server.apiToken === undefined }));
   // Worker routes carry their pool's token, not the API token: registered before its check.
   if (runs) {
     const authorizeWorker =

@@ -22,6 +22,7 @@ const TITLES: Record<ErrorCode, string> = {
   "not-found": "Not found",
   "signature-invalid": "Invalid webhook signature",
   unauthorized: "Unauthorized",
+  forbidden: "Forbidden",
   "method-not-allowed": "Method not allowed",
   conflict: "Conflict",
   "stale-generation": "Stale generation",
