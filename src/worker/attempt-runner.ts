@@ -38,6 +38,8 @@ export interface AttemptRunnerOptions {
   sleep: (ms: number) => Promise<void>;
 }
 
+type ReportOutcome = { kind: "ok" | "stale" | "given-up" } | { kind: "refused"; message: string };
+
 export interface RunningAttempt {
   readonly done: Promise<void>;
   /** Stops heartbeats and fires the handler's signal; nothing more is reported. */
@@ -64,22 +66,32 @@ export function runAttempt(run: ClaimedRun, options: AttemptRunnerOptions): Runn
     controller.abort(new RunAbortedError(reason));
   }
 
-  function report(type: string, fields: Record<string, unknown> = {}): Promise<void> {
+  /** Resolves with how the report ended: sent, the lease gone, refused (with why) or given up. */
+  function report(type: string, fields: Record<string, unknown> = {}): Promise<ReportOutcome> {
     sequence += 1;
     const body = { generation: attempt.generation, sequence, type, ...fields };
-    chain = chain
-      .then(async () => {
+    const sent = chain
+      .then(async (): Promise<ReportOutcome> => {
         for (let tries = 1; abortReason !== "lease-lost" && abortReason !== "shutdown"; tries++) {
           const result = await api.event(attempt.id, body);
-          if (result.kind === "ok") return;
-          if (result.kind === "stale") return abort("lease-lost");
+          if (result.kind === "ok") return { kind: "ok" };
+          if (result.kind === "stale") {
+            abort("lease-lost");
+            return { kind: "stale" };
+          }
           options.onError(result.error, run);
-          if (result.kind === "refused" || tries >= options.reportTries) return;
+          if (result.kind === "refused") return { kind: "refused", message: result.error.message };
+          if (tries >= options.reportTries) return { kind: "given-up" };
           await options.sleep(Math.min(5_000, 100 * 2 ** tries));
         }
+        return { kind: "stale" };
       })
-      .catch((error: unknown) => options.onError(asError(error), run));
-    return chain;
+      .catch((error: unknown): ReportOutcome => {
+        options.onError(asError(error), run);
+        return { kind: "given-up" };
+      });
+    chain = sent.then(() => undefined);
+    return sent;
   }
 
   let beating = false;
@@ -105,7 +117,9 @@ export function runAttempt(run: ClaimedRun, options: AttemptRunnerOptions): Runn
     try {
       const output = await options.handler(run, {
         signal: controller.signal,
-        progress: (value) => report("progress", { progress: value }),
+        progress: async (value) => {
+          await report("progress", { progress: value });
+        },
       });
       outcome = { ok: true, output };
     } catch (error) {
@@ -113,8 +127,15 @@ export function runAttempt(run: ClaimedRun, options: AttemptRunnerOptions): Runn
     }
     clearInterval(timer);
     if (abortReason === "lease-lost" || abortReason === "shutdown") return;
-    if (outcome.ok) await report("succeeded", outcome.output === undefined ? {} : { output: outcome.output });
-    else if (abortReason === "cancel-requested")
+    if (outcome.ok) {
+      const sent = await report("succeeded", outcome.output === undefined ? {} : { output: outcome.output });
+      // The server refused the result (too large, not JSON): the run fails once, saying why,
+      // instead of running out its lease and being executed again on every attempt.
+      if (sent.kind === "refused")
+        await report("failed", {
+          error: { code: "RESULT_REFUSED", message: sent.message.slice(0, 1000), retryable: false },
+        });
+    } else if (abortReason === "cancel-requested")
       await report("cancelled", { error: { code: "CANCELLED", message: "cancelled on request" } });
     else await report("failed", { error: errorToJson(outcome.error) });
     await chain;

@@ -23,6 +23,11 @@ export interface WorkerApiOptions {
   baseUrl: string;
   token?: string | undefined;
   fetch?: typeof fetch | undefined;
+  /**
+   * Longest wait for one answer (default 10 s; a claim waits its `waitSeconds` more): a call that
+   * hangs on a half-open connection must not stop the heartbeats that keep the lease.
+   */
+  requestTimeoutMs?: number | undefined;
 }
 
 export interface WorkerApi {
@@ -41,21 +46,47 @@ export function createWorkerApi(options: WorkerApiOptions): WorkerApi {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
 
-  async function post<T>(path: string, body: unknown, signal?: AbortSignal): Promise<CallResult<T | null>> {
+  const requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
+
+  async function post<T>(
+    path: string,
+    body: unknown,
+    signal?: AbortSignal,
+    extraWaitMs = 0,
+  ): Promise<CallResult<T | null>> {
+    let payload: string;
+    try {
+      payload = JSON.stringify(body);
+    } catch (error) {
+      // A value JSON cannot hold (a BigInt, a cycle): sending it again will not help.
+      return {
+        kind: "refused",
+        error: new Error(`${path}: the body is not JSON: ${(error as Error).message}`),
+      };
+    }
+    const timeout = AbortSignal.timeout(requestTimeoutMs + extraWaitMs);
     let response: Response;
+    let text: string;
     try {
       response = await doFetch(`${base}${path}`, {
         method: "POST",
         headers,
-        body: JSON.stringify(body),
-        ...(signal ? { signal } : {}),
+        body: payload,
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       });
+      if (response.status === 204) return { kind: "ok", value: null };
+      text = await response.text();
     } catch (error) {
       return { kind: "retry", error: error instanceof Error ? error : new Error(String(error)) };
     }
-    if (response.status === 204) return { kind: "ok", value: null };
-    const text = await response.text().catch(() => "");
-    if (response.ok) return { kind: "ok", value: JSON.parse(text) as T };
+    if (response.ok) {
+      try {
+        return { kind: "ok", value: JSON.parse(text) as T };
+      } catch {
+        // A proxy's page, a cut connection: like a network error, worth another try.
+        return { kind: "retry", error: new Error(`${path}: ${response.status} answer is not JSON`) };
+      }
+    }
     const problem = parseProblem(text);
     if (response.status === 409)
       return { kind: "stale", reason: problem.reason ?? problem.detail ?? "stale" };
@@ -71,6 +102,7 @@ export function createWorkerApi(options: WorkerApiOptions): WorkerApi {
         `/v1/workers/${encodeURIComponent(workerId)}/claim`,
         body,
         signal,
+        body.waitSeconds * 1000,
       );
       if (result.kind !== "ok") return result;
       if (result.value === null) return { kind: "ok", value: null };

@@ -20,17 +20,19 @@ export interface WorkerOptions {
   /** Kinds to claim; all the pool allows when omitted. */
   kinds?: readonly string[];
   handler: RunHandler;
-  /** Lease asked for at each claim (default 30 s); heartbeats renew it at a third of that. */
+  /** Lease asked for at each claim (default 30 s, 1–3600); heartbeats renew it at a third of that. */
   leaseSeconds?: number;
   /** Runs handled at once (default 1). */
   concurrency?: number;
-  /** Long-poll per claim request (default 20 s, the server caps it at 30). */
+  /** Long-poll per claim request (default 20 s; kept within 1–30, what the server takes). */
   waitSeconds?: number;
   /** On stop: let running handlers finish and report (default), or abandon them to their leases. */
   onStop?: "finish" | "abandon";
   /** Errors that do not stop the worker: lost connections, refused reports, ... */
   onError?: (error: Error, run?: ClaimedRun) => void;
   fetch?: typeof fetch;
+  /** Longest wait for one answer besides a claim's long-poll (default 10 s). */
+  requestTimeoutMs?: number;
 }
 
 export interface Worker {
@@ -47,10 +49,16 @@ export interface Worker {
  * the error, and stops gracefully.
  */
 export function createWorker(options: WorkerOptions): Worker {
-  const api = createWorkerApi({ baseUrl: options.baseUrl, token: options.token, fetch: options.fetch });
+  const api = createWorkerApi({
+    baseUrl: options.baseUrl,
+    token: options.token,
+    fetch: options.fetch,
+    requestTimeoutMs: options.requestTimeoutMs,
+  });
   const concurrency = Math.max(1, options.concurrency ?? 1);
-  const leaseSeconds = options.leaseSeconds ?? 30;
-  const waitSeconds = options.waitSeconds ?? 20;
+  // Within what the server accepts: a refused claim would otherwise be retried forever, silently.
+  const leaseSeconds = clamp(options.leaseSeconds ?? 30, 1, 3600);
+  const waitSeconds = clamp(options.waitSeconds ?? 20, 1, 30);
   const onError = options.onError ?? (() => {});
   const inHand = new Set<RunningAttempt>();
   let stopping = new AbortController();
@@ -128,4 +136,8 @@ export function createWorker(options: WorkerOptions): Worker {
       return inHand.size;
     },
   };
+}
+
+function clamp(value: number, min: number, max: number): number {
+  return Math.min(max, Math.max(min, value));
 }

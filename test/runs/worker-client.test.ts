@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createWorker } from "../../src/worker/worker-client.js";
+import { type TempDir, tempDir } from "../helpers/temp-dir.js";
+import { client, type Proc, startServer, waitFor } from "./http-harness.js";
+
+// The worker client when the server refuses what it sends, or the network misbehaves.
+describe("the worker client under trouble", () => {
+  let dir: TempDir;
+  let server: Proc;
+  let api: ReturnType<typeof client>;
+  let url: string;
+
+  beforeAll(async () => {
+    dir = tempDir("finality-worker-client-");
+    ({ server, url } = await startServer(dir.file("ledger.db")));
+    api = client(url);
+  });
+  afterAll(async () => {
+    server?.signal("SIGTERM");
+    await server?.exited;
+    dir?.cleanup();
+  });
+
+  const settled = (runId: string) =>
+    waitFor(`run ${runId} to settle`, async () => {
+      const run = await api.run(runId);
+      return run.settledAt ? run : undefined;
+    });
+
+  it("fails a run once, saying why, when the server refuses its result (instead of running it again)", async () => {
+    let executions = 0;
+    const errors: string[] = [];
+    const worker = createWorker({
+      baseUrl: url,
+      workerId: "w-big",
+      kinds: ["too-big"],
+      waitSeconds: 1,
+      onError: (error) => errors.push(error.message),
+      handler: async () => {
+        executions++;
+        return { blob: "x".repeat(600 * 1024) };
+      },
+    });
+    worker.start();
+    try {
+      const { body: queued } = await api.enqueue({ kind: "too-big", maxAttempts: 3 });
+      const run = await settled(queued.id);
+      expect(run.status).toBe("failed");
+      expect(run.attempts).toHaveLength(1);
+      expect(run.attempts[0].error).toMatchObject({ code: "RESULT_REFUSED", retryable: false });
+      expect(executions).toBe(1);
+      expect(errors.some((message) => message.includes("413"))).toBe(true);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it("retries a claim whose answer cannot be read, and keeps heartbeating past a call that hangs", async () => {
+    let claims = 0;
+    let heartbeats = 0;
+    const errors: string[] = [];
+    const flaky: typeof fetch = async (input, init) => {
+      const target = String(input);
+      if (target.includes("/claim") && ++claims === 1)
+        return new Response("<html>proxy</html>", { status: 200 });
+      if (target.includes("/heartbeat") && ++heartbeats === 1) {
+        // Never answered: only the client's own timeout ends it.
+        return new Promise((_, reject) =>
+          init?.signal?.addEventListener("abort", () => reject(init.signal?.reason)),
+        );
+      }
+      return fetch(input, init);
+    };
+    const worker = createWorker({
+      baseUrl: url,
+      workerId: "w-flaky",
+      kinds: ["flaky-net"],
+      // Outside what the server takes: kept within it rather than refused forever.
+      waitSeconds: 60,
+      leaseSeconds: 1,
+      requestTimeoutMs: 250,
+      fetch: flaky,
+      onError: (error) => errors.push(error.message),
+      // Runs well past the lease: only heartbeats after the hung one keep it.
+      handler: () => new Promise((resolve) => setTimeout(() => resolve({ ok: true }), 2_500)),
+    });
+    worker.start();
+    try {
+      const { body: queued } = await api.enqueue({ kind: "flaky-net" });
+      const run = await settled(queued.id);
+      expect(run.status).toBe("succeeded");
+      expect(run.attempts).toHaveLength(1);
+      expect(claims).toBeGreaterThan(1);
+      expect(heartbeats).toBeGreaterThan(2);
+      expect(errors.some((message) => message.includes("not JSON"))).toBe(true);
+    } finally {
+      await worker.stop();
+    }
+  });
+});
