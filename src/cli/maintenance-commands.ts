@@ -52,6 +52,13 @@ export function addMaintenanceCommands(program: Command): void {
         env: process.env,
         target: file,
       });
+      // A copy that fails its integrity check is no backup: a cron job must see it fail.
+      if (result.integrity !== "ok") {
+        process.exitCode = 1;
+        process.stderr.write(
+          `the copy fails its integrity check (is the database damaged?): ${result.integrity}\n`,
+        );
+      }
       if (options.json) return printJson(result);
       const style = styleFor();
       const integrity = result.integrity === "ok" ? style.green("ok") : style.red(result.integrity);

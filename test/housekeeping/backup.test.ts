@@ -1,5 +1,7 @@
+import { readFileSync, writeFileSync } from "node:fs";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
+import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { runCli } from "../http/helpers/service.js";
 import { sendWebhook } from "../http/helpers/webhooks.js";
@@ -64,5 +66,43 @@ describe("backup during a steady webhook load", () => {
     const refused = await runCli(["restore", backup, "--db", restored]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("--force");
+
+    // Restoring a database onto itself is refused and leaves it whole.
+    const ontoItself = await runCli(["restore", restored, "--db", restored, "--force"]);
+    expect(ontoItself.code).toBe(1);
+    expect(ontoItself.stderr).toContain("is the database itself");
+    const still = new Database(restored, { readonly: true });
+    expect(still.pragma("integrity_check", { simple: true })).toBe("ok");
+    still.close();
+  });
+
+  it("a backup of a damaged database exits 1, after saying what is wrong", async () => {
+    const damaged = dir.file("damaged.db");
+    await createSqliteStore({ path: damaged }).close();
+    // Damage that leaves the file readable: an index whose key no longer matches its table row.
+    const db = new Database(damaged);
+    const record = db.prepare(
+      "INSERT INTO deliveries (provider, delivery_id, received_at) VALUES ('acme', ?, 0)",
+    );
+    for (let i = 0; i < 20; i++) record.run(`marker-${String(i).padStart(4, "0")}`);
+    db.exec("CREATE INDEX damaged_index ON deliveries (delivery_id)");
+    const pageSize = db.pragma("page_size", { simple: true }) as number;
+    const { rootpage } = db
+      .prepare("SELECT rootpage FROM sqlite_master WHERE name = 'damaged_index'")
+      .get() as {
+      rootpage: number;
+    };
+    db.close();
+    const bytes = readFileSync(damaged);
+    const page = (rootpage - 1) * pageSize;
+    const at = bytes.indexOf("marker-0007", page);
+    expect(at).toBeGreaterThan(page);
+    expect(at).toBeLessThan(page + pageSize);
+    bytes.write("X", at);
+    writeFileSync(damaged, bytes);
+    const result = await runCli(["backup", dir.file("damaged-copy.db"), "--db", damaged, "--json"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("fails its integrity check");
+    expect(JSON.parse(result.stdout).integrity).not.toBe("ok");
   });
 });

@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, realpathSync, renameSync, rmSync } from "node:fs";
 import Database from "better-sqlite3";
 import { FinalityError } from "../../core/errors.js";
 import { pendingSqliteMigrations } from "./sqlite-migrate.js";
@@ -80,13 +80,21 @@ export function restoreSqlite(
       details: { backup },
     });
   }
+  if (existsSync(target) && realpathSync(target) === realpathSync(backup)) {
+    throw new FinalityError("invalid-request", `${backup} is the database itself; restore from a copy`, {
+      details: { backup, target },
+    });
+  }
   if (existsSync(target) && !options.force) {
     throw new FinalityError("conflict", `${target} exists; stop the service and pass --force to replace it`, {
       details: { target },
     });
   }
+  // Copied beside the target first: if the copy fails, the database that was there is untouched.
+  const incoming = `${target}.restoring`;
+  copyFileSync(backup, incoming);
   // The old write-ahead log belongs to the old database: applied to the restored one it would corrupt it.
-  for (const suffix of ["", "-wal", "-shm"]) rmSync(`${target}${suffix}`, { force: true });
-  copyFileSync(backup, target);
+  for (const suffix of ["-wal", "-shm"]) rmSync(`${target}${suffix}`, { force: true });
+  renameSync(incoming, target);
   return check;
 }
