@@ -66,9 +66,21 @@ export class FinalityLedger {
     return ledger.app.fetch(request);
   }
 
-  /** Delivers due effects, then sets the alarm for the next one. */
+  /**
+   * Delivers due effects, then sets the alarm for the next one. It never throws: a failed alarm is
+   * retried by the platform on its own backoff (seconds to a minute), which would hold up every
+   * effect; instead the failure is logged and the next alarm set a second from now.
+   */
   async alarm(): Promise<void> {
-    await this.#deliverEffects();
+    try {
+      await this.#deliverEffects();
+    } catch (error) {
+      this.#ledger?.logger.error(
+        { error: toError(error).message },
+        "effects alarm failed; trying again in 1 s",
+      );
+      await this.#wakeAt(Date.now() + 1_000);
+    }
   }
 
   /** One scheduled run: polls what webhooks missed, delivers due effects, prunes expired rows. */

@@ -73,7 +73,8 @@ describe("effects on Workers", () => {
     worker = await startWorkerLedger({
       providers: { acme: { type: "generic", webhook: { secrets: [SECRET] } } },
       effects: [{ name: "notify", url: receiver.url, secret: SECRET, on: ["succeeded", "failed"] }],
-      effectDelivery: { retrySeconds: [0.2] },
+      // A delivery stuck in flight (an interrupted alarm) is claimed again well within the test.
+      effectDelivery: { retrySeconds: [0.2], timeoutSeconds: 5, leaseSeconds: 6 },
       log: { level: "error" },
     });
   });
