@@ -45,6 +45,8 @@ export class FinalityLedger {
   readonly #ctx: DurableObjectState;
   readonly #ledger: Ledger | null = null;
   readonly #failure: unknown = null;
+  /** The time this object last set its alarm for (null after an eviction: nothing to compare). */
+  #alarmAt: number | null = null;
 
   constructor(ctx: DurableObjectState, env: Readonly<Record<string, unknown>>) {
     this.#ctx = ctx;
@@ -139,17 +141,35 @@ export class FinalityLedger {
       delivered = await ledger.dispatcher.runOnce({ limit });
     } finally {
       // More due than one run may send: the next alarm goes at once, with a fresh budget.
-      const next = delivered >= limit ? Date.now() : nextEffectDueAt(this.#ctx.storage);
-      if (next !== null) await this.#wakeAt(next);
+      let next = delivered >= limit ? Date.now() : nextEffectDueAt(this.#ctx.storage);
+      // An alarm can run while the clock it reads is still a little before the time it was set for,
+      // so a row due at exactly that time is not claimed yet; setting the alarm to that same time
+      // again does not count as a new alarm, and the retry was lost. One millisecond later does.
+      const set = this.#alarmAt;
+      if (next !== null && set !== null && next <= set && set <= Date.now() + 1_000) next = set + 1;
+      if (next !== null) await this.#setAlarm(next);
     }
     return delivered;
+  }
+
+  /** Sets the alarm to `at`, whatever it was. */
+  async #setAlarm(at: number): Promise<void> {
+    try {
+      this.#alarmAt = at;
+      await this.#ctx.storage.setAlarm(at);
+    } catch (error) {
+      this.#ledger?.logger.warn({ error: toError(error).message }, "could not set the effects alarm");
+    }
   }
 
   /** Sets the alarm to `at` unless it is already set to go off sooner. */
   async #wakeAt(at: number): Promise<void> {
     try {
       const current = await this.#ctx.storage.getAlarm();
-      if (current === null || current > at) await this.#ctx.storage.setAlarm(at);
+      if (current === null || current > at) {
+        this.#alarmAt = at;
+        await this.#ctx.storage.setAlarm(at);
+      }
     } catch (error) {
       this.#ledger?.logger.warn({ error: toError(error).message }, "could not set the effects alarm");
     }
