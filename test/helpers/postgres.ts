@@ -1,10 +1,23 @@
 import postgres from "postgres";
-import { afterEach, beforeEach } from "vitest";
+import { afterAll, afterEach, beforeEach } from "vitest";
 import { openPostgresStore, type PostgresStore } from "../../src/store/postgres/postgres-store.js";
 
 /** The local test server (trust auth). Override with FINALITY_TEST_DATABASE_URL. */
 export const POSTGRES_TEST_URL =
   process.env.FINALITY_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+/**
+ * For a test file that needs PostgreSQL: whether it runs here (see postgresTestsEnabled), and an
+ * admin client that is closed after the file's tests (null when PostgreSQL is not there).
+ */
+export async function postgresSuite(what: string): Promise<{ enabled: boolean; admin: postgres.Sql | null }> {
+  const enabled = await postgresTestsEnabled(what);
+  const admin = enabled ? adminClient() : null;
+  afterAll(async () => {
+    await admin?.end({ timeout: 5 });
+  });
+  return { enabled, admin };
+}
 
 /** True when the test server answers within a couple of seconds. */
 export async function postgresReachable(url = POSTGRES_TEST_URL): Promise<boolean> {

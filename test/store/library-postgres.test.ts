@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   createDispatcher,
   createFinality,
@@ -8,21 +8,11 @@ import {
   openPostgresStore,
   pruneOnce,
 } from "../../src/index.js";
-import {
-  adminClient,
-  dropSchema,
-  POSTGRES_TEST_URL,
-  postgresTestsEnabled,
-  uniqueSchemaName,
-} from "../helpers/postgres.js";
+import { dropSchema, POSTGRES_TEST_URL, postgresSuite, uniqueSchemaName } from "../helpers/postgres.js";
 import { T0 } from "../helpers/records.js";
 
 // What a library user does with PostgreSQL, through the package's own entry point only.
-const enabled = await postgresTestsEnabled("the library on PostgreSQL");
-const admin = enabled ? adminClient() : null;
-afterAll(async () => {
-  await admin?.end({ timeout: 5 });
-});
+const { enabled, admin } = await postgresSuite("the library on PostgreSQL");
 
 describe.skipIf(!enabled)("the finality library on PostgreSQL", () => {
   it("claims and heartbeats runs with a lease of a fraction of a millisecond over whole seconds", async () => {

@@ -1,15 +1,10 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Attempt, Run } from "../../src/core/run-model.js";
-import { adminClient, postgresTestsEnabled, useFreshSchema } from "../helpers/postgres.js";
+import { postgresSuite, useFreshSchema } from "../helpers/postgres.js";
 import { T0 } from "../helpers/records.js";
 
 // The runs part of the port on PostgreSQL: round trips, and claims shared by replicas.
-const enabled = await postgresTestsEnabled("PostgreSQL runs store");
-const admin = enabled ? adminClient() : null;
-
-afterAll(async () => {
-  await admin?.end({ timeout: 5 });
-});
+const { enabled, admin } = await postgresSuite("PostgreSQL runs store");
 
 function makeRun(id: string, overrides: Partial<Run> = {}): Run {
   return {

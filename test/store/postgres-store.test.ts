@@ -1,22 +1,17 @@
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isFinalityError } from "../../src/core/errors.js";
 import type { Observation } from "../../src/core/model.js";
 import { isTerminal } from "../../src/core/states.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import { createPostgresStore, openPostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import { adminClient, postgresTestsEnabled, useFreshSchema } from "../helpers/postgres.js";
+import { postgresSuite, useFreshSchema } from "../helpers/postgres.js";
 import { makeEffect, makeJob, T0 } from "../helpers/records.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 // What only PostgreSQL has: several replicas on one database, real connection failures, SQL types.
-const enabled = await postgresTestsEnabled("PostgreSQL store");
-const admin = enabled ? adminClient() : null;
-
-afterAll(async () => {
-  await admin?.end({ timeout: 5 });
-});
+const { enabled, admin } = await postgresSuite("PostgreSQL store");
 
 describe.skipIf(!enabled)("PostgreSQL store", () => {
   const fresh = useFreshSchema(admin);

@@ -1,20 +1,9 @@
-import { afterAll, describe } from "vitest";
+import { describe } from "vitest";
 import { openPostgresStore } from "../../src/store/postgres/postgres-store.js";
-import {
-  adminClient,
-  dropSchema,
-  POSTGRES_TEST_URL,
-  postgresTestsEnabled,
-  uniqueSchemaName,
-} from "../helpers/postgres.js";
+import { dropSchema, POSTGRES_TEST_URL, postgresSuite, uniqueSchemaName } from "../helpers/postgres.js";
 import { runStoreContract } from "./contract.js";
 
-const enabled = await postgresTestsEnabled("PostgreSQL store contract");
-const admin = enabled ? adminClient() : null;
-
-afterAll(async () => {
-  await admin?.end({ timeout: 5 });
-});
+const { enabled, admin } = await postgresSuite("PostgreSQL store contract");
 
 describe.skipIf(!enabled)("PostgreSQL", () => {
   // Every test gets its own freshly created schema, dropped afterwards: runs never see each other's rows.
