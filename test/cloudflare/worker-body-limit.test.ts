@@ -166,6 +166,29 @@ describe("bodies over the limit on Workers (workerd, the Worker on its own socke
   });
 });
 
+describe("a Worker's body limit", () => {
+  it("is the configured one: a body over the default 1 MiB but under a 2 MiB server.bodyLimitBytes is taken", async () => {
+    const worker = await startWorkerLedger(
+      { ...config("env:ACME_WEBHOOK_SECRET"), server: { bodyLimitBytes: 2 * 1024 * 1024 } },
+      { ACME_WEBHOOK_SECRET: SECRET },
+    );
+    try {
+      const body = JSON.stringify({ jobId: "large", state: "running", padding: "x".repeat(1536 * 1024) });
+      const response = await fetch(new URL("/webhooks/acme", worker.url), {
+        method: "POST",
+        headers: signWith(SECRET, body),
+        body,
+      });
+      expect({ status: response.status, body: await response.json() }).toMatchObject({
+        status: 200,
+        body: { outcome: "applied", jobId: "large" },
+      });
+    } finally {
+      await worker.dispose();
+    }
+  });
+});
+
 describe("the same bodies on Node (finality serve over real HTTP)", () => {
   const dir = tempDir("finality-body-limit-");
   let service: Service;
