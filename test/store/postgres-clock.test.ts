@@ -20,15 +20,20 @@ describe("the database clock", () => {
   it("keeps the last offset when the database cannot be read, and never throws", async () => {
     const local = manualClock(1_000_000);
     let reachable = true;
+    let reads = 0;
     const clock = databaseClock(async () => {
+      reads += 1;
       if (!reachable) throw new Error("connection refused");
       return local.now() + 2_000;
     }, local);
     await clock.sync();
     expect(clock.offsetMs()).toBe(2_000);
     reachable = false;
+    reads = 0;
     await expect(clock.sync()).resolves.toBeUndefined();
     expect(clock.offsetMs()).toBe(2_000);
+    // One failed reading ends the measurement: a database that does not answer costs one wait.
+    expect(reads).toBe(1);
   });
 
   it("measures once for callers that ask at the same time", async () => {

@@ -50,7 +50,9 @@ export function databaseClock(readDatabaseMs: () => Promise<number>, local: Cloc
     let best: { offsetMs: number; roundTripMs: number } | null = null;
     for (let i = 0; i < READINGS_PER_SYNC; i++) {
       const next = await reading().catch(() => null);
-      if (next !== null && (best === null || next.roundTripMs < best.roundTripMs)) best = next;
+      // The database is not answering: try again at the next interval, not twice more now.
+      if (next === null) break;
+      if (best === null || next.roundTripMs < best.roundTripMs) best = next;
     }
     // Whole milliseconds: times are stored and compared at that precision.
     if (best !== null && best.roundTripMs <= MAX_ROUND_TRIP_MS) offset = Math.round(best.offsetMs);
