@@ -36,6 +36,7 @@ export interface FinalityOptions {
   effects?: readonly EffectDefinition[];
   /** Default grace before an open job's first reconcile poll (90 s). */
   graceSeconds?: number;
+  /** The ledger's time. Default: the store's clock where it has one (PostgreSQL: the database's), else the system clock. */
   clock?: Clock;
   newId?: () => string;
 }
@@ -70,7 +71,8 @@ const DEFAULT_GRACE_SECONDS = 90;
  */
 export function finalityOn(options: FinalityOptions & { store: Store }): Finality {
   const store = options.store;
-  const clock = options.clock ?? systemClock;
+  // A store shared by replicas brings the clock they must agree on (see Store.clock).
+  const clock = options.clock ?? store.clock ?? systemClock;
   const newId = options.newId ?? uuidv7;
   const effects = options.effects ?? [];
   const providers = options.providers;

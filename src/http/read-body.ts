@@ -37,6 +37,10 @@ async function readCounted(request: Request, limitBytes: number): Promise<Uint8A
     }
     chunks.push(value);
   }
+  return concat(chunks, total);
+}
+
+function concat(chunks: Uint8Array[], total: number): Uint8Array {
   if (chunks.length === 1 && chunks[0] !== undefined) return chunks[0];
   const body = new Uint8Array(total);
   let offset = 0;
@@ -45,6 +49,59 @@ async function readCounted(request: Request, limitBytes: number): Promise<Uint8A
     offset += chunk.byteLength;
   }
   return body;
+}
+
+/** How much of a refused body is still read and thrown away, so the client can take its answer. */
+export interface DrainLimits {
+  bytes: number;
+  ms: number;
+}
+
+/**
+ * At most `maxBytes` of a request's body, for a caller that forwards the body and leaves the
+ * refusal to the receiver: anything longer than the receiver's limit can be cut at the limit plus
+ * one byte and is refused just the same. What follows the cut is read and thrown away, up to
+ * `drain` (a sender that has sent its whole body reads the answer; one whose connection is closed
+ * mid-body often sees only a reset), and the stream is then cancelled.
+ */
+export async function readAtMost(
+  request: Request,
+  maxBytes: number,
+  drain: DrainLimits,
+): Promise<Uint8Array> {
+  if (request.body === null) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read().catch(clientGone);
+    if (done) return concat(chunks, total);
+    const kept = value.byteLength > maxBytes - total ? value.subarray(0, maxBytes - total) : value;
+    chunks.push(kept);
+    total += kept.byteLength;
+    if (total >= maxBytes) break;
+  }
+  await discard(reader, drain);
+  return concat(chunks, total);
+}
+
+/** Reads and drops the rest of a stream, for at most `limits.bytes` and `limits.ms`, then cancels it. */
+async function discard(reader: ReadableStreamDefaultReader<Uint8Array>, limits: DrainLimits): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), limits.ms);
+  });
+  try {
+    let discarded = 0;
+    while (discarded <= limits.bytes) {
+      const next = await Promise.race([reader.read(), deadline]).catch(() => "gone" as const);
+      if (next === "late" || next === "gone" || next.done) break;
+      discarded += next.value.byteLength;
+    }
+  } finally {
+    clearTimeout(timer);
+    await reader.cancel().catch(() => {});
+  }
 }
 
 /** A client that goes away mid-body is a bad request, not a server error (and is not logged as one). */

@@ -1,3 +1,4 @@
+import type { Clock } from "../core/clock.js";
 import type { Effect, EffectStatus, Job, JobEvent, JobKey } from "../core/model.js";
 import type { HousekeepingStore } from "./housekeeping-store.js";
 import type { OverviewReads } from "./overview-reads.js";
@@ -9,6 +10,12 @@ import type { RunStore, RunStoreTx } from "./run-store.js";
  */
 export interface Store extends RunStore, HousekeepingStore, OverviewReads {
   readonly dialect: "sqlite" | "postgres";
+  /**
+   * The clock a store shared by several machines counts time by (PostgreSQL: the database's), the
+   * ledger's default so that replicas agree on lease and claim times; absent where one machine's
+   * clock is the only one (SQLite, a Durable Object).
+   */
+  readonly clock?: Clock;
   /**
    * Runs `work` in one write transaction and commits before resolving. `work` may be run again
    * after a rollback — when it throws a `version-conflict` FinalityError, or when another

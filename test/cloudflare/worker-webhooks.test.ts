@@ -137,6 +137,10 @@ describe("signed webhooks on Workers (workerd) and on Node", () => {
     expect(tick.status).toBe(404);
     expect(tick.headers.get("content-type")).toMatch(/^application\/problem\+json/);
   });
+
+  it("made workerd throw nothing outside a handler (on Cloudflare such a throw restarts the isolate)", () => {
+    expect(worker.runtimeLog.filter((line) => /uncaught exception/.test(line))).toEqual([]);
+  });
 });
 
 describe("a Worker's API token", () => {

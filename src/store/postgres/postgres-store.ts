@@ -1,9 +1,11 @@
 import type postgres from "postgres";
+import { type Clock, systemClock } from "../../core/clock.js";
 import { FinalityError } from "../../core/errors.js";
 import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
 import { clampLimit, encodeCursor } from "../json-column.js";
 import type { EffectOutcome, EffectQuery, JobQuery, Page, Store, StoreStats, StoreTx } from "../store.js";
 import { createClient, isTransient, type Sql, toStoreError } from "./postgres-client.js";
+import { type DatabaseClock, databaseClock } from "./postgres-clock.js";
 import { createPostgresHousekeeping } from "./postgres-housekeeping.js";
 import { migratePostgres, pendingPostgresMigrations } from "./postgres-migrate.js";
 import { createPostgresOverviewReads } from "./postgres-overview-reads.js";
@@ -41,9 +43,18 @@ export interface PostgresStoreOptions {
   migrate?: boolean;
   /** Runs of one transaction after a version conflict, serialization failure or deadlock (8). */
   maxAttempts?: number;
+  /**
+   * This machine's clock, which `clock` corrects to the database's (the system clock; a test
+   * offsets it to play a replica whose clock is wrong).
+   */
+  localClock?: Clock;
+  /** How often `clock` measures its offset to the database's clock again (30 s). */
+  clockSyncIntervalMs?: number;
 }
 
 export interface PostgresStore extends Store {
+  /** The database's clock (see postgres-clock.ts): the ledger's default clock on PostgreSQL. */
+  readonly clock: DatabaseClock;
   /**
    * Resolves once the store is open, with the migration versions this instance applied (none when
    * another replica got there first); rejects with `store-unavailable` when the database is down.
@@ -64,16 +75,27 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   const maxAttempts = Math.max(1, options.maxAttempts ?? 8);
   let opening: Promise<number[]> | null = null;
   let closed = false;
+  const clock = databaseClock(async () => {
+    const [row] = await sql<{ ms: number }[]>`
+      SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms`;
+    if (row === undefined) throw new FinalityError("internal", "clock_timestamp() returned no row");
+    return row.ms;
+  }, options.localClock ?? systemClock);
 
   function opened(): Promise<number[]> {
     if (closed) return Promise.reject(new FinalityError("shutting-down", "the store is closed"));
     if (opening === null) {
-      opening = (
-        options.migrate === false ? Promise.resolve([]) : migratePostgres(sql, options.schema)
-      ).catch((error: unknown) => {
-        opening = null;
-        throw toStoreError(error, "opening the PostgreSQL store");
-      });
+      opening = (options.migrate === false ? Promise.resolve([]) : migratePostgres(sql, options.schema))
+        .then(async (applied) => {
+          // Before the first lease is written: from here on this replica counts the database's time.
+          await clock.sync();
+          clock.start(options.clockSyncIntervalMs ?? 30_000);
+          return applied;
+        })
+        .catch((error: unknown) => {
+          opening = null;
+          throw toStoreError(error, "opening the PostgreSQL store");
+        });
     }
     return opening;
   }
@@ -102,6 +124,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     ...createPostgresHousekeeping(read),
     ...createPostgresOverviewReads(read),
     dialect: "postgres",
+    clock,
     opened,
 
     transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
@@ -226,6 +249,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     async close() {
       if (closed) return;
       closed = true;
+      clock.stop();
       // Lets queries already sent finish (bounded), then closes every pooled connection.
       await sql.end({ timeout: 5 });
     },

@@ -1,3 +1,4 @@
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { bundleWorker } from "./bundle.js";
@@ -25,6 +26,10 @@ export interface WorkerLedger {
   scheduled(): Promise<void>;
   /** Every request the Worker sent out (status polls, effect deliveries). */
   readonly outbound: string[];
+  /** What workerd wrote to stdout and stderr (uncaught exceptions land here), line by line. */
+  readonly runtimeLog: string[];
+  /** The Worker's own loopback address, for raw HTTP (a chunked body, a client that stops early). */
+  readonly url: URL;
   dispose(): Promise<void>;
 }
 
@@ -38,7 +43,16 @@ export async function startWorkerLedger(
   bindings: Record<string, string> = {},
 ): Promise<WorkerLedger> {
   const outbound: string[] = [];
+  const runtimeLog: string[] = [];
   const mf = new Miniflare({
+    verbose: true,
+    // The Worker on a socket of its own, without Miniflare's entry worker in front (which pipes
+    // each request body on to the Worker itself), as Cloudflare's edge would hand it a request.
+    unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
+    handleRuntimeStdio(stdout, stderr) {
+      for (const stream of [stdout, stderr])
+        createInterface({ input: stream }).on("line", (line) => runtimeLog.push(line));
+    },
     modules: true,
     script: await workerScript(),
     compatibilityDate: "2025-09-01",
@@ -63,8 +77,11 @@ export async function startWorkerLedger(
   const worker = (await mf.getWorker()) as unknown as {
     scheduled(options: { cron: string }): Promise<{ outcome: string }>;
   };
+  const url = await mf.unsafeGetDirectURL();
   return {
     outbound,
+    runtimeLog,
+    url,
     fetch(path, init = {}) {
       const headers = new Headers(init.headers);
       if (!headers.has("authorization")) headers.set("authorization", `Bearer ${TEST_API_TOKEN}`);
