@@ -1,5 +1,6 @@
 import type { Effect, EffectStatus, Job, JobEvent, JobKey } from "../core/model.js";
 import type { HousekeepingStore } from "./housekeeping-store.js";
+import type { LifecycleReads, LifecycleStoreTx } from "./lifecycle-store.js";
 import type { OverviewReads } from "./overview-reads.js";
 import type { RunStore, RunStoreTx } from "./run-store.js";
 
@@ -7,7 +8,7 @@ import type { RunStore, RunStoreTx } from "./run-store.js";
  * The store port. Callers depend on this file only; adapters (SQLite, PostgreSQL) implement it.
  * Asynchronous even where the driver is not, because PostgreSQL and serverless stores are.
  */
-export interface Store extends RunStore, HousekeepingStore, OverviewReads {
+export interface Store extends RunStore, HousekeepingStore, OverviewReads, LifecycleReads {
   readonly dialect: "sqlite" | "postgres";
   /**
    * Runs `work` in one write transaction and commits before resolving. `work` may be run again
@@ -44,7 +45,7 @@ export interface Store extends RunStore, HousekeepingStore, OverviewReads {
 }
 
 /** What a transaction may do. Every write goes through here. */
-export interface StoreTx extends RunStoreTx {
+export interface StoreTx extends RunStoreTx, LifecycleStoreTx {
   /** Records a sender's delivery id; false if it was seen before (a redelivery). */
   recordDelivery(provider: string, deliveryId: string, now: number): Promise<boolean>;
   getJob(key: JobKey): Promise<Job | null>;
