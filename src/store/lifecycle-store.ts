@@ -1,5 +1,6 @@
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
+import { FinalityError } from "../core/errors.js";
 import type { JobKey, Observation } from "../core/model.js";
 import type { TerminalState } from "../core/states.js";
 import type { Page } from "./store.js";
@@ -73,4 +74,11 @@ export function effectsFiredHash(effects: readonly FiredEffect[]): string {
     .sort()
     .join("\n");
   return bytesToHex(sha256(utf8ToBytes(lines)).subarray(0, 16));
+}
+
+/** What `parkObservation` throws when the job exists after all: the work is run again. */
+export function jobRegisteredMeanwhile(provider: string, id: string): FinalityError {
+  return new FinalityError("version-conflict", `job ${provider}/${id} was registered meanwhile`, {
+    details: { provider, id },
+  });
 }

@@ -1,10 +1,10 @@
 import type postgres from "postgres";
-import { FinalityError } from "../../core/errors.js";
 import type { JobKey, Observation } from "../../core/model.js";
 import type { TerminalState } from "../../core/states.js";
 import { clampLimit, decodeCursor, encodeCursor } from "../json-column.js";
 import {
   effectsFiredHash,
+  jobRegisteredMeanwhile,
   type LifecycleReads,
   type LifecycleStoreTx,
   type ParkedObservation,
@@ -74,9 +74,7 @@ export function createPostgresLifecycleTx(tx: TxSql): LifecycleStoreTx {
       // A registration that committed after this transaction first read the job: run again, so
       // that the observation goes through the reducer instead of into the inbox.
       if ((await run("SELECT 1 FROM jobs WHERE provider = $1 AND id = $2", [provider, id])).length > 0) {
-        throw new FinalityError("version-conflict", `job ${provider}/${id} was registered concurrently`, {
-          details: { provider, id },
-        });
+        throw jobRegisteredMeanwhile(provider, id);
       }
       const inserted = await run(
         `INSERT INTO parked (provider, job_id, delivery_id, parked_at, observation)

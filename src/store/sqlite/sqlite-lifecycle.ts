@@ -3,6 +3,7 @@ import type { TerminalState } from "../../core/states.js";
 import { clampLimit, decodeCursor, encodeCursor } from "../json-column.js";
 import {
   effectsFiredHash,
+  jobRegisteredMeanwhile,
   type LifecycleReads,
   type LifecycleStoreTx,
   type ParkedObservation,
@@ -55,6 +56,7 @@ export function createSqliteLifecycleTx(db: SqliteDb): LifecycleStoreTx {
        ON CONFLICT DO NOTHING`,
     ),
     take: db.prepare("DELETE FROM parked WHERE provider = ? AND job_id = ? RETURNING *"),
+    jobExists: db.prepare("SELECT 1 FROM jobs WHERE provider = ? AND id = ?"),
   };
   return {
     async getTombstone(key: JobKey) {
@@ -63,6 +65,8 @@ export function createSqliteLifecycleTx(db: SqliteDb): LifecycleStoreTx {
     },
     async parkObservation(observation: Observation, now: number) {
       const { provider, id } = observation;
+      // One writer: only this very transaction can have written the job since it was read.
+      if (s.jobExists.get(provider, id) !== undefined) throw jobRegisteredMeanwhile(provider, id);
       const text = JSON.stringify(observation);
       return s.park.run(provider, id, observation.deliveryId ?? null, now, text).changes === 1;
     },
