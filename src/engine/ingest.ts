@@ -112,8 +112,7 @@ export async function registerInTx(
             provider: reg.provider,
             id: reg.id,
             reason: "already-settled-pruned",
-            state: tombstone.state,
-            settledAt: new Date(tombstone.settledAt).toISOString(),
+            tombstone: { state: tombstone.state, settledAt: new Date(tombstone.settledAt).toISOString() },
           },
         },
       );
