@@ -76,6 +76,13 @@ describe("early-completion inbox over HTTP", () => {
       parked: [{ observation: { state: "succeeded" } }],
     });
 
+    // The dashboard shows it on its own page and on the job's (not found yet) page.
+    const page = await (await t.app.request("/parked")).text();
+    expect(page).toContain('data-parked="strict/early-1"');
+    const jobPage = await t.app.request("/jobs/strict/early-1");
+    expect(jobPage.status).toBe(404);
+    expect(await jobPage.text()).toContain('data-section="parked"');
+
     const registered = await register("strict", "early-1", "image");
     expect(registered.status).toBe(201);
     expect(await registered.json()).toMatchObject({
@@ -85,6 +92,7 @@ describe("early-completion inbox over HTTP", () => {
     });
     expect(await effectNames("strict", "early-1")).toEqual(["images", "notify"]);
     expect(((await (await t.app.request("/v1/parked")).json()) as { items: [] }).items).toEqual([]);
+    expect(await (await t.app.request("/parked")).text()).toContain("Nothing is parked.");
   });
 
   it.each([
@@ -137,6 +145,7 @@ describe("tombstones over HTTP", () => {
       reason: "already-settled-pruned",
       tombstone: { state: "succeeded" },
     });
+    expect(await (await t.app.request("/jobs/acme/gone-1")).text()).toContain('data-tombstone="succeeded"');
     const again = await register("acme", "gone-1");
     expect(again.status).toBe(409);
     expect(await again.json()).toMatchObject({ code: "conflict", reason: "already-settled-pruned" });
