@@ -69,12 +69,17 @@ export interface FiredEffect {
  * outbox row and are not in it.
  */
 export function effectsFiredHash(effects: readonly FiredEffect[]): string {
+  // Most pruned jobs fired one effect or none: spare them the sort (and the empty set its digest).
+  if (effects.length === 0) return EMPTY_HASH;
   const lines = effects
     .map((e) => `${e.name}\u0000${e.trigger}\u0000${e.idempotencyKey}`)
     .sort()
     .join("\n");
-  return bytesToHex(sha256(utf8ToBytes(lines)).subarray(0, 16));
+  return digest(lines);
 }
+
+const digest = (text: string) => bytesToHex(sha256(utf8ToBytes(text)).subarray(0, 16));
+const EMPTY_HASH = digest("");
 
 /** What `parkObservation` throws when the job exists after all: the work is run again. */
 export function jobRegisteredMeanwhile(provider: string, id: string): FinalityError {

@@ -14,8 +14,10 @@ const PRUNABLE: Record<
     select: string;
     delete: (keys: string) => string[];
     oldest: string;
-    /** Runs in the batch's transaction before its deletes, with the selected keys (one column). */
-    beforeDelete?: (db: SqliteDb, keys: readonly unknown[]) => void;
+    /** How many leading columns of `select` are the key (default: all of them). */
+    keyColumns?: number;
+    /** Runs in the batch's transaction before its deletes, with the selected rows. */
+    beforeDelete?: (db: SqliteDb, rows: readonly unknown[][], maxParameters: number) => void;
   }
 > = {
   deliveries: {
@@ -29,12 +31,14 @@ const PRUNABLE: Record<
     oldest: "SELECT min(at) AS at FROM events",
   },
   settledJobs: {
-    select: `SELECT job_no FROM jobs j INDEXED BY jobs_settled
+    // The key first; the rest is what the tombstone keeps.
+    select: `SELECT job_no, provider, id, state, settled_at FROM jobs j INDEXED BY jobs_settled
       WHERE settled_at IS NOT NULL AND settled_at < ?
         AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.provider = j.provider AND o.job_id = j.id AND o.status <> 'delivered')
       ORDER BY settled_at LIMIT ?`,
     delete: (keys) => [`DELETE FROM jobs WHERE job_no IN (${keys})`],
     oldest: "SELECT min(settled_at) AS at FROM jobs WHERE settled_at IS NOT NULL",
+    keyColumns: 1,
     // A deleted job leaves its tombstone, so that a late webhook cannot bring it back.
     beforeDelete: writeTombstones,
   },
@@ -102,12 +106,10 @@ export function createSqliteHousekeeping(
     prune(target, before, limit) {
       const spec = PRUNABLE[target];
       return enqueue(async () => {
-        const rows = writer.prepare(spec.select).raw().all(before, limit) as unknown[][];
-        if (rows.length === 0) return 0;
-        spec.beforeDelete?.(
-          writer,
-          rows.map((row) => row[0]),
-        );
+        const selected = writer.prepare(spec.select).raw().all(before, limit) as unknown[][];
+        if (selected.length === 0) return 0;
+        spec.beforeDelete?.(writer, selected, maxParameters);
+        const rows = spec.keyColumns ? selected.map((row) => row.slice(0, spec.keyColumns)) : selected;
         const perStatement = Math.max(1, Math.floor(maxParameters / (rows[0]?.length ?? 1)));
         for (let start = 0; start < rows.length; start += perStatement) {
           const chunk = rows.slice(start, start + perStatement);

@@ -3,6 +3,7 @@ import type { TerminalState } from "../../core/states.js";
 import { clampLimit, decodeCursor, encodeCursor } from "../json-column.js";
 import {
   effectsFiredHash,
+  type FiredEffect,
   jobRegisteredMeanwhile,
   type LifecycleReads,
   type LifecycleStoreTx,
@@ -111,25 +112,34 @@ export function createSqliteLifecycleReads(reader: SqliteDb, assertOpen: () => v
 /**
  * Writes the tombstones of the jobs a prune batch is about to delete, in its transaction: the
  * key, the terminal state, when it settled, and the hash of its outbox rows (still there:
- * delivered effects are pruned after their job, by settled_at <= delivered_at).
+ * delivered effects are pruned after their job, by settled_at <= delivered_at). `jobs` are the
+ * batch's rows: job_no, provider, id, state, settled_at.
  */
-export function writeTombstones(db: SqliteDb, jobNos: readonly unknown[]): void {
-  const job = db.prepare("SELECT provider, id, state, settled_at FROM jobs WHERE job_no = ?");
-  const effects = db.prepare(
-    "SELECT name, trigger, idempotency_key AS idempotencyKey FROM outbox WHERE provider = ? AND job_id = ?",
-  );
+export function writeTombstones(db: SqliteDb, jobs: readonly unknown[][], maxParameters: number): void {
+  // The batch's outbox rows in as few statements as the store binds parameters for.
+  const fired = new Map<unknown, FiredEffect[]>();
+  for (let start = 0; start < jobs.length; start += maxParameters) {
+    const jobNos = jobs.slice(start, start + maxParameters).map((job) => job[0]);
+    const rows = db
+      .prepare(
+        `SELECT j.job_no, o.name, o.trigger, o.idempotency_key FROM jobs j
+         JOIN outbox o ON o.provider = j.provider AND o.job_id = j.id
+         WHERE j.job_no IN (${jobNos.map(() => "?").join(", ")})`,
+      )
+      .raw()
+      .all(...jobNos) as [unknown, string, string, string][];
+    for (const [jobNo, name, trigger, idempotencyKey] of rows) {
+      const list = fired.get(jobNo) ?? [];
+      list.push({ name, trigger, idempotencyKey });
+      fired.set(jobNo, list);
+    }
+  }
   const insert = db.prepare(
     `INSERT INTO tombstones (provider, id, state, settled_at, effects_hash) VALUES (?, ?, ?, ?, ?)
      ON CONFLICT (provider, id) DO UPDATE SET state = excluded.state, settled_at = excluded.settled_at,
        effects_hash = excluded.effects_hash`,
   );
-  for (const jobNo of jobNos) {
-    const row = job.get(jobNo) as { provider: string; id: string; state: string; settled_at: number };
-    const fired = effects.all(row.provider, row.id) as {
-      name: string;
-      trigger: string;
-      idempotencyKey: string;
-    }[];
-    insert.run(row.provider, row.id, row.state, row.settled_at, effectsFiredHash(fired));
+  for (const [jobNo, provider, id, state, settledAt] of jobs) {
+    insert.run(provider, id, state, settledAt, effectsFiredHash(fired.get(jobNo) ?? []));
   }
 }
