@@ -112,8 +112,14 @@ describe("early-completion inbox over HTTP", () => {
   it("a registration after an adopted job settled enqueues the effects its kind now matches", async () => {
     await webhook("acme", { jobId: "late-1", state: "succeeded" }, "msg-2");
     expect(await effectNames("acme", "late-1")).toEqual(["notify"]);
+    // The dispatcher is woken by this signal (serve, and the Workers alarm): the new row waits for no poll.
+    let woken = 0;
+    t.finality.onEffectsEnqueued(() => woken++);
     expect((await register("acme", "late-1", "image")).status).toBe(200);
     expect(await effectNames("acme", "late-1")).toEqual(["images", "notify"]);
+    expect(woken).toBe(1);
+    expect((await register("acme", "late-1", "image")).status).toBe(200);
+    expect(woken).toBe(1);
   });
 });
 
