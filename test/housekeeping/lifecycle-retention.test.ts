@@ -48,17 +48,31 @@ describe("retention windows of tombstones and parked observations", () => {
     expect((await run({})).rows).toMatchObject({ settledJobs: 1, tombstones: 0, parked: 0 });
     expect((await run({ parkedDays: 1 })).rows).toMatchObject({ parked: 1 });
 
-    const pass = await prune({
-      configFile: configFile(path, { tombstonesDays: 15, parkedDays: 1 }),
-      env: {},
-      flags: {},
-      dryRun: false,
+    const pass = (retention: Record<string, number>) =>
+      prune({ configFile: configFile(path, retention), env: {}, flags: {}, dryRun: false });
+    const tombstone = async () => {
+      const store = createSqliteStore({ path });
+      try {
+        return await store.getTombstone({ provider: "acme", id: "old" });
+      } finally {
+        await store.close();
+      }
+    };
+    // Kept 30 days from settling: the job goes, its tombstone (20 days old) stays.
+    expect((await pass({ tombstonesDays: 30 })).rows).toMatchObject({
+      settledJobs: 1,
+      tombstones: 0,
+      parked: 0,
     });
-    // The job goes, and its tombstone (settled 20 days ago, kept 15) goes in the same pass.
-    expect(pass.rows).toMatchObject({ settledJobs: 1, tombstones: 1, parked: 1 });
+    expect(await tombstone()).toMatchObject({ state: "succeeded" });
+    // Kept 15: it goes too; and parked observations kept 1 day go.
+    expect((await pass({ tombstonesDays: 15, parkedDays: 1 })).rows).toMatchObject({
+      tombstones: 1,
+      parked: 1,
+    });
+    expect(await tombstone()).toBeNull();
     const store = createSqliteStore({ path });
     try {
-      expect(await store.getTombstone({ provider: "acme", id: "old" })).toBeNull();
       expect((await store.listParked({})).items).toEqual([]);
     } finally {
       await store.close();
