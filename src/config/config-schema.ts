@@ -121,6 +121,13 @@ const retentionSchema = z.strictObject({
   settledJobsDays: days.default(14),
   deliveredEffectsDays: days.default(14),
   settledRunsDays: days.default(14),
+  /**
+   * A pruned job's tombstone, counted from when it settled: until then a late or replayed
+   * webhook for it is `already-settled-pruned` and fires nothing (must be ≥ settledJobsDays).
+   */
+  tombstonesDays: days.default(400),
+  /** The early-completion inbox: how long an observation for an unregistered job waits for it. */
+  parkedDays: days.default(7),
   /** Time between retention passes inside `finality serve`. */
   intervalMinutes: days.default(10),
 });
@@ -183,6 +190,13 @@ export const configSchema = z
         });
       }
     }
+    // A tombstone pruned before its job would leave that job's id unguarded from the start.
+    if (config.retention.tombstonesDays < config.retention.settledJobsDays)
+      ctx.addIssue({
+        code: "custom",
+        path: ["retention", "tombstonesDays"],
+        message: `must be at least settledJobsDays (${config.retention.settledJobsDays}): a pruned job's tombstone must outlive it`,
+      });
     const seen = new Set<string>();
     config.effects.forEach((effect, index) => {
       if (seen.has(effect.name))

@@ -63,6 +63,10 @@ export const IGNORE_REASONS = [
   "stale",
   "already-registered",
   "not-found",
+  /** The job settled and retention deleted it; its tombstone answers for it (nothing changes). */
+  "already-settled-pruned",
+  /** No job yet under `registered-only`: kept in the early-completion inbox until it is registered. */
+  "parked",
 ] as const;
 export type IgnoreReason = (typeof IGNORE_REASONS)[number];
 

@@ -17,6 +17,11 @@ export const REASONS: Record<IgnoreReason, { label: string; meaning: string }> =
   unregistered: { label: "unregistered", meaning: "the provider only accepts registered jobs" },
   "already-registered": { label: "already registered", meaning: "registration never changes a state" },
   "not-found": { label: "provider 404", meaning: "the provider does not know this job" },
+  "already-settled-pruned": {
+    label: "settled, pruned",
+    meaning: "the job settled and retention deleted it; its tombstone keeps it from running again",
+  },
+  parked: { label: "parked", meaning: "no job registered yet: kept until it is, then applied in order" },
 };
 
 export function Badge(props: { kind: string; children: Child; title?: string }) {

@@ -13,6 +13,7 @@ import { type PageOptions, renderPage } from "./layout.js";
 import { FRAGMENT_HEADER } from "./live-refresh.js";
 import { loadOverview } from "./overview-data.js";
 import { OverviewPage } from "./overview-page.js";
+import { loadParked, MissingJobNote, ParkedPage } from "./parked-page.js";
 import { loadRuns, parseRunStatus, RunsFilters, RunsPage } from "./runs-page.js";
 
 export interface DashboardOptions {
@@ -30,6 +31,7 @@ export const DASHBOARD_PATHS = [
   "/effects",
   "/effects/*",
   "/runs",
+  "/parked",
   "/login",
   "/logout",
 ];
@@ -92,6 +94,8 @@ export function addDashboardRoutes(app: Hono<AppEnv>, options: DashboardOptions)
       key && (await loadJobStory(store, key, Number.isSafeInteger(after) && after > 0 ? after : 0));
     if (!key || !story) {
       const what = key ? `${key.provider} / ${key.id}` : "this address";
+      const parked = key ? (await store.listParked({ ...key, limit: 100 })).items.reverse() : [];
+      const tombstone = key ? await store.getTombstone(key) : null;
       return renderPage(c, {
         ...shell(c),
         refreshMs: null,
@@ -101,6 +105,7 @@ export function addDashboardRoutes(app: Hono<AppEnv>, options: DashboardOptions)
         live: (
           <>
             <h1>No job {what}</h1>
+            <MissingJobNote parked={parked} tombstone={tombstone} now={now()} />
             <p>
               <a href="/jobs">Search the jobs</a>
             </p>
@@ -146,6 +151,19 @@ export function addDashboardRoutes(app: Hono<AppEnv>, options: DashboardOptions)
       section: "runs",
       header: <RunsFilters status={query.status} kind={query.kind} />,
       live: <RunsPage view={await loadRuns(store, query, now())} now={now()} />,
+    });
+  });
+
+  page("/parked", async (c) => {
+    const provider = c.req.query("provider")?.trim() || undefined;
+    const cursor = c.req.query("cursor") || undefined;
+    return renderPage(c, {
+      ...shell(c),
+      title: "Parked",
+      section: "parked",
+      live: (
+        <ParkedPage page={await loadParked(store, { provider, cursor })} now={now()} provider={provider} />
+      ),
     });
   });
 

@@ -4,13 +4,14 @@ import type { Child } from "hono/jsx";
 import { DASHBOARD_CSS } from "./dashboard-style.js";
 import { FRAGMENT_HEADER, LIVE_REFRESH_SCRIPT } from "./live-refresh.js";
 
-export type Section = "overview" | "jobs" | "effects" | "runs";
+export type Section = "overview" | "jobs" | "effects" | "runs" | "parked";
 
 const SECTIONS: [Section, string, string][] = [
   ["overview", "/", "Overview"],
   ["jobs", "/jobs", "Jobs"],
   ["effects", "/effects", "Effects"],
   ["runs", "/runs", "Runs"],
+  ["parked", "/parked", "Parked"],
 ];
 
 export interface PageOptions {

@@ -20,6 +20,8 @@ export const WEBHOOK_OUTCOMES: SeriesKey[] = [
   { key: "stale", label: "stale", colour: "#e6b84a" },
   { key: "lower-rank", label: "lower rank", colour: "#e07b2c" },
   { key: "conflicting-terminal", label: "conflicting terminal", colour: "#d64545" },
+  { key: "parked", label: "parked (not registered yet)", colour: "#8a5cd0" },
+  { key: "already-settled-pruned", label: "settled, pruned", colour: "#718096" },
 ];
 
 /** The live part of the overview: counts, charts, and what needs attention. */

@@ -137,7 +137,10 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
     async register(input) {
       const registration = refuseRunsProvider(parseRegistration(input), "invalid-request");
       const ctx = contextFor(registration.provider, clock.now());
-      return store.transaction((tx) => registerInTx(tx, registration, ctx));
+      const outcome = await store.transaction((tx) => registerInTx(tx, registration, ctx));
+      // A late kind or a parked completion may have enqueued effects: wake the dispatcher.
+      if (outcome.effects.length > 0) announceEffects();
+      return outcome;
     },
     async getJob(key) {
       return store.getJob(parseJobKey(key.provider, key.id));

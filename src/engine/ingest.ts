@@ -1,6 +1,7 @@
 import { FinalityError } from "../core/errors.js";
 import type { IgnoreReason, Job, JobKey, Observation, UnknownJobPolicy } from "../core/model.js";
 import { type Registration, reduce, register } from "../core/reducer.js";
+import type { ParkedObservation } from "../store/lifecycle-store.js";
 import type { StoreTx } from "../store/store.js";
 import { type EffectDefinition, effectsFor, newEffectRow } from "./effect-definitions.js";
 
@@ -28,6 +29,11 @@ export interface IngestOutcome {
  * The one ingest path, run inside a store transaction: dedupe the delivery, load, reduce,
  * compare-and-set write, append the audit event, and on the first terminal state enqueue the
  * job's effects (and run its transactional ones). Safe to re-run after a rollback.
+ *
+ * Two answers come from around the reducer: a job retention deleted is answered by its tombstone
+ * (`already-settled-pruned`: nothing changes, nothing fires, however the observation got its
+ * delivery id), and an observation the reducer refuses as `unregistered` is parked until the job
+ * is registered (`parked`), rather than used up.
  */
 export async function ingestInTx(tx: StoreTx, obs: Observation, ctx: IngestContext): Promise<IngestOutcome> {
   if (obs.deliveryId !== undefined && !(await tx.recordDelivery(obs.provider, obs.deliveryId, ctx.now))) {
@@ -41,7 +47,22 @@ export async function ingestInTx(tx: StoreTx, obs: Observation, ctx: IngestConte
     };
   }
   const current = await tx.getJob(obs);
+  if (current === null) {
+    const tombstone = await tx.getTombstone(obs);
+    if (tombstone !== null) {
+      await appendEvent(tx, obs, ctx.now, false, "already-settled-pruned", {
+        tombstone: { state: tombstone.state, settledAt: tombstone.settledAt },
+      });
+      return ignored("already-settled-pruned");
+    }
+  }
   const result = reduce(current, obs, { now: ctx.now, unknownJobs: ctx.unknownJobs });
+  if (!result.applied && result.reason === "unregistered") {
+    // Durably kept (and its delivery id recorded): the sender's 2xx is honest, its retry a duplicate.
+    await tx.parkObservation(obs, ctx.now);
+    await appendEvent(tx, obs, ctx.now, false, "parked");
+    return ignored("parked");
+  }
   let job = current;
   if (result.next !== null) {
     job = current === null ? withFirstCheck(result.next, ctx) : result.next;
@@ -54,17 +75,49 @@ export async function ingestInTx(tx: StoreTx, obs: Observation, ctx: IngestConte
   return { applied: result.applied, reason, job, settled, effects };
 }
 
+function ignored(reason: IgnoreReason): IngestOutcome {
+  return { applied: false, reason, job: null, settled: false, effects: [] };
+}
+
 export interface RegisterOutcome {
   created: boolean;
   job: Job;
+  /** Names of the effects this registration enqueued or ran (late kind, parked completions). */
+  effects: string[];
+  /** How many parked observations were applied through the reducer. */
+  parked: number;
 }
 
+/**
+ * Registration, in one transaction: the upsert (`register`), then what it makes due —
+ * the effects a settled (or stuck) job matches now that its kind or metadata is known and did
+ * not match before, and the job's parked observations, oldest first, through the reducer.
+ * A job whose tombstone is stored cannot be registered again: it would open, be polled, settle
+ * and fire its effects a second time.
+ */
 export async function registerInTx(
   tx: StoreTx,
   reg: Registration,
   ctx: IngestContext,
 ): Promise<RegisterOutcome> {
   const current = await tx.getJob(reg);
+  if (current === null) {
+    const tombstone = await tx.getTombstone(reg);
+    if (tombstone !== null) {
+      throw new FinalityError(
+        "conflict",
+        `job ${reg.provider}/${reg.id} settled (${tombstone.state}) and was pruned; its id cannot be registered again`,
+        {
+          details: {
+            provider: reg.provider,
+            id: reg.id,
+            reason: "already-settled-pruned",
+            tombstone: { state: tombstone.state, settledAt: new Date(tombstone.settledAt).toISOString() },
+          },
+        },
+      );
+    }
+  }
   const result = register(current, reg, ctx.now);
   let job = current;
   if (result.next !== null) {
@@ -85,7 +138,52 @@ export async function registerInTx(
     detail: { registration: true },
   });
   if (job === null) throw new Error("unreachable: registration left no job");
-  return { created: result.created, job };
+  const effects = current === null ? [] : await fireNewlyMatching(tx, current, job, ctx);
+  const parked = await tx.takeParked(reg);
+  for (const observation of parked) {
+    const applied = await applyParked(tx, job, observation, ctx);
+    job = applied.job;
+    effects.push(...applied.effects);
+  }
+  return { created: result.created, job, effects, parked: parked.length };
+}
+
+/**
+ * Effects are chosen when a job settles (or is flagged stuck), by its kind and provider then. A
+ * job adopted from a webhook before its registration settles with no kind, so an effect limited
+ * to `kinds` did not fire; once the kind is known, it does — only the definitions that match
+ * now and did not before, so nothing that fired runs twice (the outbox row's uniqueness and the
+ * stable key guard the rest).
+ */
+async function fireNewlyMatching(
+  tx: StoreTx,
+  before: Job,
+  after: Job,
+  ctx: IngestContext,
+): Promise<string[]> {
+  const trigger = after.settledAt !== null ? after.state : after.stuck ? "stuck" : null;
+  if (trigger === null) return [];
+  const matched = new Set(effectsFor(ctx.effects, before, trigger).map((d) => d.name));
+  const now = effectsFor(ctx.effects, after, trigger).filter((d) => !matched.has(d.name));
+  return fireDefinitions(tx, after, trigger, now, ctx);
+}
+
+/** One parked observation through the reducer, as if it arrived now (its delivery id is recorded). */
+async function applyParked(
+  tx: StoreTx,
+  job: Job,
+  parked: ParkedObservation,
+  ctx: IngestContext,
+): Promise<{ job: Job; effects: string[] }> {
+  const obs = parked.observation;
+  const result = reduce(job, obs, { now: ctx.now, unknownJobs: ctx.unknownJobs });
+  const next = result.next ?? job;
+  if (result.next !== null) await writeJob(tx, job, result.next);
+  await appendEvent(tx, obs, ctx.now, result.applied, result.applied ? null : result.reason, {
+    parkedAt: parked.parkedAt,
+  });
+  const effects = result.applied && result.settled ? await fireEffects(tx, next, next.state, ctx) : [];
+  return { job: next, effects };
 }
 
 /** Enqueues the outbox rows and runs the transactional effects for a job that reached `trigger`. */
@@ -95,8 +193,18 @@ export async function fireEffects(
   trigger: string,
   ctx: IngestContext,
 ): Promise<string[]> {
+  return fireDefinitions(tx, job, trigger, effectsFor(ctx.effects, job, trigger), ctx);
+}
+
+async function fireDefinitions(
+  tx: StoreTx,
+  job: Job,
+  trigger: string,
+  definitions: readonly EffectDefinition[],
+  ctx: IngestContext,
+): Promise<string[]> {
   const fired: string[] = [];
-  for (const definition of effectsFor(ctx.effects, job, trigger)) {
+  for (const definition of definitions) {
     if (definition.transactional) {
       await definition.transactional(job, tx);
       fired.push(definition.name);
@@ -126,12 +234,14 @@ function appendEvent(
   at: number,
   applied: boolean,
   reason: IgnoreReason | null,
+  extra?: Record<string, unknown>,
 ) {
   const key: JobKey = { provider: obs.provider, id: obs.id };
-  const detail =
+  const ordering =
     obs.seq !== undefined || obs.updateTime !== undefined
       ? { seq: obs.seq, updateTime: obs.updateTime }
       : null;
+  const detail = extra === undefined ? ordering : { ...ordering, ...extra };
   return tx.appendEvent({
     ...key,
     source: obs.source,

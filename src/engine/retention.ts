@@ -12,6 +12,13 @@ export interface RetentionWindows {
   settledJobsDays: number;
   deliveredEffectsDays: number;
   settledRunsDays: number;
+  /**
+   * How long a pruned job's tombstone is kept, counted from when the job settled: until then a
+   * late webhook or a replayed one for it is `already-settled-pruned` and fires nothing.
+   */
+  tombstonesDays: number;
+  /** How long an observation parked for an unregistered job (`registered-only`) waits for it. */
+  parkedDays: number;
 }
 
 export const DEFAULT_RETENTION: RetentionWindows = {
@@ -20,6 +27,8 @@ export const DEFAULT_RETENTION: RetentionWindows = {
   settledJobsDays: 14,
   deliveredEffectsDays: 14,
   settledRunsDays: 14,
+  tombstonesDays: 400,
+  parkedDays: 7,
 };
 
 const WINDOW_OF: Record<PruneTarget, keyof RetentionWindows> = {
@@ -28,6 +37,8 @@ const WINDOW_OF: Record<PruneTarget, keyof RetentionWindows> = {
   settledJobs: "settledJobsDays",
   deliveredEffects: "deliveredEffectsDays",
   settledRuns: "settledRunsDays",
+  tombstones: "tombstonesDays",
+  parked: "parkedDays",
 };
 
 export interface PruneOptions {

@@ -11,6 +11,7 @@ import { crossSiteGuard } from "./cross-site-guard.js";
 import { addEffectRoutes } from "./effect-routes.js";
 import { addJobRoutes, jobPathMethodNotAllowed } from "./job-routes.js";
 import { addOpsRoutes } from "./ops-routes.js";
+import { addParkedRoutes } from "./parked-routes.js";
 import { problemResponse, toProblem } from "./problem.js";
 import { type Logger, requestLog, silentLogger } from "./request-log.js";
 import { addRunRoutes, addWorkerRoutes } from "./run-routes.js";
@@ -81,6 +82,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   addWebhookRoutes(app, intake, bodyLimitBytes);
   addJobRoutes(app, { finality, metrics, bodyLimitBytes });
   addEffectRoutes(app, finality);
+  addParkedRoutes(app, finality);
   if (runs) addRunRoutes(app, { runs, metrics, bodyLimitBytes });
   addOpsRoutes(app, finality, metrics);
   addDashboardRoutes(app, { finality, config, runs: runs !== undefined });
@@ -91,6 +93,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   app.all("/v1/jobs/:provider/:rest{.+}", jobPathMethodNotAllowed);
   allowOnly(app, "/v1/effects", "GET, HEAD");
   allowOnly(app, "/v1/effects/:id/retry", "POST");
+  allowOnly(app, "/v1/parked", "GET, HEAD");
   if (runs) {
     allowOnly(app, "/v1/runs", "GET, HEAD, POST");
     allowOnly(app, "/v1/runs/:id", "GET, HEAD");

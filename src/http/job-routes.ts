@@ -6,6 +6,7 @@ import { API_DELIVERY_PREFIX, apiObservationSchema, LIMITS, parseWith } from "..
 import { replayEffects } from "../engine/effect-admin.js";
 import type { Finality } from "../engine/finality.js";
 import type { AppEnv } from "./app-env.js";
+import { parkedToJson, tombstoneToJson } from "./parked-routes.js";
 import { readBody } from "./read-body.js";
 import type { ServiceMetrics } from "./service-metrics.js";
 
@@ -80,7 +81,7 @@ export function addJobRoutes(app: Hono<AppEnv>, options: JobRouteOptions): void 
     }
     c.set("route", "/v1/jobs/:provider/:id");
     const job = await finality.getJob(target);
-    if (job === null) throw notFound(target);
+    if (job === null) throw await missingJob(finality, target);
     return c.json(jobToJson(job));
   });
 
@@ -168,6 +169,26 @@ function decode(segment: string, field: string): string {
   } catch {
     throw new FinalityError("invalid-request", `${field}: invalid percent-encoding`, { details: { field } });
   }
+}
+
+/**
+ * The 404 of a job lookup says what the ledger does know: the observations parked for the job
+ * until it is registered, or the tombstone of a job that settled and was pruned.
+ */
+async function missingJob(finality: Finality, key: { provider: string; id: string }): Promise<FinalityError> {
+  const tombstone = await finality.store.getTombstone(key);
+  if (tombstone !== null) {
+    return new FinalityError("not-found", `job ${key.provider}/${key.id} settled and was pruned`, {
+      details: { ...key, reason: "already-settled-pruned", tombstone: tombstoneToJson(tombstone) },
+    });
+  }
+  const parked = await finality.store.listParked({ ...key, limit: 100 });
+  if (parked.items.length === 0) return notFound(key);
+  return new FinalityError(
+    "not-found",
+    `no job ${key.provider}/${key.id} yet: ${parked.items.length}${parked.nextCursor ? "+" : ""} observation(s) are parked until it is registered`,
+    { details: { ...key, reason: "parked", parked: parked.items.reverse().map(parkedToJson) } },
+  );
 }
 
 export function notFound(key: { provider: string; id: string }): FinalityError {

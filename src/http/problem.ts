@@ -46,7 +46,7 @@ export interface Problem {
 }
 
 /** Detail keys safe to show a caller; anything else stays in the logs. */
-const PUBLIC_DETAILS = ["field", "reason", "provider", "id", "allow"] as const;
+const PUBLIC_DETAILS = ["field", "reason", "provider", "id", "allow", "tombstone", "parked"] as const;
 
 /** Turns any thrown value into a problem. `exposed` is false when the detail was hidden (a 5xx bug). */
 export function toProblem(error: unknown): { problem: Problem; exposed: boolean } {

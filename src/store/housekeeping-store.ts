@@ -5,6 +5,8 @@ export const PRUNE_TARGETS = [
   "settledJobs",
   "deliveredEffects",
   "settledRuns",
+  "tombstones",
+  "parked",
 ] as const;
 export type PruneTarget = (typeof PRUNE_TARGETS)[number];
 
@@ -23,9 +25,12 @@ export interface HousekeepingStats {
  *   so the window must outlive every sender's retries);
  * - events: audit events recorded before `before`;
  * - settledJobs: jobs settled before `before` whose effects are all delivered — never an open job,
- *   never one with a pending, in-flight or dead effect;
+ *   never one with a pending, in-flight or dead effect; each leaves a tombstone in the same
+ *   transaction (lifecycle-store.ts);
  * - deliveredEffects: outbox rows delivered before `before` — never pending, in-flight or dead ones;
- * - settledRuns: runs settled before `before`, with their attempts and run events.
+ * - settledRuns: runs settled before `before`, with their attempts and run events;
+ * - tombstones: tombstones of jobs settled before `before` (their own, longer window);
+ * - parked: observations parked before `before` whose job was never registered.
  */
 export interface HousekeepingStore {
   /** Deletes up to `limit` of the oldest rows of `target` older than `before`; returns how many. */

@@ -1,6 +1,7 @@
 import type { Clock } from "../core/clock.js";
 import type { Effect, EffectStatus, Job, JobEvent, JobKey } from "../core/model.js";
 import type { HousekeepingStore } from "./housekeeping-store.js";
+import type { LifecycleReads, LifecycleStoreTx } from "./lifecycle-store.js";
 import type { OverviewReads } from "./overview-reads.js";
 import type { RunStore, RunStoreTx } from "./run-store.js";
 
@@ -8,7 +9,7 @@ import type { RunStore, RunStoreTx } from "./run-store.js";
  * The store port. Callers depend on this file only; adapters (SQLite, PostgreSQL) implement it.
  * Asynchronous even where the driver is not, because PostgreSQL and serverless stores are.
  */
-export interface Store extends RunStore, HousekeepingStore, OverviewReads {
+export interface Store extends RunStore, HousekeepingStore, OverviewReads, LifecycleReads {
   readonly dialect: "sqlite" | "postgres";
   /**
    * The clock a store shared by several machines counts time by (PostgreSQL: the database's), the
@@ -51,7 +52,7 @@ export interface Store extends RunStore, HousekeepingStore, OverviewReads {
 }
 
 /** What a transaction may do. Every write goes through here. */
-export interface StoreTx extends RunStoreTx {
+export interface StoreTx extends RunStoreTx, LifecycleStoreTx {
   /** Records a sender's delivery id; false if it was seen before (a redelivery). */
   recordDelivery(provider: string, deliveryId: string, now: number): Promise<boolean>;
   getJob(key: JobKey): Promise<Job | null>;

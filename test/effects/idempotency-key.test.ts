@@ -54,7 +54,15 @@ describe("effect idempotency keys", () => {
       expect(await pruneOnce(finality.store, DEFAULT_RETENTION, clock.now())).toMatchObject({
         settledJobs: 1,
       });
-      // A very late redelivery: its id was forgotten too, so the job is adopted again and settles.
+      // Its tombstone answers a late redelivery for as long as it is kept...
+      expect(await finality.ingest({ ...settle, deliveryId: "d1" })).toMatchObject({
+        reason: "already-settled-pruned",
+      });
+      clock.advance(DEFAULT_RETENTION.tombstonesDays * 86_400_000);
+      expect(await pruneOnce(finality.store, DEFAULT_RETENTION, clock.now())).toMatchObject({
+        tombstones: 1,
+      });
+      // ...and past it, an even later one adopts the job again: the effect keeps its key.
       expect(await finality.ingest({ ...settle, deliveryId: "d1" })).toMatchObject({
         applied: true,
         settled: true,

@@ -41,7 +41,7 @@ const path = fc.oneof(
   segment.map((id) => `/v1/attempts/${id}/heartbeat`),
   segment.map((id) => `/v1/attempts/${id}/events`),
   segment.map((id) => `/v1/workers/${id}/claim`),
-  fc.constantFrom("/v1/jobs", "/v1/runs", "/v1/effects", "/healthz", "/readyz", "/metrics"),
+  fc.constantFrom("/v1/jobs", "/v1/runs", "/v1/effects", "/v1/parked", "/healthz", "/readyz", "/metrics"),
 );
 const queryValue = fc.oneof(
   hugeNumber,
@@ -60,6 +60,7 @@ const query = fc
       "open",
       "after",
       "status",
+      "id",
       "__proto__",
     ),
     queryValue,

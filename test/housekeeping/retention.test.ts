@@ -102,7 +102,15 @@ describe.each(stores)("retention on %s", (_name, openStore) => {
     clock.set(t0 + 15 * DAY);
 
     const dry = await pruneOnce(finality.store, DEFAULT_RETENTION, clock.now(), { dryRun: true });
-    expect(dry).toEqual({ deliveries: 3, events: 4, settledJobs: 1, deliveredEffects: 1, settledRuns: 0 });
+    expect(dry).toEqual({
+      deliveries: 3,
+      events: 4,
+      settledJobs: 1,
+      deliveredEffects: 1,
+      settledRuns: 0,
+      tombstones: 0,
+      parked: 0,
+    });
     const before = await snapshot(finality);
     expect(before.jobs).toEqual(["a-delivered", "b-dead", "c-open", "d-recent"]);
 
@@ -111,6 +119,20 @@ describe.each(stores)("retention on %s", (_name, openStore) => {
     const after = await snapshot(finality);
     expect(after.jobs).toEqual(["b-dead", "c-open", "d-recent"]);
     expect(after.effects).toEqual(["b-dead:dead", "d-recent:delivered"]);
+    // The pruned job left its tombstone: its late webhook is answered, not applied again.
+    expect(await finality.store.getTombstone({ provider: "acme", id: "a-delivered" })).toMatchObject({
+      state: "succeeded",
+      settledAt: t0,
+    });
+    const late = await finality.ingest({
+      provider: "acme",
+      id: "a-delivered",
+      state: "succeeded",
+      source: "webhook",
+      deliveryId: "d-a",
+    });
+    expect(late).toMatchObject({ applied: false, reason: "already-settled-pruned", effects: [] });
+    expect((await snapshot(finality)).jobs).toEqual(["b-dead", "c-open", "d-recent"]);
     expect(await finality.jobEvents({ provider: "acme", id: "c-open" })).toEqual([]);
     expect((await finality.jobEvents({ provider: "acme", id: "d-recent" })).length).toBe(1);
     expect((await finality.getJob({ provider: "acme", id: "c-open" }))?.state).toBe("running");

@@ -75,9 +75,11 @@ describe("API observations", () => {
     expect(await (await observe("acme/new", { state: "running" })).json()).toMatchObject({
       outcome: "applied",
     });
-    const refused = await observe("strict/new", { state: "running" });
-    expect(await refused.json()).toMatchObject({ outcome: "unregistered", applied: false, job: null });
+    // Kept in the early-completion inbox until the job is registered, not applied.
+    const parked = await observe("strict/new", { state: "running" });
+    expect(await parked.json()).toMatchObject({ outcome: "parked", applied: false, job: null });
     expect(await t.finality.getJob({ provider: "strict", id: "new" })).toBeNull();
+    expect((await t.finality.store.listParked({ provider: "strict", id: "new" })).items).toHaveLength(1);
   });
 
   it("refuse a bad body with a problem, changing nothing", async () => {

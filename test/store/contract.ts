@@ -3,6 +3,7 @@ import { describeClaims } from "./contract/claims.js";
 import { type OpenStore, useStoreFixture } from "./contract/harness.js";
 import { describeHousekeeping } from "./contract/housekeeping.js";
 import { describeJobWrites } from "./contract/job-writes.js";
+import { describeLifecycle } from "./contract/lifecycle.js";
 import { describeOverviewReads } from "./contract/overview-reads.js";
 import { describeQueries } from "./contract/queries.js";
 import { describeStats } from "./contract/stats.js";
@@ -25,5 +26,6 @@ export function runStoreContract(name: string, open: OpenStore): void {
     describeOverviewReads(scope);
     describeHousekeeping(scope);
     describeStats(scope);
+    describeLifecycle(scope);
   });
 }

@@ -1,7 +1,10 @@
 import type { HousekeepingStats, HousekeepingStore, PruneTarget } from "../housekeeping-store.js";
+import { pruneSettledJobs, type Query } from "./postgres-lifecycle.js";
 import { fromTime, toTime } from "./postgres-rows.js";
 
 type Read = <T>(what: string, text: string, values?: readonly unknown[]) => Promise<T[] & { count: number }>;
+/** Runs `work` in one READ COMMITTED transaction (retried like the store's own). */
+type Transact = <T>(what: string, work: (q: Query) => Promise<T>) => Promise<T>;
 
 /** The rows each target prunes ($1: before, oldest first); see housekeeping-store.ts. */
 const DOOMED: Record<PruneTarget, { from: string; key: string; oldest: string }> = {
@@ -16,7 +19,7 @@ const DOOMED: Record<PruneTarget, { from: string; key: string; oldest: string }>
     oldest: "SELECT min(at) AS at FROM events",
   },
   settledJobs: {
-    from: `SELECT job_no FROM jobs j WHERE settled_at IS NOT NULL AND settled_at < $1
+    from: `SELECT job_no, provider, id, state, settled_at FROM jobs j WHERE settled_at IS NOT NULL AND settled_at < $1
       AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.provider = j.provider AND o.job_id = j.id AND o.status <> 'delivered')
       ORDER BY settled_at`,
     key: "job_no",
@@ -32,6 +35,16 @@ const DOOMED: Record<PruneTarget, { from: string; key: string; oldest: string }>
     key: "id",
     oldest: "SELECT min(settled_at) AS at FROM runs WHERE settled_at IS NOT NULL",
   },
+  tombstones: {
+    from: "SELECT provider, id FROM tombstones WHERE settled_at < $1 ORDER BY settled_at",
+    key: "provider, id",
+    oldest: "SELECT min(settled_at) AS at FROM tombstones",
+  },
+  parked: {
+    from: "SELECT parked_no FROM parked WHERE parked_at < $1 ORDER BY parked_at",
+    key: "parked_no",
+    oldest: "SELECT min(parked_at) AS at FROM parked",
+  },
 };
 
 const TABLE: Record<PruneTarget, string> = {
@@ -40,6 +53,8 @@ const TABLE: Record<PruneTarget, string> = {
   settledJobs: "jobs",
   deliveredEffects: "outbox",
   settledRuns: "runs",
+  tombstones: "tombstones",
+  parked: "parked",
 };
 
 function deleteStatement(target: PruneTarget): string {
@@ -58,9 +73,15 @@ function deleteStatement(target: PruneTarget): string {
 }
 
 /** Retention on PostgreSQL; space is given back by autovacuum (settings in migration 0004). */
-export function createPostgresHousekeeping(read: Read): HousekeepingStore {
+export function createPostgresHousekeeping(read: Read, transact: Transact): HousekeepingStore {
   return {
     async prune(target, before, limit) {
+      if (target === "settledJobs") {
+        // Several statements (tombstones first): one transaction.
+        return transact("prune settledJobs", (q) =>
+          pruneSettledJobs(q, DOOMED.settledJobs.from, before, limit),
+        );
+      }
       const result = await read(`prune ${target}`, deleteStatement(target), [toTime(before), limit]);
       return result.count;
     },

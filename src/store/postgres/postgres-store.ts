@@ -7,6 +7,7 @@ import type { EffectOutcome, EffectQuery, JobQuery, Page, Store, StoreStats, Sto
 import { createClient, isTransient, type Sql, toStoreError } from "./postgres-client.js";
 import { type DatabaseClock, databaseClock } from "./postgres-clock.js";
 import { createPostgresHousekeeping } from "./postgres-housekeeping.js";
+import { createPostgresLifecycleReads, type Query } from "./postgres-lifecycle.js";
 import { migratePostgres, pendingPostgresMigrations } from "./postgres-migrate.js";
 import { createPostgresOverviewReads } from "./postgres-overview-reads.js";
 import {
@@ -119,9 +120,18 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   const read = <T>(what: string, text: string, values: readonly unknown[] = []) =>
     run(what, () => rows<T>(text, values));
 
+  const transact = <T>(what: string, work: (q: Query) => Promise<T>): Promise<T> =>
+    run(what, async () => {
+      const result = await sql.begin("isolation level read committed", (tx) =>
+        work((text, values = []) => tx.unsafe(text, values as Value[], { prepare: true }) as never),
+      );
+      return result as T;
+    });
+
   return {
     ...createPostgresRunReads(read),
-    ...createPostgresHousekeeping(read),
+    ...createPostgresHousekeeping(read, transact),
+    ...createPostgresLifecycleReads(read),
     ...createPostgresOverviewReads(read),
     dialect: "postgres",
     clock,

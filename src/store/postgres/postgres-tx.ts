@@ -2,6 +2,7 @@ import type postgres from "postgres";
 import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
 import type { StoreTx } from "../store.js";
 import type { TxSql } from "./postgres-client.js";
+import { createPostgresLifecycleTx } from "./postgres-lifecycle.js";
 import {
   assignments,
   EFFECT_COLUMNS,
@@ -48,6 +49,7 @@ export function createPostgresTx(tx: TxSql): StoreTx {
 
   return {
     ...createPostgresRunTx(tx),
+    ...createPostgresLifecycleTx(tx),
     async recordDelivery(provider, deliveryId, now) {
       return (await run(SQL.recordDelivery, [provider, deliveryId, toTime(now)])).count === 1;
     },

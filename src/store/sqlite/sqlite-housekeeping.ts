@@ -1,5 +1,6 @@
 import type { HousekeepingStats, HousekeepingStore, PruneTarget } from "../housekeeping-store.js";
 import type { SqliteDb } from "./sqlite-driver.js";
+import { writeTombstones } from "./sqlite-lifecycle.js";
 
 type Enqueue = <T>(work: () => Promise<T>) => Promise<T>;
 
@@ -7,45 +8,67 @@ type Enqueue = <T>(work: () => Promise<T>) => Promise<T>;
  * Each target as (rows older than ? , oldest first, at most ?). Deletes go by primary key through
  * the time indexes of migration 0004, so a batch touches only what it deletes.
  */
-const PRUNABLE: Record<PruneTarget, { select: string; delete: (keys: string) => string[]; oldest: string }> =
+const PRUNABLE: Record<
+  PruneTarget,
   {
-    deliveries: {
-      select:
-        "SELECT provider, delivery_id FROM deliveries WHERE received_at < ? ORDER BY received_at LIMIT ?",
-      delete: (keys) => [`DELETE FROM deliveries WHERE (provider, delivery_id) IN (${keys})`],
-      oldest: "SELECT min(received_at) AS at FROM deliveries",
-    },
-    events: {
-      select: "SELECT event_no FROM events WHERE at < ? ORDER BY at LIMIT ?",
-      delete: (keys) => [`DELETE FROM events WHERE event_no IN (${keys})`],
-      oldest: "SELECT min(at) AS at FROM events",
-    },
-    settledJobs: {
-      select: `SELECT job_no FROM jobs j INDEXED BY jobs_settled
+    select: string;
+    delete: (keys: string) => string[];
+    oldest: string;
+    /** How many leading columns of `select` are the key (default: all of them). */
+    keyColumns?: number;
+    /** Runs in the batch's transaction before its deletes, with the selected rows. */
+    beforeDelete?: (db: SqliteDb, rows: readonly unknown[][], maxParameters: number) => void;
+  }
+> = {
+  deliveries: {
+    select: "SELECT provider, delivery_id FROM deliveries WHERE received_at < ? ORDER BY received_at LIMIT ?",
+    delete: (keys) => [`DELETE FROM deliveries WHERE (provider, delivery_id) IN (${keys})`],
+    oldest: "SELECT min(received_at) AS at FROM deliveries",
+  },
+  events: {
+    select: "SELECT event_no FROM events WHERE at < ? ORDER BY at LIMIT ?",
+    delete: (keys) => [`DELETE FROM events WHERE event_no IN (${keys})`],
+    oldest: "SELECT min(at) AS at FROM events",
+  },
+  settledJobs: {
+    // The key first; the rest is what the tombstone keeps.
+    select: `SELECT job_no, provider, id, state, settled_at FROM jobs j INDEXED BY jobs_settled
       WHERE settled_at IS NOT NULL AND settled_at < ?
         AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.provider = j.provider AND o.job_id = j.id AND o.status <> 'delivered')
       ORDER BY settled_at LIMIT ?`,
-      delete: (keys) => [`DELETE FROM jobs WHERE job_no IN (${keys})`],
-      oldest: "SELECT min(settled_at) AS at FROM jobs WHERE settled_at IS NOT NULL",
-    },
-    deliveredEffects: {
-      select:
-        "SELECT effect_no FROM outbox WHERE status = 'delivered' AND delivered_at < ? ORDER BY delivered_at LIMIT ?",
-      delete: (keys) => [`DELETE FROM outbox WHERE effect_no IN (${keys})`],
-      oldest: "SELECT min(delivered_at) AS at FROM outbox WHERE status = 'delivered'",
-    },
-    settledRuns: {
-      select:
-        "SELECT id FROM runs WHERE settled_at IS NOT NULL AND settled_at < ? ORDER BY settled_at LIMIT ?",
-      // Attempts reference their run: they go first.
-      delete: (keys) => [
-        `DELETE FROM run_events WHERE run_id IN (${keys})`,
-        `DELETE FROM attempts WHERE run_id IN (${keys})`,
-        `DELETE FROM runs WHERE id IN (${keys})`,
-      ],
-      oldest: "SELECT min(settled_at) AS at FROM runs WHERE settled_at IS NOT NULL",
-    },
-  };
+    delete: (keys) => [`DELETE FROM jobs WHERE job_no IN (${keys})`],
+    oldest: "SELECT min(settled_at) AS at FROM jobs WHERE settled_at IS NOT NULL",
+    keyColumns: 1,
+    // A deleted job leaves its tombstone, so that a late webhook cannot bring it back.
+    beforeDelete: writeTombstones,
+  },
+  deliveredEffects: {
+    select:
+      "SELECT effect_no FROM outbox WHERE status = 'delivered' AND delivered_at < ? ORDER BY delivered_at LIMIT ?",
+    delete: (keys) => [`DELETE FROM outbox WHERE effect_no IN (${keys})`],
+    oldest: "SELECT min(delivered_at) AS at FROM outbox WHERE status = 'delivered'",
+  },
+  settledRuns: {
+    select: "SELECT id FROM runs WHERE settled_at IS NOT NULL AND settled_at < ? ORDER BY settled_at LIMIT ?",
+    // Attempts reference their run: they go first.
+    delete: (keys) => [
+      `DELETE FROM run_events WHERE run_id IN (${keys})`,
+      `DELETE FROM attempts WHERE run_id IN (${keys})`,
+      `DELETE FROM runs WHERE id IN (${keys})`,
+    ],
+    oldest: "SELECT min(settled_at) AS at FROM runs WHERE settled_at IS NOT NULL",
+  },
+  tombstones: {
+    select: "SELECT provider, id FROM tombstones WHERE settled_at < ? ORDER BY settled_at LIMIT ?",
+    delete: (keys) => [`DELETE FROM tombstones WHERE (provider, id) IN (${keys})`],
+    oldest: "SELECT min(settled_at) AS at FROM tombstones",
+  },
+  parked: {
+    select: "SELECT parked_no FROM parked WHERE parked_at < ? ORDER BY parked_at LIMIT ?",
+    delete: (keys) => [`DELETE FROM parked WHERE parked_no IN (${keys})`],
+    oldest: "SELECT min(parked_at) AS at FROM parked",
+  },
+};
 
 /** How much room the database takes, and how freed pages go back: the file's pages by default. */
 export interface SqliteSpace {
@@ -83,8 +106,10 @@ export function createSqliteHousekeeping(
     prune(target, before, limit) {
       const spec = PRUNABLE[target];
       return enqueue(async () => {
-        const rows = writer.prepare(spec.select).raw().all(before, limit) as unknown[][];
-        if (rows.length === 0) return 0;
+        const selected = writer.prepare(spec.select).raw().all(before, limit) as unknown[][];
+        if (selected.length === 0) return 0;
+        spec.beforeDelete?.(writer, selected, maxParameters);
+        const rows = spec.keyColumns ? selected.map((row) => row.slice(0, spec.keyColumns)) : selected;
         const perStatement = Math.max(1, Math.floor(maxParameters / (rows[0]?.length ?? 1)));
         for (let start = 0; start < rows.length; start += perStatement) {
           const chunk = rows.slice(start, start + perStatement);

@@ -5,6 +5,7 @@ import { clampLimit, decodeCursor, encodeCursor } from "../json-column.js";
 import type { EffectOutcome, EffectQuery, JobQuery, Page, Store, StoreStats, StoreTx } from "../store.js";
 import type { SqliteDb } from "./sqlite-driver.js";
 import { createSqliteHousekeeping, type SqliteSpace } from "./sqlite-housekeeping.js";
+import { createSqliteLifecycleReads } from "./sqlite-lifecycle.js";
 import { createSqliteOverviewReads } from "./sqlite-overview-reads.js";
 import {
   type EffectRow,
@@ -70,6 +71,7 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
   return {
     ...createSqliteRunReads(reader, assertOpen),
     ...createSqliteOverviewReads(reader, assertOpen),
+    ...createSqliteLifecycleReads(reader, assertOpen),
     ...createSqliteHousekeeping(
       writer,
       reader,

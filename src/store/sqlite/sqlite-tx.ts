@@ -1,6 +1,7 @@
 import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
 import type { StoreTx } from "../store.js";
 import type { SqliteDb, SqliteStatement } from "./sqlite-driver.js";
+import { createSqliteLifecycleTx } from "./sqlite-lifecycle.js";
 import {
   type EffectRow,
   effectFromRow,
@@ -71,6 +72,7 @@ export type WriteStatements = Record<WriteStatementName, SqliteStatement>;
 export function createSqliteTx(db: SqliteDb, s: WriteStatements): StoreTx {
   return {
     ...createSqliteRunTx(db),
+    ...createSqliteLifecycleTx(db),
     async recordDelivery(provider, deliveryId, now) {
       return s.recordDelivery.run(provider, deliveryId, now).changes === 1;
     },

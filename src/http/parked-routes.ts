@@ -1,0 +1,61 @@
+import type { Hono } from "hono";
+import { z } from "zod";
+import { LIMITS, parseWith } from "../core/validation.js";
+import type { Finality } from "../engine/finality.js";
+import type { ParkedObservation, Tombstone } from "../store/lifecycle-store.js";
+import type { AppEnv } from "./app-env.js";
+
+const listQuerySchema = z.strictObject({
+  provider: z.string().min(1).max(LIMITS.providerNameLength).optional(),
+  id: z.string().min(1).max(LIMITS.jobIdLength).optional(),
+  limit: z
+    .string()
+    .regex(/^[0-9]+$/, "must be a whole number")
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(500))
+    .optional(),
+  cursor: z.string().min(1).max(200).optional(),
+});
+
+/** The public JSON shape of a parked observation: what arrived, and when it was parked. */
+export function parkedToJson(parked: ParkedObservation) {
+  const { observation } = parked;
+  return {
+    parkedNo: parked.parkedNo,
+    provider: parked.provider,
+    id: parked.id,
+    parkedAt: new Date(parked.parkedAt).toISOString(),
+    observation: {
+      state: observation.state,
+      source: observation.source,
+      rawState: observation.rawState ?? null,
+      seq: observation.seq ?? null,
+      updateTime: observation.updateTime ?? null,
+      deliveryId: observation.deliveryId ?? null,
+      kind: observation.kind ?? null,
+      result: observation.result ?? null,
+      error: observation.error ?? null,
+    },
+  };
+}
+
+export function tombstoneToJson(tombstone: Tombstone) {
+  return {
+    state: tombstone.state,
+    settledAt: new Date(tombstone.settledAt).toISOString(),
+    effectsHash: tombstone.effectsHash,
+  };
+}
+
+/**
+ * The early-completion inbox over HTTP: observations for jobs not registered yet (providers with
+ * `unknownJobs: registered-only`), newest first. They are applied when their job is registered.
+ */
+export function addParkedRoutes(app: Hono<AppEnv>, finality: Finality): void {
+  app.get("/v1/parked", async (c) => {
+    c.set("route", "/v1/parked");
+    const query = parseWith(listQuerySchema, c.req.query(), "invalid-request");
+    const page = await finality.store.listParked(query);
+    return c.json({ items: page.items.map(parkedToJson), nextCursor: page.nextCursor });
+  });
+}

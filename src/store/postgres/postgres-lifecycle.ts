@@ -1,0 +1,174 @@
+import type postgres from "postgres";
+import type { JobKey, Observation } from "../../core/model.js";
+import type { TerminalState } from "../../core/states.js";
+import { clampLimit, decodeCursor, encodeCursor } from "../json-column.js";
+import {
+  effectsFiredHash,
+  jobRegisteredMeanwhile,
+  type LifecycleReads,
+  type LifecycleStoreTx,
+  type ParkedObservation,
+  type ParkedQuery,
+  type Tombstone,
+} from "../lifecycle-store.js";
+import type { Page } from "../store.js";
+import type { TxSql } from "./postgres-client.js";
+import { fromTime, jsonValue, toTime } from "./postgres-rows.js";
+
+/** A statement on one connection (in a transaction, or on the pool for reads). */
+export type Query = <T = Record<string, unknown>>(
+  text: string,
+  values?: readonly unknown[],
+) => Promise<T[] & { count: number }>;
+type Read = <T>(what: string, text: string, values?: readonly unknown[]) => Promise<T[] & { count: number }>;
+type Value = postgres.ParameterOrJSON<never>;
+
+interface TombstoneRow {
+  provider: string;
+  id: string;
+  state: string;
+  settled_at: Date;
+  effects_hash: string;
+}
+
+interface ParkedRow {
+  parked_no: number;
+  provider: string;
+  job_id: string;
+  parked_at: Date;
+  observation: Observation;
+}
+
+const tombstoneFromRow = (row: TombstoneRow): Tombstone => ({
+  provider: row.provider,
+  id: row.id,
+  state: row.state as TerminalState,
+  settledAt: fromTime(row.settled_at),
+  effectsHash: row.effects_hash,
+});
+
+const parkedFromRow = (row: ParkedRow): ParkedObservation => ({
+  provider: row.provider,
+  id: row.job_id,
+  parkedNo: row.parked_no,
+  parkedAt: fromTime(row.parked_at),
+  observation: row.observation,
+});
+
+const GET_TOMBSTONE = "SELECT * FROM tombstones WHERE provider = $1 AND id = $2";
+// Parking and taking a job's parked rows queue on one lock per job key: under READ COMMITTED a
+// registration would otherwise miss a row parked by a transaction that commits just after its
+// DELETE, and that completion would wait in the inbox until it expired.
+const LOCK_KEY = "SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0))";
+
+export function createPostgresLifecycleTx(tx: TxSql): LifecycleStoreTx {
+  const run: Query = (text, values = []) => tx.unsafe(text, values as Value[], { prepare: true }) as never;
+  return {
+    async getTombstone(key: JobKey) {
+      const [row] = await run<TombstoneRow>(GET_TOMBSTONE, [key.provider, key.id]);
+      return row ? tombstoneFromRow(row) : null;
+    },
+    async parkObservation(observation: Observation, now: number) {
+      const { provider, id } = observation;
+      await run(LOCK_KEY, [provider, id]);
+      // A registration that committed after this transaction first read the job: run again, so
+      // that the observation goes through the reducer instead of into the inbox.
+      if ((await run("SELECT 1 FROM jobs WHERE provider = $1 AND id = $2", [provider, id])).length > 0) {
+        throw jobRegisteredMeanwhile(provider, id);
+      }
+      const inserted = await run(
+        `INSERT INTO parked (provider, job_id, delivery_id, parked_at, observation)
+         VALUES ($1, $2, $3, $4, $5::text::jsonb) ON CONFLICT DO NOTHING`,
+        [provider, id, observation.deliveryId ?? null, toTime(now), jsonValue(observation)],
+      );
+      return inserted.count === 1;
+    },
+    async takeParked(key: JobKey) {
+      await run(LOCK_KEY, [key.provider, key.id]);
+      const rows = await run<ParkedRow>(
+        "DELETE FROM parked WHERE provider = $1 AND job_id = $2 RETURNING *",
+        [key.provider, key.id],
+      );
+      return rows.map(parkedFromRow).sort((a, b) => a.parkedNo - b.parkedNo);
+    },
+  };
+}
+
+export function createPostgresLifecycleReads(read: Read): LifecycleReads {
+  return {
+    async getTombstone(key: JobKey) {
+      const [row] = await read<TombstoneRow>("getTombstone", GET_TOMBSTONE, [key.provider, key.id]);
+      return row ? tombstoneFromRow(row) : null;
+    },
+    async listParked(query: ParkedQuery): Promise<Page<ParkedObservation>> {
+      const where: string[] = [];
+      const values: unknown[] = [];
+      const add = (clause: string, value: unknown) => {
+        values.push(value);
+        where.push(`${clause} $${values.length}`);
+      };
+      if (query.provider !== undefined) add("provider =", query.provider);
+      if (query.id !== undefined) add("job_id =", query.id);
+      const after = decodeCursor(query.cursor);
+      if (after !== null) add("parked_no <", after);
+      const limit = clampLimit(query.limit);
+      values.push(limit + 1);
+      const text = `SELECT * FROM parked ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+        ORDER BY parked_no DESC LIMIT $${values.length}`;
+      const rows = await read<ParkedRow>("listParked", text, values);
+      const more = rows.length > limit;
+      const page = more ? rows.slice(0, limit) : rows;
+      const last = page.at(-1);
+      return {
+        items: page.map(parkedFromRow),
+        nextCursor: more && last ? encodeCursor(last.parked_no) : null,
+      };
+    },
+  };
+}
+
+/**
+ * One batch of settled jobs in one transaction: lock them (skipping any another transaction
+ * holds), write their tombstones with the hash of their outbox rows, delete them. `doomed` is
+ * the SELECT of the jobs' job_no, provider, id, state and settled_at as `j` ($1: before), oldest first.
+ */
+export async function pruneSettledJobs(
+  q: Query,
+  doomed: string,
+  before: number,
+  limit: number,
+): Promise<number> {
+  type Doomed = { job_no: number; provider: string; id: string; state: string; settled_at: Date };
+  const jobs = await q<Doomed>(`${doomed} LIMIT $2 FOR UPDATE OF j SKIP LOCKED`, [toTime(before), limit]);
+  if (jobs.length === 0) return 0;
+  const providers = jobs.map((j) => j.provider);
+  const ids = jobs.map((j) => j.id);
+  type Fired = { provider: string; job_id: string; name: string; trigger: string; idempotency_key: string };
+  const fired = await q<Fired>(
+    `SELECT o.provider, o.job_id, o.name, o.trigger, o.idempotency_key FROM outbox o
+     JOIN unnest($1::text[], $2::text[]) AS k(provider, job_id) ON o.provider = k.provider AND o.job_id = k.job_id`,
+    [providers, ids],
+  );
+  const byJob = new Map<string, { name: string; trigger: string; idempotencyKey: string }[]>();
+  for (const row of fired) {
+    const key = `${row.provider}\u0000${row.job_id}`;
+    const list = byJob.get(key) ?? [];
+    list.push({ name: row.name, trigger: row.trigger, idempotencyKey: row.idempotency_key });
+    byJob.set(key, list);
+  }
+  await q(
+    `INSERT INTO tombstones (provider, id, state, settled_at, effects_hash)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]::timestamptz[], $5::text[])
+     ON CONFLICT (provider, id) DO UPDATE SET state = excluded.state, settled_at = excluded.settled_at,
+       effects_hash = excluded.effects_hash`,
+    [
+      providers,
+      ids,
+      jobs.map((j) => j.state),
+      jobs.map((j) => j.settled_at.toISOString()),
+      jobs.map((j) => effectsFiredHash(byJob.get(`${j.provider}\u0000${j.id}`) ?? [])),
+    ],
+  );
+  const deleted = await q("DELETE FROM jobs WHERE job_no = ANY($1::bigint[])", [jobs.map((j) => j.job_no)]);
+  return deleted.count;
+}

@@ -1,0 +1,145 @@
+import type { JobKey, Observation } from "../../core/model.js";
+import type { TerminalState } from "../../core/states.js";
+import { clampLimit, decodeCursor, encodeCursor } from "../json-column.js";
+import {
+  effectsFiredHash,
+  type FiredEffect,
+  jobRegisteredMeanwhile,
+  type LifecycleReads,
+  type LifecycleStoreTx,
+  type ParkedObservation,
+  type ParkedQuery,
+  type Tombstone,
+} from "../lifecycle-store.js";
+import type { Page } from "../store.js";
+import type { SqliteDb } from "./sqlite-driver.js";
+
+interface TombstoneRow {
+  provider: string;
+  id: string;
+  state: string;
+  settled_at: number;
+  effects_hash: string;
+}
+
+interface ParkedRow {
+  parked_no: number;
+  provider: string;
+  job_id: string;
+  parked_at: number;
+  observation: string;
+}
+
+const tombstoneFromRow = (row: TombstoneRow): Tombstone => ({
+  provider: row.provider,
+  id: row.id,
+  state: row.state as TerminalState,
+  settledAt: row.settled_at,
+  effectsHash: row.effects_hash,
+});
+
+const parkedFromRow = (row: ParkedRow): ParkedObservation => ({
+  provider: row.provider,
+  id: row.job_id,
+  parkedNo: row.parked_no,
+  parkedAt: row.parked_at,
+  observation: JSON.parse(row.observation) as Observation,
+});
+
+const GET_TOMBSTONE = "SELECT * FROM tombstones WHERE provider = ? AND id = ?";
+
+/** Tombstones and parked observations inside one write transaction (single writer: no races). */
+export function createSqliteLifecycleTx(db: SqliteDb): LifecycleStoreTx {
+  const s = {
+    getTombstone: db.prepare(GET_TOMBSTONE),
+    park: db.prepare(
+      `INSERT INTO parked (provider, job_id, delivery_id, parked_at, observation) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT DO NOTHING`,
+    ),
+    take: db.prepare("DELETE FROM parked WHERE provider = ? AND job_id = ? RETURNING *"),
+    jobExists: db.prepare("SELECT 1 FROM jobs WHERE provider = ? AND id = ?"),
+  };
+  return {
+    async getTombstone(key: JobKey) {
+      const row = s.getTombstone.get(key.provider, key.id) as TombstoneRow | undefined;
+      return row ? tombstoneFromRow(row) : null;
+    },
+    async parkObservation(observation: Observation, now: number) {
+      const { provider, id } = observation;
+      // One writer: only this very transaction can have written the job since it was read.
+      if (s.jobExists.get(provider, id) !== undefined) throw jobRegisteredMeanwhile(provider, id);
+      const text = JSON.stringify(observation);
+      return s.park.run(provider, id, observation.deliveryId ?? null, now, text).changes === 1;
+    },
+    async takeParked(key: JobKey) {
+      const rows = s.take.all(key.provider, key.id) as ParkedRow[];
+      // RETURNING promises no order.
+      return rows.map(parkedFromRow).sort((a, b) => a.parkedNo - b.parkedNo);
+    },
+  };
+}
+
+export function createSqliteLifecycleReads(reader: SqliteDb, assertOpen: () => void): LifecycleReads {
+  const getTombstone = reader.prepare(GET_TOMBSTONE);
+  return {
+    async getTombstone(key: JobKey) {
+      assertOpen();
+      const row = getTombstone.get(key.provider, key.id) as TombstoneRow | undefined;
+      return row ? tombstoneFromRow(row) : null;
+    },
+    async listParked(query: ParkedQuery): Promise<Page<ParkedObservation>> {
+      assertOpen();
+      const where: string[] = [];
+      const params: unknown[] = [];
+      if (query.provider !== undefined) where.push("provider = ?") && params.push(query.provider);
+      if (query.id !== undefined) where.push("job_id = ?") && params.push(query.id);
+      const after = decodeCursor(query.cursor);
+      if (after !== null) where.push("parked_no < ?") && params.push(after);
+      const limit = clampLimit(query.limit);
+      const sql = `SELECT * FROM parked ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY parked_no DESC LIMIT ?`;
+      const rows = reader.prepare(sql).all(...params, limit + 1) as ParkedRow[];
+      const more = rows.length > limit;
+      const page = more ? rows.slice(0, limit) : rows;
+      const last = page.at(-1);
+      return {
+        items: page.map(parkedFromRow),
+        nextCursor: more && last ? encodeCursor(last.parked_no) : null,
+      };
+    },
+  };
+}
+
+/**
+ * Writes the tombstones of the jobs a prune batch is about to delete, in its transaction: the
+ * key, the terminal state, when it settled, and the hash of its outbox rows (still there:
+ * delivered effects are pruned after their job, by settled_at <= delivered_at). `jobs` are the
+ * batch's rows: job_no, provider, id, state, settled_at.
+ */
+export function writeTombstones(db: SqliteDb, jobs: readonly unknown[][], maxParameters: number): void {
+  // The batch's outbox rows in as few statements as the store binds parameters for.
+  const fired = new Map<unknown, FiredEffect[]>();
+  for (let start = 0; start < jobs.length; start += maxParameters) {
+    const jobNos = jobs.slice(start, start + maxParameters).map((job) => job[0]);
+    const rows = db
+      .prepare(
+        `SELECT j.job_no, o.name, o.trigger, o.idempotency_key FROM jobs j
+         JOIN outbox o ON o.provider = j.provider AND o.job_id = j.id
+         WHERE j.job_no IN (${jobNos.map(() => "?").join(", ")})`,
+      )
+      .raw()
+      .all(...jobNos) as [unknown, string, string, string][];
+    for (const [jobNo, name, trigger, idempotencyKey] of rows) {
+      const list = fired.get(jobNo) ?? [];
+      list.push({ name, trigger, idempotencyKey });
+      fired.set(jobNo, list);
+    }
+  }
+  const insert = db.prepare(
+    `INSERT INTO tombstones (provider, id, state, settled_at, effects_hash) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (provider, id) DO UPDATE SET state = excluded.state, settled_at = excluded.settled_at,
+       effects_hash = excluded.effects_hash`,
+  );
+  for (const [jobNo, provider, id, state, settledAt] of jobs) {
+    insert.run(provider, id, state, settledAt, effectsFiredHash(fired.get(jobNo) ?? []));
+  }
+}
