@@ -1,3 +1,5 @@
+import { boundObservation, truncatedFields } from "../core/bounded-value.js";
+import { checkObservationTimes } from "../core/bounds.js";
 import { FinalityError } from "../core/errors.js";
 import type { IgnoreReason, Job, JobKey, Observation, UnknownJobPolicy } from "../core/model.js";
 import { type Registration, reduce, register } from "../core/reducer.js";
@@ -29,7 +31,15 @@ export interface IngestOutcome {
  * compare-and-set write, append the audit event, and on the first terminal state enqueue the
  * job's effects (and run its transactional ones). Safe to re-run after a rollback.
  */
-export async function ingestInTx(tx: StoreTx, obs: Observation, ctx: IngestContext): Promise<IngestOutcome> {
+export async function ingestInTx(
+  tx: StoreTx,
+  input: Observation,
+  ctx: IngestContext,
+): Promise<IngestOutcome> {
+  // Every source passes here: an out-of-range time is refused before anything is written, and
+  // an unstorable result or error is cut (and marked) rather than costing the state.
+  checkObservationTimes(input);
+  const obs = boundObservation(input);
   if (obs.deliveryId !== undefined && !(await tx.recordDelivery(obs.provider, obs.deliveryId, ctx.now))) {
     await appendEvent(tx, obs, ctx.now, false, "duplicate-delivery");
     return {
@@ -128,9 +138,10 @@ function appendEvent(
   reason: IgnoreReason | null,
 ) {
   const key: JobKey = { provider: obs.provider, id: obs.id };
+  const truncated = truncatedFields(obs);
   const detail =
-    obs.seq !== undefined || obs.updateTime !== undefined
-      ? { seq: obs.seq, updateTime: obs.updateTime }
+    obs.seq !== undefined || obs.updateTime !== undefined || truncated.length > 0
+      ? { seq: obs.seq, updateTime: obs.updateTime, ...(truncated.length > 0 ? { truncated } : {}) }
       : null;
   return tx.appendEvent({
     ...key,
