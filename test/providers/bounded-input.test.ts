@@ -1,5 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { LIMITS } from "../../src/core/validation.js";
+import { AnthropicFake } from "../fakes/anthropic-fake.js";
+import { anthropicWebhookEvent } from "../fakes/anthropic-fixtures.js";
 import { FakeServer, RawJson } from "../fakes/fake-server.js";
 import { GeminiFake } from "../fakes/gemini-fake.js";
 import { VIDEO_OPERATION } from "../fakes/gemini-fixtures.js";
@@ -25,6 +27,7 @@ const sizeOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
 const replicate = new ReplicateFake();
 const openai = new OpenAIFake();
 const gemini = new GeminiFake();
+const anthropic = new AnthropicFake();
 /** A status API for the generic provider: answers whatever `genericAnswers` holds for the id. */
 const genericAnswers = new Map<string, unknown>();
 const generic = new FakeServer(
@@ -37,7 +40,7 @@ const generic = new FakeServer(
   () => ({ error: "not found" }),
 );
 let restoreFetch: () => void;
-let bases: { replicate: string; openai: string; gemini: string; generic: string };
+let bases: { replicate: string; openai: string; gemini: string; generic: string; anthropic: string };
 
 beforeAll(async () => {
   restoreFetch = loopbackOnly();
@@ -46,10 +49,11 @@ beforeAll(async () => {
     openai: `${await openai.listen()}/v1`,
     gemini: await gemini.listen(),
     generic: await generic.listen(),
+    anthropic: await anthropic.listen(),
   };
 });
 afterAll(async () => {
-  await Promise.all([replicate.close(), openai.close(), gemini.close(), generic.close()]);
+  await Promise.all([replicate.close(), openai.close(), gemini.close(), generic.close(), anthropic.close()]);
   restoreFetch();
 });
 
@@ -73,6 +77,12 @@ beforeEach(async () => {
     },
     openai: { type: "openai", baseUrl: bases.openai, apiKey: openai.apiKey, webhook: { secrets: [SECRET] } },
     gemini: { type: "gemini", baseUrl: bases.gemini, apiKey: gemini.apiKey, webhook: { secrets: [SECRET] } },
+    anthropic: {
+      type: "anthropic",
+      baseUrl: bases.anthropic,
+      apiKey: anthropic.apiKey,
+      webhook: { secrets: [SECRET] },
+    },
   });
 });
 afterEach(() => app.close());
@@ -194,5 +204,132 @@ describe("named providers: unbounded fields give a bounded, stored value", () =>
       state: "failed",
       error: { truncated: true, reason: "too-deep" },
     });
+  });
+});
+
+// Timestamps: the years 2000 to 2200 (core/bounds.ts), the same on every edge. A webhook outside
+// them is refused with a typed 400 that changes nothing; a poll answer outside them is a failed
+// poll (it cannot be refused), and the job is left as it was.
+
+const AT_MAX = "2200-12-31T23:59:59.999Z";
+const PAST_MAX = "2201-01-01T00:00:00Z";
+const AT_MIN = "2000-01-01T00:00:00Z";
+const BEFORE_MIN = "1999-12-31T23:59:59.999Z";
+
+async function expectRefusedTime(provider: string, id: string, answer: { status: number; body: unknown }) {
+  expect(answer.status).toBe(400);
+  expect(answer.body).toMatchObject({ code: "invalid-observation", field: "updateTime" });
+  expect(await app.finality.getJob({ provider, id })).toBeNull();
+  expect(await app.finality.jobEvents({ provider, id })).toEqual([]);
+}
+
+describe("timestamps out of range: refused at every webhook edge, nothing stored", () => {
+  it.each([
+    [PAST_MAX, 400],
+    [BEFORE_MIN, 400],
+    ["9999-12-31T23:59:59Z", 400],
+    [AT_MAX, 200],
+    [AT_MIN, 200],
+  ])("generic: updateTime %s → %i", async (updateTime, status) => {
+    const id = `t-${updateTime}`;
+    const answer = await app.post(
+      "acme",
+      standardWebhook(SECRET, { jobId: id, state: "running", updateTime }),
+    );
+    if (status === 400) await expectRefusedTime("acme", id, answer);
+    else expect(answer).toMatchObject({ status: 200, body: { outcome: "applied" } });
+  });
+
+  it("generic: one far-future updateTime no longer poisons ordering (a later sane update applies)", async () => {
+    const first = standardWebhook(SECRET, {
+      jobId: "t-order",
+      state: "running",
+      updateTime: "2026-01-01T00:00:00Z",
+    });
+    expect((await app.post("acme", first)).status).toBe(200);
+    const poison = standardWebhook(SECRET, {
+      jobId: "t-order",
+      state: "running",
+      updateTime: "9999-01-01T00:00:00Z",
+    });
+    expect((await app.post("acme", poison)).status).toBe(400);
+    const later = standardWebhook(SECRET, {
+      jobId: "t-order",
+      state: "running",
+      updateTime: "2026-01-02T00:00:00Z",
+    });
+    expect(await app.post("acme", later)).toMatchObject({ status: 200, body: { outcome: "applied" } });
+  });
+
+  it("Replicate: completed_at in the year 9999 → 400", async () => {
+    const object = prediction("t-rep", "succeeded", { completed_at: "9999-01-01T00:00:00Z" });
+    await expectRefusedTime(
+      "replicate",
+      "t-rep",
+      await app.post("replicate", standardWebhook(replicate.secret, object)),
+    );
+  });
+
+  it("OpenAI: created_at of 10^12 seconds (the year 33658) → 400", async () => {
+    const body = {
+      id: "evt_t",
+      object: "event",
+      created_at: 1e12,
+      type: "response.cancelled",
+      data: { id: "resp_t" },
+    };
+    await expectRefusedTime("openai", "resp_t", await app.post("openai", standardWebhook(SECRET, body)));
+  });
+
+  it("Gemini: timestamp in 2300 → 400", async () => {
+    const body = {
+      type: "batch.failed",
+      version: "v1",
+      timestamp: "2300-01-01T00:00:00Z",
+      data: { id: "batches/t" },
+    };
+    await expectRefusedTime("gemini", "batches/t", await app.post("gemini", standardWebhook(SECRET, body)));
+  });
+
+  it("Anthropic: created_at in 1970 → 400", async () => {
+    const body = {
+      ...anthropicWebhookEvent("session.status_run_started", "sesn_t"),
+      created_at: "1970-01-02T00:00:00Z",
+    };
+    await expectRefusedTime(
+      "anthropic",
+      "sesn_t",
+      await app.post("anthropic", standardWebhook(SECRET, body)),
+    );
+  });
+});
+
+describe("timestamps out of range in a poll answer: a failed poll, the job unchanged", () => {
+  it.each([
+    [
+      "replicate",
+      "t-poll-rep",
+      () => replicate.set(prediction("t-poll-rep", "succeeded", { completed_at: PAST_MAX })),
+    ],
+    ["mapped", "t-poll-gen", () => genericAnswers.set("t-poll-gen", { status: "succeeded", updated: 1e300 })],
+    [
+      "acme",
+      "t-poll-body",
+      () =>
+        genericAnswers.set("t-poll-body", {
+          jobId: "t-poll-body",
+          state: "succeeded",
+          updateTime: "2999-01-01T00:00:00Z",
+        }),
+    ],
+  ])("%s", async (provider, id, answer) => {
+    answer();
+    await app.register(provider, id);
+    await app.reconciler.runOnce();
+    const job = await app.finality.getJob({ provider, id });
+    expect(job).toMatchObject({ state: "pending", maxUpdateTime: null, pollAttempts: 1 });
+    const warned = app.logs.find((line) => line.message === "reconcile poll");
+    expect(warned?.fields).toMatchObject({ result: "failed", jobId: id });
+    expect(String((warned?.fields as { error?: string }).error)).toContain("outside the accepted range");
   });
 });
