@@ -11,10 +11,12 @@ import { SECRET } from "../http/helpers/webhooks.js";
 export const BODY_LIMIT = 262_144;
 
 /** The app with every route (runs included) on an in-memory ledger, for app.request(). */
-export async function fuzzApp(): Promise<{ app: Hono<AppEnv>; finality: Finality; close(): Promise<void> }> {
+export async function fuzzApp(
+  options: { bodyLimitBytes?: number } = {},
+): Promise<{ app: Hono<AppEnv>; finality: Finality; close(): Promise<void> }> {
   const config = parseConfig(
     {
-      server: { bodyLimitBytes: BODY_LIMIT },
+      server: { bodyLimitBytes: options.bodyLimitBytes ?? BODY_LIMIT },
       providers: { acme: { type: "generic", webhook: { secrets: [SECRET] } } },
     },
     {},
