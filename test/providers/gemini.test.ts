@@ -204,6 +204,23 @@ describe("Gemini webhooks", () => {
     expect(await app.post("gemini", delivery)).toMatchObject({ status: 200, body: { state: "failed" } });
   });
 
+  it("two events signed with one reused token and no webhook-id are two deliveries: the completion is not a duplicate", async () => {
+    fake.set("interactions/int_jwt", geminiInteraction("int_jwt", "requires_action"));
+    const first = await fake.jwtWebhook("interaction.requires_action", { id: "int_jwt" });
+    expect(await app.post("gemini", first)).toMatchObject({ status: 200, body: { state: "running" } });
+    fake.set("interactions/int_jwt", geminiInteraction("int_jwt", "completed"));
+    // The sender cached its token: the next event carries the same one.
+    const completed = await fake.jwtWebhook("interaction.completed", { id: "int_jwt" });
+    const reused = {
+      body: completed.body,
+      headers: { ...completed.headers, "webhook-signature": first.headers["webhook-signature"] as string },
+    };
+    expect(await app.post("gemini", reused)).toMatchObject({
+      status: 200,
+      body: { outcome: "applied", state: "succeeded" },
+    });
+  });
+
   it("a JWT webhook whose fetch still sees the batch running is retried (5xx), not recorded as running", async () => {
     fake.set("batches/jwt3", geminiBatch("batches/jwt3", "BATCH_STATE_RUNNING"));
     const delivery = await fake.jwtWebhook("batch.succeeded", { id: "batches/jwt3" }, { id: "wh_jwt_3" });

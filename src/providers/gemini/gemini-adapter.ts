@@ -63,7 +63,7 @@ function geminiVerifier(
     now,
   });
   return (body, headers) =>
-    isCompactJwt(headers.signature) ? verifyJwt(headers.signature, headers) : standard(body, headers);
+    isCompactJwt(headers.signature) ? verifyJwt(headers.signature, headers, body) : standard(body, headers);
 }
 
 export function parseGeminiWebhook(
