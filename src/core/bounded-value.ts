@@ -26,7 +26,8 @@ export function boundJsonValue(value: unknown, maxBytes: number = LIMITS.resultB
   if (value === undefined || value === null) return value;
   // A short string or a number is always storable: no walk, no stringify on the hot path.
   if (typeof value === "number" || typeof value === "boolean") return value;
-  if (typeof value === "string" && value.length * 3 + 2 <= maxBytes) return value;
+  // (6 bytes a character at most: a control character or lone surrogate is written as \uXXXX.)
+  if (typeof value === "string" && value.length * 6 + 2 <= maxBytes) return value;
   if (typeof value === "object" && exceedsDepth(value, LIMITS.jsonDepth)) return marker("too-deep", maxBytes);
   const size = jsonSize(value);
   if (size === null) return marker("not-json", maxBytes);
