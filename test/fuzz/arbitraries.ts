@@ -53,7 +53,17 @@ export const webhookLikeJson = fc
     ),
     seq: fc.oneof(hugeNumber, field),
     updateTime: fc.oneof(
-      fc.constantFrom('"2026-01-01T00:00:00Z"', '"2026-13-45T99:99:99Z"', '"0000-01-01T00:00:00Z"'),
+      fc.constantFrom(
+        '"2026-01-01T00:00:00Z"',
+        '"2026-13-45T99:99:99Z"',
+        '"0000-01-01T00:00:00Z"',
+        // At and just beyond the timestamp bounds (core/bounds.ts).
+        '"2000-01-01T00:00:00Z"',
+        '"1999-12-31T23:59:59.999Z"',
+        '"2200-12-31T23:59:59.999Z"',
+        '"2201-01-01T00:00:00Z"',
+        '"9999-12-31T23:59:59Z"',
+      ),
       field,
     ),
     polluter: fc.constantFrom(...POLLUTERS),

@@ -17,7 +17,8 @@ import { SECRET } from "../http/helpers/webhooks.js";
 import { boundaryMillis, outcomeValueText, rfc3339Of } from "./arbitraries.js";
 import { fuzzApp, InputCounter } from "./fuzz-app.js";
 
-// Oversized and out-of-range values on every source: webhooks of each provider, polls, the API's
+// Oversized and out-of-range values on every source: webhooks of each provider (Anthropic's carry
+// no result without a fetch of a session: its event time is what is drawn), polls, the API's
 // observation route and worker callbacks. Results and errors run from a few bytes to several MB,
 // nest up to 20,000 levels and carry NUL bytes; timestamps sit at and beyond the bounds (years
 // 2000-2200) and past what Date can hold. The properties:
@@ -70,6 +71,12 @@ beforeAll(async () => {
         webhook: { secrets: [SECRET] },
       },
       gemini: { type: "gemini", baseUrl: geminiBase, apiKey: gemini.apiKey, webhook: { secrets: [SECRET] } },
+      anthropic: {
+        type: "anthropic",
+        baseUrl: "http://127.0.0.1:9",
+        apiKey: "sk-ant-none",
+        webhook: { secrets: [SECRET] },
+      },
       mapped: {
         type: "generic",
         webhook: { secrets: [SECRET] },
@@ -194,6 +201,63 @@ describe("fuzzing every source with oversized and out-of-range values", () => {
           answer,
           inBounds,
           d.failed ? "failed" : "succeeded",
+        );
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it("Gemini thin webhooks (the fetched batch carries the values; the event's own time too)", async () => {
+    await fc.assert(
+      fc.asyncProperty(draw, fc.boolean(), async (d: Draw, timeOnEvent) => {
+        const id = `batches/${nextId("gb")}`;
+        const state = d.failed ? "BATCH_STATE_FAILED" : "BATCH_STATE_SUCCEEDED";
+        const objectTime = timeOnEvent ? "2026-01-01T00:00:00Z" : rfc3339Of(d.ms);
+        const outcome = d.failed ? `"error":${d.error}` : `"response":${d.result}`;
+        const object = `{"name":"${id}","done":true,"metadata":{"state":"${state}","updateTime":"${objectTime}","output":${d.result}},${outcome}}`;
+        gemini.set(id, new RawJson(object) as unknown as Record<string, unknown>);
+        const type = d.failed ? "batch.failed" : "batch.succeeded";
+        const event = {
+          type,
+          version: "v1",
+          timestamp: timeOnEvent ? rfc3339Of(d.ms) : "2026-01-01T00:00:00Z",
+          data: { id },
+        };
+        const delivery = standardWebhook(SECRET, event);
+        const answer = await post("gemini", delivery.body, delivery.headers);
+        // batch.failed is not fetched: the type and the event's time are the observation. A fetched
+        // event is the object's observation: its time, not the event's, is what is checked.
+        const inBounds = d.failed === timeOnEvent ? textInBounds(d.ms) : true;
+        await expectBounded(
+          "Gemini webhook",
+          { provider: "gemini", id },
+          answer,
+          inBounds,
+          d.failed ? "failed" : "succeeded",
+        );
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it("Anthropic thin webhooks (the event's time)", async () => {
+    await fc.assert(
+      fc.asyncProperty(draw, async (d: Draw) => {
+        const id = nextId("sesn_fz");
+        const event = {
+          type: "event",
+          id: `wevt_${id}`,
+          created_at: rfc3339Of(d.ms),
+          data: { type: "session.status_run_started", id },
+        };
+        const delivery = standardWebhook(SECRET, event);
+        const answer = await post("anthropic", delivery.body, delivery.headers);
+        await expectBounded(
+          "Anthropic webhook",
+          { provider: "anthropic", id },
+          answer,
+          textInBounds(d.ms),
+          "running",
         );
       }),
       { numRuns: RUNS },
