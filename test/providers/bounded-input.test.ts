@@ -196,7 +196,9 @@ describe("named providers: unbounded fields give a bounded, stored value", () =>
 
   it("Gemini: a polled operation whose `error` nests 5,000 levels deep settles failed", async () => {
     const name = `${VIDEO_OPERATION}-deep`;
-    gemini.set(name, rawObject(`{"name":${JSON.stringify(name)},"done":true,"error":{"code":3,"details":${deepText()}}}`),
+    gemini.set(
+      name,
+      rawObject(`{"name":${JSON.stringify(name)},"done":true,"error":{"code":3,"details":${deepText()}}}`),
     );
     await app.register("gemini", name, { kind: "operation" });
     await app.reconciler.runOnce();
@@ -330,6 +332,8 @@ describe("timestamps out of range in a poll answer: a failed poll, the job uncha
     expect(job).toMatchObject({ state: "pending", maxUpdateTime: null, pollAttempts: 1 });
     const warned = app.logs.find((line) => line.message === "reconcile poll");
     expect(warned?.fields).toMatchObject({ result: "failed", jobId: id });
-    expect(String((warned?.fields as { error?: string }).error)).toContain("outside the accepted range");
+    expect(String((warned?.fields as { error?: string } | undefined)?.error)).toContain(
+      "outside the accepted range",
+    );
   });
 });
