@@ -1,5 +1,8 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { exceedsDepth, jsonSize, LIMITS } from "../../src/core/validation.js";
 import { createFinality } from "../../src/engine/create-finality.js";
+import { outcomeValueText } from "../fuzz/arbitraries.js";
 import { postgresSuite, useFreshSchema } from "../helpers/postgres.js";
 
 // What a provider may send that PostgreSQL cannot hold as sent: a NUL in a text column, an index
@@ -55,5 +58,40 @@ describe.skipIf(!enabled)("PostgreSQL keeps the state of observations with unsto
     expect(job?.state).toBe("failed");
     expect(job?.error).toMatchObject({ truncated: true, reason: "too-deep" });
     expect(job?.result).toEqual({ note: "kept\ufffd" });
+  });
+
+  it("fuzzed: any result, error and state name a provider may send is stored, the state kept", async () => {
+    const finality = createFinality({ store: await fresh.open() });
+    let serial = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        outcomeValueText,
+        outcomeValueText,
+        fc.oneof(fc.constantFrom("succeeded", "failed"), fc.string({ unit: "binary", maxLength: 300 })),
+        async (result, error, state) => {
+          const key = { provider: "generic", id: `fz-${++serial}` };
+          const outcome = await finality.ingestTrusted({
+            ...key,
+            state,
+            rawState: state,
+            source: "webhook",
+            deliveryId: `d\u0000${"x".repeat(serial % 3 === 0 ? 3_000 : 10)}${serial}`,
+            result: JSON.parse(result),
+            error: JSON.parse(error),
+          });
+          if (state !== "succeeded" && state !== "failed") {
+            expect(outcome.reason).toBe("unknown-state");
+            return;
+          }
+          const job = await finality.getJob(key);
+          expect(job?.state).toBe(state);
+          for (const value of [job?.result, job?.error]) {
+            expect(exceedsDepth(value, LIMITS.jsonDepth)).toBe(false);
+            expect(jsonSize(value) ?? 0).toBeLessThanOrEqual(LIMITS.resultBytes);
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 });
