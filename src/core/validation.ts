@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isTimestampInBounds, TIMESTAMP_BOUNDS } from "./bounds.js";
 import { FinalityError } from "./errors.js";
 import type { Observation } from "./model.js";
 import type { Registration } from "./reducer.js";
@@ -53,10 +54,19 @@ const jsonValue = (maxBytes: number, what: string) =>
         });
     });
 
-const isoOrEpoch = z.union([
-  z.number().finite().nonnegative(),
-  z.iso.datetime({ offset: true }).transform((value) => Date.parse(value)),
-]);
+const isoOrEpoch = z
+  .union([
+    z.number().finite().nonnegative(),
+    z.iso.datetime({ offset: true }).transform((value) => Date.parse(value)),
+  ])
+  .refine(isTimestampInBounds, `must be within ${TIMESTAMP_BOUNDS.text}`);
+
+/**
+ * A result or error: anything. What cannot be stored whole (too large, too deep, not JSON) is
+ * not refused but cut by the ingest path (core/bounded-value.ts), so that it never costs the
+ * state; the HTTP body limit, earlier, is what bounds a request.
+ */
+const outcomeValue = z.unknown().optional();
 
 export const observationSchema = z.object({
   provider: providerNameSchema,
@@ -68,8 +78,8 @@ export const observationSchema = z.object({
   updateTime: isoOrEpoch.optional(),
   deliveryId: text(LIMITS.deliveryIdLength).optional(),
   kind: text(LIMITS.kindLength).optional(),
-  result: jsonValue(LIMITS.resultBytes, "result"),
-  error: jsonValue(LIMITS.resultBytes, "error"),
+  result: outcomeValue,
+  error: outcomeValue,
 });
 
 /**

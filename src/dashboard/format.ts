@@ -12,13 +12,29 @@ export function formatCount(count: BoundedCount): string {
   return `${formatNumber(count.count)}${count.capped ? "+" : ""}`;
 }
 
-/** "2026-01-01 12:00:05 UTC"; "—" for none. */
+/** "2026-01-01 12:00:05 UTC"; "—" for none; the bare number for one no date can hold. */
 export function formatTime(ms: number | null): string {
   if (ms === null) return "—";
-  return `${new Date(ms)
-    .toISOString()
-    .replace("T", " ")
-    .replace(/\.\d{3}Z$/, "")} UTC`;
+  const iso = isoTime(ms);
+  return iso === null ? outOfRange(ms) : `${iso.replace("T", " ").replace(/\.\d{3}Z$/, "")} UTC`;
+}
+
+/**
+ * ISO 8601, or a plain note for a value `Date` cannot hold. Never throws: a database written
+ * before timestamps were bounded (core/bounds.ts) may hold any number, and one such value must
+ * not make the whole page a 500.
+ */
+export function formatIsoTime(ms: number): string {
+  return isoTime(ms) ?? outOfRange(ms);
+}
+
+function isoTime(ms: number): string | null {
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? null : date.toISOString();
+}
+
+function outOfRange(ms: number): string {
+  return `${String(ms)} ms (out of range)`;
 }
 
 /** A duration in the largest sensible unit: "45 s", "12 min", "3 h 5 min", "2 d 4 h". */
@@ -41,7 +57,13 @@ export function formatRelative(ms: number | null, now: number): string {
 /** JSON for display, cut to `max` characters. */
 export function formatJson(value: unknown, max = 2000): string {
   if (value === null || value === undefined) return "—";
-  const text = JSON.stringify(value, null, 2) ?? String(value);
+  let text: string;
+  try {
+    text = JSON.stringify(value, null, 2) ?? String(value);
+  } catch {
+    // Stored before results were bounded: too deep for JSON.stringify. Shown as a note, not a 500.
+    return "(a value too deeply nested to show)";
+  }
   return text.length > max
     ? `${text.slice(0, max)}\n… (${formatNumber(text.length - max)} more characters)`
     : text;

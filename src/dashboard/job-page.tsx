@@ -4,7 +4,7 @@ import type { Store } from "../store/store.js";
 import { AttemptTable } from "./attempt-table.js";
 import { Badge, Flags, Outcome, SourceBadge, StateBadge } from "./components.js";
 import { EffectTable } from "./effect-table.js";
-import { formatJson, formatRelative, formatTime, jobHref } from "./format.js";
+import { formatIsoTime, formatJson, formatRelative, formatTime, jobHref } from "./format.js";
 
 /** Events shown per page of a timeline; a longer story pages on with `?after=`. */
 export const TIMELINE_PAGE = 500;
@@ -193,7 +193,7 @@ function describeDetail(detail: unknown): string {
   const parts: string[] = [];
   for (const [key, value] of Object.entries(detail as Record<string, unknown>)) {
     if (value === undefined || value === null) continue;
-    const shown = key === "updateTime" && typeof value === "number" ? new Date(value).toISOString() : value;
+    const shown = key === "updateTime" && typeof value === "number" ? formatIsoTime(value) : value;
     parts.push(`${key}=${typeof shown === "object" ? JSON.stringify(shown) : String(shown)}`);
   }
   return parts.length === 0 ? "—" : parts.join(" ");

@@ -1,3 +1,5 @@
+import { boundObservation, truncatedFields } from "../core/bounded-value.js";
+import { checkObservationTimes } from "../core/bounds.js";
 import { FinalityError } from "../core/errors.js";
 import type { IgnoreReason, Job, JobKey, Observation, UnknownJobPolicy } from "../core/model.js";
 import { type Registration, reduce, register } from "../core/reducer.js";
@@ -35,7 +37,15 @@ export interface IngestOutcome {
  * delivery id), and an observation the reducer refuses as `unregistered` is parked until the job
  * is registered (`parked`), rather than used up.
  */
-export async function ingestInTx(tx: StoreTx, obs: Observation, ctx: IngestContext): Promise<IngestOutcome> {
+export async function ingestInTx(
+  tx: StoreTx,
+  input: Observation,
+  ctx: IngestContext,
+): Promise<IngestOutcome> {
+  // Every source passes here: an out-of-range time is refused before anything is written, and
+  // an unstorable result or error is cut (and marked) rather than costing the state.
+  checkObservationTimes(input);
+  const obs = boundObservation(input);
   if (obs.deliveryId !== undefined && !(await tx.recordDelivery(obs.provider, obs.deliveryId, ctx.now))) {
     await appendEvent(tx, obs, ctx.now, false, "duplicate-delivery");
     return {
@@ -237,9 +247,10 @@ function appendEvent(
   extra?: Record<string, unknown>,
 ) {
   const key: JobKey = { provider: obs.provider, id: obs.id };
+  const truncated = truncatedFields(obs);
   const ordering =
-    obs.seq !== undefined || obs.updateTime !== undefined
-      ? { seq: obs.seq, updateTime: obs.updateTime }
+    obs.seq !== undefined || obs.updateTime !== undefined || truncated.length > 0
+      ? { seq: obs.seq, updateTime: obs.updateTime, ...(truncated.length > 0 ? { truncated } : {}) }
       : null;
   const detail = extra === undefined ? ordering : { ...ordering, ...extra };
   return tx.appendEvent({

@@ -1,3 +1,5 @@
+import { storableDeliveryId } from "../core/bounded-value.js";
+import { checkObservationTimes } from "../core/bounds.js";
 import { FinalityError, isFinalityError } from "../core/errors.js";
 import type { Finality } from "../engine/finality.js";
 import type { ReceivedWebhookHeaders } from "../webhooks/standard-webhooks.js";
@@ -55,11 +57,16 @@ export function createWebhookIntake(options: {
         // Receivers that can answer at once do (the generic one always does): awaiting only a real
         // promise keeps the hot path free of extra microtask turns.
         const verified = receiver.verify(body, headers);
-        const delivery = verified instanceof Promise ? await verified : verified;
+        const sent = verified instanceof Promise ? await verified : verified;
+        // The id the ledger keys the delivery by, the same for the redelivery check and the write.
+        const id = storableDeliveryId(sent.id);
+        const delivery = id === sent.id ? sent : { ...sent, id };
         log.deliveryId = delivery.id;
         const parsed = receiver.parse(body, delivery, context);
         const observation = parsed instanceof Promise ? await parsed : parsed;
         log.jobId = observation.id;
+        // Refused (400) before the transaction; ingest checks again for every other source.
+        checkObservationTimes(observation);
         const started = performance.now();
         const outcome = await finality.ingestTrusted(observation);
         metrics.ingestCommitted((performance.now() - started) / 1000);

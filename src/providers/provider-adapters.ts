@@ -1,6 +1,7 @@
 import type { ProviderConfig } from "../config/config-schema.js";
 import { assertNever } from "../core/errors.js";
 import { createAnthropicAdapter } from "./anthropic/anthropic-adapter.js";
+import { withCheckedAnswers } from "./checked-poller.js";
 import { createGeminiAdapter } from "./gemini/gemini-adapter.js";
 import { createGenericAdapter } from "./generic/generic-adapter.js";
 import { createOpenAIAdapter } from "./openai/openai-adapter.js";
@@ -13,6 +14,11 @@ export function createProviderAdapter(
   config: ProviderConfig,
   deps: AdapterDeps,
 ): ProviderAdapter {
+  const adapter = adapterOfType(name, config, deps);
+  return adapter.poller === null ? adapter : { ...adapter, poller: withCheckedAnswers(adapter.poller) };
+}
+
+function adapterOfType(name: string, config: ProviderConfig, deps: AdapterDeps): ProviderAdapter {
   const type = config.type;
   switch (type) {
     case "gemini":

@@ -1,5 +1,6 @@
 import { FinalityError } from "../core/errors.js";
 import type { Job, Observation } from "../core/model.js";
+import { isTerminal } from "../core/states.js";
 import type { PollResult } from "../engine/poller.js";
 import type { WebhookParseContext } from "../webhooks/webhook-receiver.js";
 
@@ -24,6 +25,13 @@ export interface ThinEvent {
   state: string | null;
   /** True when the object is needed: for its result, its error, or because the type does not settle it. */
   fetch: boolean;
+  /**
+   * Whether the type says the object has ended, even where it is not trusted to settle the job
+   * (an unsigned body) or does not say how (Anthropic's `session.status_terminated`): a fetch
+   * that sees it still open is the provider lagging behind its own event. Defaults to whether
+   * `state` is terminal.
+   */
+  announcesTerminal?: boolean | undefined;
   updateTime?: number | undefined;
   result?: unknown;
   error?: unknown;
@@ -36,8 +44,11 @@ export interface ThinEvent {
  * delivered under the webhook's id so that a redelivery is still a duplicate.
  *
  * A fetch that fails is thrown as retryable: the sender gets a 5xx and retries, and nothing was
- * recorded. A 404 falls back to the type (if it settles the state) without a result; otherwise
- * the event is recorded as an unknown state.
+ * recorded. So is a fetch that sees the provider lagging behind its own event: the type announced
+ * a terminal state and the object is not terminal yet, or the object is not found (404) yet.
+ * Recording that answer would use up the delivery id with the older state (the redelivery would be
+ * a duplicate and the announced completion gone), and settling on the type alone would settle the
+ * job empty for good; the sender's retry, a little later, finds the object as the event says.
  */
 export async function observeThinEvent(
   provider: string,
@@ -64,14 +75,16 @@ export async function observeThinEvent(
   // (which might refuse it, and the sender would retry what is already stored).
   if ((await context?.deliveryRecorded?.(provider, deliveryId)) === true) return fromType;
   const fetched = await fetchObject(AbortSignal.timeout(fetchTimeoutMs));
+  const announcesTerminal = event.announcesTerminal ?? (event.state !== null && isTerminal(event.state));
   switch (fetched.kind) {
     case "observed":
+      if (announcesTerminal && !isTerminal(fetched.observation.state)) {
+        const seen = fetched.observation.rawState ?? fetched.observation.state;
+        throw providerLag(provider, event, `the object is still ${seen}`);
+      }
       return { ...fetched.observation, source: "webhook", deliveryId };
     case "not-found":
-      return {
-        ...fromType,
-        error: { fetched: "not-found", ...(fromType.error ? { event: fromType.error } : {}) },
-      };
+      throw providerLag(provider, event, "the object is not found yet");
     case "failed":
       throw new FinalityError(
         "internal",
@@ -82,4 +95,15 @@ export async function observeThinEvent(
         },
       );
   }
+}
+
+/** How long a sender is asked to wait before it retries an event the provider has not caught up with. */
+const PROVIDER_LAG_RETRY_MS = 30_000;
+
+function providerLag(provider: string, event: ThinEvent, what: string): FinalityError {
+  return new FinalityError(
+    "internal",
+    `${provider}: a ${event.type} webhook for ${event.id}, but ${what} (the provider lags behind its event); retry later`,
+    { details: { reason: "provider-lag", provider, id: event.id }, retryAfterMs: PROVIDER_LAG_RETRY_MS },
+  );
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { boundJsonValue } from "../core/bounded-value.js";
 import { RUN_STATUSES } from "../core/run-model.js";
 import { jsonSize, LIMITS } from "../core/validation.js";
 import { WORKER_EVENT_TYPES } from "./worker-event.js";
@@ -46,6 +47,17 @@ const json = (what: string) =>
         });
     });
 
+/**
+ * What a worker reports (output, error, progress): never refused for its size or depth, so that
+ * a finished attempt is never lost for an oversized output. What cannot be stored whole becomes
+ * a marked stand-in (`{truncated: true, reason, ...}`, core/bounded-value.ts); the body limit,
+ * earlier, bounds the request itself.
+ */
+const reported = z
+  .unknown()
+  .optional()
+  .transform((value) => boundJsonValue(value, RUN_LIMITS.jsonBytes));
+
 const leaseSeconds = z.number().finite().min(RUN_LIMITS.minLeaseSeconds).max(RUN_LIMITS.maxLeaseSeconds);
 const generation = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 
@@ -76,9 +88,9 @@ export const workerEventSchema = z.strictObject({
   generation,
   sequence: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
   type: z.enum(WORKER_EVENT_TYPES),
-  output: json("output"),
-  error: json("error"),
-  progress: json("progress"),
+  output: reported,
+  error: reported,
+  progress: reported,
 });
 
 const integer = (min: number, max: number) =>

@@ -38,7 +38,11 @@ export function createJwtVerifier(options: JwtVerifierOptions) {
     typeof options.jwks === "string"
       ? createRemoteJWKSet(new URL(options.jwks), { timeoutDuration: 5000 })
       : createLocalJWKSet(options.jwks);
-  return async (token: string, headers: ReceivedWebhookHeaders): Promise<VerifiedWebhook> => {
+  return async (
+    token: string,
+    headers: ReceivedWebhookHeaders,
+    body?: Uint8Array,
+  ): Promise<VerifiedWebhook> => {
     try {
       const { payload } = await jwtVerify(token, keys, {
         algorithms: [...(options.algorithms ?? ["RS256"])],
@@ -48,7 +52,7 @@ export function createJwtVerifier(options: JwtVerifierOptions) {
         clockTolerance: options.clockToleranceSeconds ?? 60,
         currentDate: new Date(options.now()),
       });
-      const id = await deliveryId(headers.id, payload.jti, token);
+      const id = await deliveryId(headers.id, payload.jti, token, body ?? new Uint8Array());
       return { id, timestampSeconds: payload.iat ?? Math.floor(options.now() / 1000), bodySigned: false };
     } catch (error) {
       if (keySetUnavailable(error)) {
@@ -86,16 +90,20 @@ export function isCompactJwt(value: string | null | undefined): value is string 
 }
 
 /**
- * `webhook-id` when sent (stable across retries), else the token's `jti`, else the token's hash
- * (WebCrypto, so that this module runs on Workers too).
+ * `webhook-id` when sent (stable across retries). Else a name from the token (its `jti`, or the
+ * token itself) AND the body: the token does not cover the body, and a sender that signs several
+ * events with one token (a cached token, as Google does for its OIDC-signed pushes) would
+ * otherwise have every event after the first dropped as a duplicate of it, a completion included.
+ * The same token with the same body (a redelivery) is still one delivery. SHA-256 by WebCrypto,
+ * so that this module runs on Workers too.
  */
 async function deliveryId(
   header: string | null | undefined,
   jti: string | undefined,
   token: string,
+  body: Uint8Array,
 ): Promise<string> {
-  for (const candidate of [header, jti]) {
-    if (candidate && candidate.length <= LIMITS.deliveryIdLength) return candidate;
-  }
-  return `jwt:${await sha256Hex(new TextEncoder().encode(token))}`;
+  if (header && header.length <= LIMITS.deliveryIdLength) return header;
+  const name = await sha256Hex(new TextEncoder().encode(jti ? `jti:${jti}` : token));
+  return `jwt:${name}:${await sha256Hex(body)}`;
 }

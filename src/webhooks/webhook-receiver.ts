@@ -24,8 +24,9 @@ export interface WebhookReceiver {
   /** Throws `signature-invalid` unless the headers sign these exact bytes. */
   verify(body: Uint8Array, headers: ReceivedWebhookHeaders): VerifiedWebhook | Promise<VerifiedWebhook>;
   /**
-   * Throws `invalid-observation` (400) or `payload-too-large` (413) for a body it cannot use, and
-   * a retryable error when the provider could not be asked (the sender retries the webhook).
+   * Throws `invalid-observation` (400) for a body it cannot use, and a retryable error when the
+   * provider could not be asked (the sender retries the webhook). A result or error too large or
+   * too deep to store is not refused: the ingest path stores a marked stand-in and keeps the state.
    */
   parse(
     body: Uint8Array,

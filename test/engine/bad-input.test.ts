@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { TIMESTAMP_BOUNDS } from "../../src/core/bounds.js";
 import { manualClock } from "../../src/core/clock.js";
 import { isFinalityError } from "../../src/core/errors.js";
 import { LIMITS } from "../../src/core/validation.js";
@@ -10,6 +11,7 @@ import { type TempDir, tempDir } from "../helpers/temp-dir.js";
 
 const KEY = { provider: "generic", id: "existing" };
 const valid = { ...KEY, state: "succeeded", source: "webhook", seq: 5 };
+const nested = (depth: number): unknown => JSON.parse(`${"[".repeat(depth)}${"]".repeat(depth)}`);
 const cyclic: Record<string, unknown> = {};
 cyclic.self = cyclic;
 
@@ -40,9 +42,10 @@ const badObservations: [string, unknown, string][] = [
     { ...valid, deliveryId: "d".repeat(LIMITS.deliveryIdLength + 1) },
     "invalid-observation",
   ],
-  ["result not JSON", { ...valid, result: cyclic }, "invalid-observation"],
-  ["result too large", { ...valid, result: "r".repeat(LIMITS.resultBytes) }, "payload-too-large"],
-  ["error too large", { ...valid, error: { trace: "e".repeat(LIMITS.resultBytes) } }, "payload-too-large"],
+  ["updateTime before 2000", { ...valid, updateTime: TIMESTAMP_BOUNDS.minMs - 1 }, "invalid-observation"],
+  ["updateTime after 2200", { ...valid, updateTime: TIMESTAMP_BOUNDS.maxMs + 1 }, "invalid-observation"],
+  ["updateTime past Date's range", { ...valid, updateTime: 1e300 }, "invalid-observation"],
+  ["updateTime as a year-9999 date", { ...valid, updateTime: "9999-12-31T23:59:59Z" }, "invalid-observation"],
   ["unknown provider", { ...valid, provider: "openai" }, "unknown-provider"],
 ];
 
@@ -81,6 +84,27 @@ describe("bad input through createFinality", () => {
       // The refused observation's delivery id was not consumed: a valid delivery with it applies.
       const retry = await finality.ingest({ ...valid, deliveryId: "d-refused" });
       expect(retry).toMatchObject({ applied: true, settled: true });
+    },
+  );
+
+  // An oversized or unstorable result or error never costs the state: the state is applied and
+  // the value is stored as a marked stand-in, and the event says which field was cut.
+  const unstorable: [string, Record<string, unknown>, "result" | "error", string][] = [
+    ["a cyclic result", { result: cyclic }, "result", "too-deep"],
+    ["a result over the limit", { result: "r".repeat(LIMITS.resultBytes) }, "result", "too-large"],
+    ["an error over the limit", { error: { trace: "e".repeat(LIMITS.resultBytes) } }, "error", "too-large"],
+    ["an error 5,000 levels deep", { error: nested(5_000) }, "error", "too-deep"],
+    ["a result of a BigInt", { result: { n: 10n } }, "result", "not-json"],
+  ];
+  it.each(unstorable)(
+    "applies the state of an observation with %s, the value cut and marked",
+    async (_name, fields, field, reason) => {
+      const outcome = await finality.ingest({ ...valid, ...fields, deliveryId: "d-big" });
+      expect(outcome).toMatchObject({ applied: true, settled: true, effects: ["notify"] });
+      const job = await finality.getJob(KEY);
+      expect(job?.state).toBe("succeeded");
+      expect(job?.[field]).toMatchObject({ truncated: true, reason });
+      expect((await finality.jobEvents(KEY)).at(-1)?.detail).toMatchObject({ truncated: [field] });
     },
   );
 

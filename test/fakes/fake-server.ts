@@ -88,9 +88,18 @@ export class FakeServer {
   }
 }
 
+/**
+ * A body sent as this exact JSON text, for what JSON.stringify cannot write (nesting thousands of
+ * levels deep). Give it the fields the fake's routes look at (`id`, `object`, ...) with
+ * `Object.assign`; only `text` is sent.
+ */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
 function send(res: ServerResponse, answer: FakeAnswer): void {
   res.writeHead(answer.status, { "content-type": "application/json", ...answer.headers });
-  res.end(JSON.stringify(answer.body));
+  res.end(answer.body instanceof RawJson ? answer.body.text : JSON.stringify(answer.body));
 }
 
 /** The header's value, joined when repeated. */

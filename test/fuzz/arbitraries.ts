@@ -53,7 +53,17 @@ export const webhookLikeJson = fc
     ),
     seq: fc.oneof(hugeNumber, field),
     updateTime: fc.oneof(
-      fc.constantFrom('"2026-01-01T00:00:00Z"', '"2026-13-45T99:99:99Z"', '"0000-01-01T00:00:00Z"'),
+      fc.constantFrom(
+        '"2026-01-01T00:00:00Z"',
+        '"2026-13-45T99:99:99Z"',
+        '"0000-01-01T00:00:00Z"',
+        // At and just beyond the timestamp bounds (core/bounds.ts).
+        '"2000-01-01T00:00:00Z"',
+        '"1999-12-31T23:59:59.999Z"',
+        '"2200-12-31T23:59:59.999Z"',
+        '"2201-01-01T00:00:00Z"',
+        '"9999-12-31T23:59:59Z"',
+      ),
       field,
     ),
     polluter: fc.constantFrom(...POLLUTERS),
@@ -148,4 +158,49 @@ export function assertPrototypesClean(): void {
   }
   if (Object.hasOwn(Object.prototype, "polluted") || Object.hasOwn(Object.prototype, "state"))
     throw new Error("Object.prototype was polluted");
+}
+
+/**
+ * The JSON text of a result or error as a provider, a caller or a worker may send it: from a few
+ * bytes to several MB, nested up to 20,000 levels (JSON.stringify fails past ~4,000), with NUL
+ * bytes and lone surrogates (which jsonb cannot hold). Text, so that what JSON.stringify cannot
+ * write can still be sent.
+ */
+export const outcomeValueText = fc.oneof(
+  fc
+    .record({
+      bytes: fc.constantFrom(8, 1_000, 500_000, 524_200, 524_400, 700_000, 2_000_000, 3_500_000),
+      char: fc.constantFrom("x", "\\u0000", "é", "\\ud800"),
+    })
+    .map(({ bytes, char }) => `"${char.repeat(Math.ceil(bytes / new TextEncoder().encode(char).length))}"`),
+  fc.integer({ min: 1, max: 20_000 }).map((depth) => `${"[".repeat(depth)}${"]".repeat(depth)}`),
+  fc.integer({ min: 60, max: 70 }).map((depth) => `${'{"a":'.repeat(depth)}"\\u0000"${"}".repeat(depth)}`),
+  fc.constantFrom('{"\\u0000":"\\u0000"}', '"\\udc00x"', '{"message":"fine"}', "null", "[]", "0"),
+  fc.json({ maxDepth: 3 }),
+);
+
+/** Epoch milliseconds at, inside and beyond the timestamp bounds (2000 to 2200), and past Date's range. */
+export const boundaryMillis = (bounds: { minMs: number; maxMs: number }) =>
+  fc.oneof(
+    fc.constantFrom(
+      bounds.minMs - 1,
+      bounds.minMs,
+      bounds.maxMs,
+      bounds.maxMs + 1,
+      0,
+      8.64e15,
+      8.64e15 + 1,
+      1e20,
+      1e300,
+    ),
+    fc.integer({ min: bounds.minMs, max: bounds.maxMs }),
+    fc.double({ min: bounds.maxMs, max: 1e308, noNaN: true }),
+    fc.integer({ min: 0, max: bounds.minMs }),
+  );
+
+/** RFC 3339 text for a drawn time; one Date cannot write (or not with 4 digits) as the year 9999 or 0001. */
+export function rfc3339Of(ms: number): string {
+  if (ms > Date.UTC(9999, 11, 31)) return "9999-12-31T23:59:59Z";
+  if (ms < 0) return "0001-01-01T00:00:00Z";
+  return new Date(ms).toISOString();
 }

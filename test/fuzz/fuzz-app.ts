@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
 import { finalityFromConfig } from "../../src/cli/finality-from-config.js";
+import type { FinalityConfig } from "../../src/config/config-schema.js";
 import { parseConfig } from "../../src/config/load-config.js";
 import type { Finality } from "../../src/engine/finality.js";
 import type { AppEnv } from "../../src/http/app-env.js";
@@ -11,11 +12,14 @@ import { SECRET } from "../http/helpers/webhooks.js";
 export const BODY_LIMIT = 262_144;
 
 /** The app with every route (runs included) on an in-memory ledger, for app.request(). */
-export async function fuzzApp(): Promise<{ app: Hono<AppEnv>; finality: Finality; close(): Promise<void> }> {
+export async function fuzzApp(
+  options: { bodyLimitBytes?: number; providers?: Record<string, Record<string, unknown>> } = {},
+): Promise<{ app: Hono<AppEnv>; finality: Finality; config: FinalityConfig; close(): Promise<void> }> {
   const config = parseConfig(
     {
-      server: { bodyLimitBytes: BODY_LIMIT },
-      providers: { acme: { type: "generic", webhook: { secrets: [SECRET] } } },
+      server: { bodyLimitBytes: options.bodyLimitBytes ?? BODY_LIMIT },
+      providers: { acme: { type: "generic", webhook: { secrets: [SECRET] } }, ...options.providers },
+      reconcile: { graceSeconds: 0 },
     },
     {},
     { db: ":memory:" },
@@ -28,7 +32,7 @@ export async function fuzzApp(): Promise<{ app: Hono<AppEnv>; finality: Finality
     runs,
     receivers: createWebhookReceivers(config.providers, () => finality.clock.now()),
   });
-  return { app, finality, close: () => finality.close() };
+  return { app, finality, config, close: () => finality.close() };
 }
 
 /** What the ledger holds, cheaply: every job with its version, and the number of events. */

@@ -198,13 +198,38 @@ describe("Gemini webhooks", () => {
   });
 
   it("accepts a per-request webhook's RS256 JWT against the JWKS URL, and fetches whatever the body says", async () => {
-    fake.set("batches/jwt1", geminiBatch("batches/jwt1", "BATCH_STATE_RUNNING"));
+    fake.set("batches/jwt1", geminiBatch("batches/jwt1", "BATCH_STATE_FAILED"));
     // The body claims success; the JWT does not cover the body, so the fetched state wins.
     const delivery = await fake.jwtWebhook("batch.succeeded", { id: "batches/jwt1" }, { id: "wh_jwt_1" });
-    expect(await app.post("gemini", delivery)).toMatchObject({ status: 200, body: { state: "running" } });
-    fake.set("batches/jwt1", geminiBatch("batches/jwt1", "BATCH_STATE_SUCCEEDED"));
-    const later = await fake.jwtWebhook("batch.succeeded", { id: "batches/jwt1" });
-    expect(await app.post("gemini", later)).toMatchObject({ status: 200, body: { state: "succeeded" } });
+    expect(await app.post("gemini", delivery)).toMatchObject({ status: 200, body: { state: "failed" } });
+  });
+
+  it("two events signed with one reused token and no webhook-id are two deliveries: the completion is not a duplicate", async () => {
+    fake.set("interactions/int_jwt", geminiInteraction("int_jwt", "requires_action"));
+    const first = await fake.jwtWebhook("interaction.requires_action", { id: "int_jwt" });
+    expect(await app.post("gemini", first)).toMatchObject({ status: 200, body: { state: "running" } });
+    fake.set("interactions/int_jwt", geminiInteraction("int_jwt", "completed"));
+    // The sender cached its token: the next event carries the same one.
+    const completed = await fake.jwtWebhook("interaction.completed", { id: "int_jwt" });
+    const reused = {
+      body: completed.body,
+      headers: { ...completed.headers, "webhook-signature": first.headers["webhook-signature"] as string },
+    };
+    expect(await app.post("gemini", reused)).toMatchObject({
+      status: 200,
+      body: { outcome: "applied", state: "succeeded" },
+    });
+  });
+
+  it("a JWT webhook whose fetch still sees the batch running is retried (5xx), not recorded as running", async () => {
+    fake.set("batches/jwt3", geminiBatch("batches/jwt3", "BATCH_STATE_RUNNING"));
+    const delivery = await fake.jwtWebhook("batch.succeeded", { id: "batches/jwt3" }, { id: "wh_jwt_3" });
+    expect(await app.post("gemini", delivery)).toMatchObject({
+      status: 500,
+      body: { retryable: true, reason: "provider-lag" },
+    });
+    fake.set("batches/jwt3", geminiBatch("batches/jwt3", "BATCH_STATE_SUCCEEDED"));
+    expect(await app.post("gemini", delivery)).toMatchObject({ status: 200, body: { state: "succeeded" } });
   });
 
   it("answers 5xx, retryable, when the JWKS cannot be fetched, and accepts the same delivery once it can", async () => {

@@ -27,7 +27,7 @@ describe("the worker client under trouble", () => {
       return run.settledAt ? run : undefined;
     });
 
-  it("fails a run once, saying why, when the server refuses its result (instead of running it again)", async () => {
+  it("fails a run once, saying why, when the server refuses its result (over the body limit), instead of running it again", async () => {
     let executions = 0;
     const errors: string[] = [];
     const worker = createWorker({
@@ -38,7 +38,7 @@ describe("the worker client under trouble", () => {
       onError: (error) => errors.push(error.message),
       handler: async () => {
         executions++;
-        return { blob: "x".repeat(600 * 1024) };
+        return { blob: "x".repeat(1_100_000) };
       },
     });
     worker.start();
@@ -50,6 +50,30 @@ describe("the worker client under trouble", () => {
       expect(run.attempts[0].error).toMatchObject({ code: "RESULT_REFUSED", retryable: false });
       expect(executions).toBe(1);
       expect(errors.some((message) => message.includes("413"))).toBe(true);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it("a result over the 512 KB result limit (under the body limit) settles the run, stored cut and marked", async () => {
+    let executions = 0;
+    const worker = createWorker({
+      baseUrl: url,
+      workerId: "w-large",
+      kinds: ["large"],
+      waitSeconds: 1,
+      handler: async () => {
+        executions++;
+        return { blob: "x".repeat(600 * 1024) };
+      },
+    });
+    worker.start();
+    try {
+      const { body: queued } = await api.enqueue({ kind: "large", maxAttempts: 3 });
+      const run = await settled(queued.id);
+      expect(run.status).toBe("succeeded");
+      expect(run.output).toMatchObject({ truncated: true, reason: "too-large" });
+      expect(executions).toBe(1);
     } finally {
       await worker.stop();
     }

@@ -70,6 +70,9 @@ export function readAnthropicEvent(envelope: Record<string, unknown>): ThinEvent
     type,
     state: meaning === undefined || meaning === "fetch" ? null : meaning,
     fetch: meaning === "fetch",
+    // The session has ended, in a way only the fetch tells: one still running is the API lagging.
+    // (Not `session.archived`: an archived session that never ran reads as pending for good.)
+    announcesTerminal: type === "session.status_terminated",
     updateTime: fromRfc3339(envelope.created_at),
     // A run start clears any "waiting for input" flag from the run's previous pause.
     ...(meaning === "running" ? { result: null } : {}),

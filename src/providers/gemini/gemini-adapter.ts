@@ -1,5 +1,6 @@
 import type { ProviderConfigOf } from "../../config/config-schema.js";
 import type { Observation } from "../../core/model.js";
+import { isTerminal } from "../../core/states.js";
 import { createJwtVerifier, isCompactJwt } from "../../webhooks/jwt-signature.js";
 import type { VerifiedWebhook } from "../../webhooks/signature-common.js";
 import type { WebhookParseContext, WebhookVerifier } from "../../webhooks/webhook-receiver.js";
@@ -62,7 +63,7 @@ function geminiVerifier(
     now,
   });
   return (body, headers) =>
-    isCompactJwt(headers.signature) ? verifyJwt(headers.signature, headers) : standard(body, headers);
+    isCompactJwt(headers.signature) ? verifyJwt(headers.signature, headers, body) : standard(body, headers);
 }
 
 export function parseGeminiWebhook(
@@ -77,6 +78,8 @@ export function parseGeminiWebhook(
   // An unsigned body is a hint only: what it names is fetched, whatever its type says.
   if (delivery.bodySigned === false && event.kind !== null) {
     event.fetch = true;
+    // Not trusted to settle the job, but still what the fetch is expected to see.
+    event.announcesTerminal = event.state !== null && isTerminal(event.state);
     event.state = null;
   }
   return observeThinEvent(

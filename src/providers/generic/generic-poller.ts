@@ -3,7 +3,6 @@ import type { Observation } from "../../core/model.js";
 import type { Poller, PollResult } from "../../engine/poller.js";
 import { pollFailure } from "../../engine/poller.js";
 import { parseGenericWebhook } from "../../webhooks/generic-webhook.js";
-import { boundedResult } from "../bounded-result.js";
 import { fromRfc3339 } from "../json-fields.js";
 import type { ProviderHealth } from "../provider-health.js";
 import { mapState, type StateTable } from "../state-map.js";
@@ -83,8 +82,8 @@ function readWithPaths(provider: string, jobId: string, body: Uint8Array, paths:
   const updateTime =
     paths.updateTime === undefined ? undefined : epochMillis(readJsonPath(answer, paths.updateTime));
   if (updateTime !== undefined) observation.updateTime = updateTime;
-  if (paths.result !== undefined)
-    observation.result = boundedResult(readJsonPath(answer, paths.result) ?? null, () => ({}));
+  // Taken whole: the ingest path cuts what cannot be stored to a marked stand-in (its size or depth).
+  if (paths.result !== undefined) observation.result = readJsonPath(answer, paths.result) ?? null;
   if (paths.error !== undefined) {
     const error = readJsonPath(answer, paths.error);
     if (error !== undefined && error !== null) observation.error = error;

@@ -23,8 +23,12 @@ export interface ProviderApp extends InProcess {
  * The service's app on an in-memory ledger, with one configured provider instance per entry and
  * the reconciler the configuration describes. Grace 0 so that a registered job is due at once.
  */
-export async function providerApp(providers: Record<string, Record<string, unknown>>): Promise<ProviderApp> {
-  const app = await inProcessApp({ providers, reconcile: { graceSeconds: 0 } });
+export async function providerApp(
+  providers: Record<string, Record<string, unknown>>,
+  /** More of the configuration (e.g. `server`), beside the providers. */
+  more: Record<string, unknown> = {},
+): Promise<ProviderApp> {
+  const app = await inProcessApp({ ...more, providers, reconcile: { graceSeconds: 0 } });
   const logs: ProviderApp["logs"] = [];
   const logger: Logger = {
     info: (fields, message) => logs.push({ level: "info", fields, message }),
