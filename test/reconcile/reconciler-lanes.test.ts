@@ -15,6 +15,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+const POLICY = { minMs: 1_000, maxMs: 2_000, stuckAfterMs: 3_600_000 };
+
 function ledger(): { finality: Finality; clock: ReturnType<typeof manualClock> } {
   const dir = tempDir();
   cleanups.push(() => dir.cleanup());
@@ -47,9 +49,10 @@ describe("reconciler lanes and the providers of the ledger", () => {
   it("a lane for a provider the ledger lacks is refused at construction, with the lane's name", () => {
     const { finality } = ledger();
     const poller = async () => ({ kind: "not-found" as const });
+    const lane = { ...POLICY, poller };
     let caught: unknown;
     try {
-      createReconciler(finality, { providers: { acme: { poller }, ghost: { poller } } });
+      createReconciler(finality, { providers: { acme: lane, ghost: lane } });
     } catch (error) {
       caught = error;
     }
@@ -57,7 +60,7 @@ describe("reconciler lanes and the providers of the ledger", () => {
     expect((caught as FinalityError).message).toContain('reconciler lane "ghost"');
     expect((caught as FinalityError).details).toMatchObject({ provider: "ghost" });
     // The lanes the ledger knows (and the reserved `runs` one) are accepted.
-    expect(() => createReconciler(finality, { providers: { acme: { poller }, runs: {} } })).not.toThrow();
+    expect(() => createReconciler(finality, { providers: { acme: lane, runs: POLICY } })).not.toThrow();
   });
 
   it("a poll whose recording fails in any way is reported as an error, never an unhandled rejection", async () => {
@@ -80,7 +83,7 @@ describe("reconciler lanes and the providers of the ledger", () => {
     });
     const results: string[] = [];
     const reconciler = createReconciler(flaky, {
-      providers: { acme: { poller: async () => ({ kind: "not-found" }), minMs: 1_000, maxMs: 2_000 } },
+      providers: { acme: { ...POLICY, poller: async () => ({ kind: "not-found" }) } },
       random: () => 0,
       onPoll: (event) => {
         results.push(`${event.job.id}:${event.result}`);
