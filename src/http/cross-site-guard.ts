@@ -63,15 +63,23 @@ export function crossSiteRefusal(
   options: { loopbackOnly: boolean; allowNavigation?: boolean },
 ): string | null {
   const { host } = request;
-  if (options.loopbackOnly && !isLoopbackHost(hostNameOf(host)))
-    return `without an API token this service answers loopback host names only, not "${host}"`;
+  if (options.loopbackOnly) {
+    // A proxy on this machine may have rewritten Host to a loopback name: the name the browser
+    // used is then in X-Forwarded-Host, and a rebound name there is refused the same way.
+    for (const name of [host, ...forwardedHostsOf(request)])
+      if (!isLoopbackHost(hostNameOf(name)))
+        return `without an API token this service answers loopback host names only, not "${name}"`;
+  }
   if (request.origin !== undefined) {
     const from = hostOf(request.origin);
     // Behind a proxy that rewrites Host, the browser's host is in X-Forwarded-Host. A page of
     // another site cannot set that header (it is not CORS-safelisted, so it needs a preflight
     // this service never answers); a rebound page can, but the Host check above is what stops it.
-    const hosts = [host, ...(request.forwardedHost?.split(",").map((h) => h.trim()) ?? [])];
-    if (from === null || !hosts.includes(from)) return "requests from another origin are refused";
+    // Compared as the URL parser writes them (lowercase, "127.0.0.1." as "127.0.0.1"), as the
+    // browser wrote the Origin.
+    const hosts = [host, ...forwardedHostsOf(request)].map((h) => hostOf(`http://${h}`));
+    // An origin without a host ("null", "file://") is nobody's: never a match, even for an empty Host.
+    if (!from || !hosts.includes(from)) return "requests from another origin are refused";
   }
   const site = request.fetchSite;
   if (site === "cross-site" || site === "same-site") {
@@ -92,6 +100,11 @@ export function crossSiteRefusal(
  */
 export function isUnguardedPath(path: string): boolean {
   return path.startsWith("/webhooks/") || path === "/healthz" || path === "/readyz";
+}
+
+/** The names in X-Forwarded-Host (a proxy chain may list several, comma-separated). */
+function forwardedHostsOf(request: RequestOrigin): string[] {
+  return request.forwardedHost?.split(",").map((h) => h.trim()) ?? [];
 }
 
 function hostOf(origin: string): string | null {

@@ -62,6 +62,10 @@ const HOSTILE: { name: string; headers: Record<string, string>; methods?: string
     name: "rebound host name, same-origin",
     headers: { host: "evil.example", origin: "http://evil.example" },
   },
+  {
+    name: "rebound host name behind a local proxy that rewrites Host",
+    headers: { host: "127.0.0.1:8787", "x-forwarded-host": "evil.example" },
+  },
   { name: "foreign origin", headers: { origin: "https://evil.example" } },
   { name: "opaque origin", headers: { origin: "null" } },
   {
