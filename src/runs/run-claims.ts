@@ -78,18 +78,30 @@ export async function claimWithin(
 ): Promise<Claimed | null> {
   const deadline = performance.now() + waitMs;
   for (;;) {
-    if (signal?.aborted || ctx.notifier.closed) return null;
+    if (signal?.aborted) return null;
     const seen = ctx.notifier.version;
-    const claimed = await claimOnce(ctx, request, signal);
-    if (claimed !== null) {
-      if (!signal?.aborted) return claimed;
-      await withdrawClaim(ctx, claimed);
-      return null;
-    }
+    const claimed = await claimUnlessAborted(ctx, request, signal);
+    if (claimed !== null || signal?.aborted) return claimed;
     const left = deadline - performance.now();
-    if (left <= 0) return null;
+    if (left <= 0 || ctx.notifier.closed) return null;
     await ctx.notifier.wait(Math.min(left, recheckMs), signal, seen);
   }
+}
+
+/**
+ * One claim for a client that may go away: nothing when `signal` has aborted, and a claim that
+ * committed while it aborted is withdrawn (its answer would never reach the client).
+ */
+export async function claimUnlessAborted(
+  ctx: RunContext,
+  request: ClaimRequest,
+  signal?: AbortSignal,
+): Promise<Claimed | null> {
+  if (signal?.aborted) return null;
+  const claimed = await claimOnce(ctx, request, signal);
+  if (claimed === null || !signal?.aborted) return claimed;
+  await withdrawClaim(ctx, claimed);
+  return null;
 }
 
 /**

@@ -19,7 +19,7 @@ import {
   type KindScope,
   recordWorkerEvent,
 } from "./run-callbacks.js";
-import { type Claimed, claimOnce, claimWithin } from "./run-claims.js";
+import { type Claimed, claimUnlessAborted, claimWithin } from "./run-claims.js";
 import { mirrorRun, type RunContext, runInTx, writeRun } from "./run-context.js";
 import { createRunNotifier } from "./run-notifier.js";
 import { DEFAULT_RUN_RETRY, newRun, type RunRetryPolicy, requestCancel } from "./run-transitions.js";
@@ -189,7 +189,7 @@ export function createRunService(options: RunServiceOptions): RunService {
         leaseMs: claim.leaseSeconds !== undefined ? leaseMsOf(claim.leaseSeconds) : defaultLeaseMs,
       };
       const waitMs = Math.min(Math.max(0, (claim.waitSeconds ?? 0) * 1000), maxWaitMs);
-      if (waitMs === 0 || ctx.notifier.closed) return claimOnce(ctx, request);
+      if (waitMs === 0 || ctx.notifier.closed) return claimUnlessAborted(ctx, request, claim.signal);
       return claimWithin(ctx, request, waitMs, recheckMs, claim.signal);
     },
     heartbeat(attemptId, request, scope = null) {

@@ -132,36 +132,39 @@ describe("a long-poll claim whose client has gone", () => {
     expect(attempts.map((a) => a.workerId)).toEqual(["w2"]);
   });
 
-  it("a claim whose client leaves while the claim commits is given back at once, with its attempt refunded", async () => {
-    const dir = tempDir("finality-claim-abort-");
-    cleanups.push(() => dir.cleanup());
-    const controller = new AbortController();
-    let armed = true;
-    const finality = ledger(
-      watchedStore(createSqliteStore({ path: dir.file("ledger.db") }), {
-        // The client goes away after the claim looked at the signal, before it commits.
-        inClaim: () => {
-          if (armed) controller.abort();
-          armed = false;
-        },
-      }),
-    );
-    const runs: RunService = createRunService({ finality });
-    cleanups.push(() => runs.close());
-    const { run } = await runs.enqueue({ kind: "render" });
+  it.each([0, 5])(
+    "a claim (waitSeconds %i) whose client leaves while the claim commits is given back at once, with its attempt refunded",
+    async (waitSeconds) => {
+      const dir = tempDir("finality-claim-abort-");
+      cleanups.push(() => dir.cleanup());
+      const controller = new AbortController();
+      let armed = true;
+      const finality = ledger(
+        watchedStore(createSqliteStore({ path: dir.file("ledger.db") }), {
+          // The client goes away after the claim looked at the signal, before it commits.
+          inClaim: () => {
+            if (armed) controller.abort();
+            armed = false;
+          },
+        }),
+      );
+      const runs: RunService = createRunService({ finality });
+      cleanups.push(() => runs.close());
+      const { run } = await runs.enqueue({ kind: "render" });
 
-    const aborted = await runs.claim({ workerId: "w1", waitSeconds: 5, signal: controller.signal });
-    expect(aborted).toBeNull();
-    const afterAbort = await finality.store.getRun(run.id);
-    expect(afterAbort).toMatchObject({ status: "queued", attemptCount: 0, currentAttemptId: null });
-    const [withdrawn] = await finality.store.runAttempts(run.id);
-    expect(withdrawn).toMatchObject({ workerId: "w1", status: "released", leaseExpiresAt: null });
-    expect((await finality.store.runEvents(run.id)).map((e) => e.type)).toContain("attempt.withdrawn");
+      const aborted = await runs.claim({ workerId: "w1", waitSeconds, signal: controller.signal });
+      expect(aborted).toBeNull();
+      const afterAbort = await finality.store.getRun(run.id);
+      expect(afterAbort).toMatchObject({ status: "queued", attemptCount: 0, currentAttemptId: null });
+      const [withdrawn] = await finality.store.runAttempts(run.id);
+      expect(withdrawn).toMatchObject({ workerId: "w1", status: "released", leaseExpiresAt: null });
+      expect((await finality.store.runEvents(run.id)).map((e) => e.type)).toContain("attempt.withdrawn");
 
-    const next = await runs.claim({ workerId: "w2" });
-    expect(next?.run.id).toBe(run.id);
-    expect(next?.run.attemptCount).toBe(1);
-  });
+      const next = await runs.claim({ workerId: "w2" });
+      expect(next?.run.id).toBe(run.id);
+      expect(next?.run.attemptCount).toBe(1);
+    },
+  );
 
   it("a claim aborted before it starts claims nothing", async () => {
     const dir = tempDir("finality-claim-abort-");
@@ -172,7 +175,8 @@ describe("a long-poll claim whose client has gone", () => {
     const { run } = await runs.enqueue({ kind: "render" });
     const controller = new AbortController();
     controller.abort();
-    expect(await runs.claim({ workerId: "w1", waitSeconds: 5, signal: controller.signal })).toBeNull();
+    for (const waitSeconds of [0, 5])
+      expect(await runs.claim({ workerId: "w1", waitSeconds, signal: controller.signal })).toBeNull();
     expect(await finality.store.runAttempts(run.id)).toEqual([]);
   });
 });
