@@ -327,6 +327,11 @@ describe("the guard on a real finality serve (the Node fast path takes the webho
       const own = await overHttp(service.url, "GET", "/jobs/acme/job-1", {});
       expect(own.status).toBe(200);
       expect(own.text).toContain("result-1");
+      // Every refusal is counted, under its own bounded route label.
+      const metrics = await overHttp(service.url, "GET", "/metrics", {});
+      expect(metrics.text).toMatch(
+        /finality_http_requests_total\{route="cross-site-guard",method="GET",status="403"\} 7\b/,
+      );
     } finally {
       await service.stop();
       dir.cleanup();
