@@ -98,4 +98,40 @@ describe("reconciler lanes and the providers of the ledger", () => {
     expect(unhandled).toEqual([]);
     expect(results.sort()).toEqual(["j1:error", "j2:error"]);
   });
+
+  it("under start() (the tick does not await its polls): a failing poll is reported, not an unhandled rejection", async () => {
+    const { finality, clock } = ledger();
+    await finality.register({ provider: "acme", id: "j1" });
+    clock.advance(1_000);
+    let refuse = false;
+    const flaky = new Proxy(finality, {
+      get(target, prop, receiver) {
+        if (prop === "contextFor")
+          return (provider: string, now: number) => {
+            if (refuse) throw new FinalityError("unknown-provider", `unknown provider "${provider}"`);
+            return target.contextFor(provider, now);
+          };
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    let settle: (outcome: string) => void = () => {};
+    const outcome = new Promise<string>((resolve) => {
+      settle = resolve;
+    });
+    const unhandled = (reason: unknown) => settle(`unhandled: ${String(reason)}`);
+    process.on("unhandledRejection", unhandled);
+    const reconciler = createReconciler(flaky, {
+      providers: { acme: { ...POLICY, poller: async () => ({ kind: "not-found" }) } },
+      tickMs: 60_000,
+      onPoll: (event) => settle(`${event.job.id}:${event.result}`),
+    });
+    refuse = true;
+    try {
+      reconciler.start();
+      expect(await outcome).toBe("j1:error");
+    } finally {
+      process.off("unhandledRejection", unhandled);
+      await reconciler.stop();
+    }
+  });
 });
