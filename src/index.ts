@@ -14,6 +14,8 @@ export { type ReduceResult, reduce } from "./core/reducer.js";
 export {
   type Attempt,
   type AttemptStatus,
+  DEFAULT_MAX_UNSTARTED_RELEASES,
+  LEASE_EXPIRED_BEFORE_START_CODE,
   LEASE_EXPIRED_CODE,
   RUNS_PROVIDER,
   type Run,

@@ -3,6 +3,7 @@ import { reconcilerFromConfig } from "../host/from-config.js";
 import type { Logger } from "../http/request-log.js";
 import type { SweepCounts } from "../runs/lease-sweep.js";
 import { createRunService, type RunService } from "../runs/run-service.js";
+import { runServiceOptionsFrom } from "../runs/run-service-config.js";
 import { sweepUntilDone } from "../runs/sweep-once.js";
 import { nodeVerifiers } from "../webhooks/webhook-verifier.js";
 import {
@@ -68,15 +69,7 @@ decides again on what it reads.\n`,
     .action(async (options: OnceOptions) => {
       requireOnce(options, "sweep");
       const result = await withLedger(options, async (finality, config) => {
-        const runs = createRunService({
-          finality,
-          defaultLeaseSeconds: config.workers.leaseSeconds,
-          defaultMaxAttempts: config.workers.maxAttempts,
-          retry: {
-            baseDelayMs: config.workers.retryBaseSeconds * 1000,
-            maxDelayMs: config.workers.retryMaxSeconds * 1000,
-          },
-        });
+        const runs = createRunService({ finality, ...runServiceOptionsFrom(config.workers) });
         try {
           const counts: Partial<SweepCounts> = {};
           const summary = await sweepUntilDone(countingSweeps(runs, counts));

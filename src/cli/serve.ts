@@ -10,6 +10,7 @@ import { createPromMetrics } from "../http/prom-metrics.js";
 import type { ServiceMetrics } from "../http/service-metrics.js";
 import { createWebhookIntake } from "../http/webhook-intake.js";
 import { createRunService, type RunService } from "../runs/run-service.js";
+import { runServiceOptionsFrom } from "../runs/run-service-config.js";
 import { createWebhookReceivers } from "../webhooks/webhook-receivers.js";
 import { type BackgroundLoop, createBackgroundLoops } from "./background-loop.js";
 import { assertSafeBinding, finalityFromConfig } from "./finality-from-config.js";
@@ -40,15 +41,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
   const flushLogs = setInterval(() => logger.flush(), 1000);
   flushLogs.unref();
   const finality = await finalityFromConfig(config);
-  const runs = createRunService({
-    finality,
-    defaultLeaseSeconds: config.workers.leaseSeconds,
-    defaultMaxAttempts: config.workers.maxAttempts,
-    retry: {
-      baseDelayMs: config.workers.retryBaseSeconds * 1000,
-      maxDelayMs: config.workers.retryMaxSeconds * 1000,
-    },
-  });
+  const runs = createRunService({ finality, ...runServiceOptionsFrom(config.workers) });
   let server: NodeServer;
   let metrics: ServiceMetrics;
   try {

@@ -154,6 +154,11 @@ const workersSchema = z.strictObject({
   retryBaseSeconds: positiveSeconds.default(1),
   retryMaxSeconds: positiveSeconds.default(300),
   sweepIntervalSeconds: positiveSeconds.default(1),
+  /**
+   * Lease expiries before the worker's first heartbeat (the attempt given back, not spent) a run
+   * survives; the next one ends it `lost` with REMOTE_RUN_LEASE_EXPIRED_BEFORE_START.
+   */
+  maxUnstartedReleases: z.number().int().min(0).max(1000).default(5),
 });
 
 export const configSchema = z

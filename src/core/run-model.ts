@@ -49,6 +49,24 @@ export const RUNS_PROVIDER = "runs";
 /** Error code recorded on an attempt whose lease ran out while it was starting or running. */
 export const LEASE_EXPIRED_CODE = "REMOTE_RUN_LEASE_EXPIRED";
 
+/**
+ * Error code of a run that ended `lost` because its lease ran out before any worker's first
+ * heartbeat more times than allowed (`maxUnstartedReleases`): a run whose worker dies on it at
+ * once (out of memory on its input, a crash at start) is not handed out for ever.
+ */
+export const LEASE_EXPIRED_BEFORE_START_CODE = "REMOTE_RUN_LEASE_EXPIRED_BEFORE_START";
+
+/** Releases before start a run is allowed before the next one ends it `lost` (default). */
+export const DEFAULT_MAX_UNSTARTED_RELEASES = 5;
+
+/**
+ * How many times this run's lease ran out before its worker's first heartbeat and the attempt
+ * was given back: each claim adds one to both `generation` and `attemptCount`, and each such
+ * release gives the attempt back (`attemptCount` − 1), so the difference is that count.
+ */
+export const unstartedReleasesOf = (run: Pick<Run, "generation" | "attemptCount">): number =>
+  run.generation - run.attemptCount;
+
 /** One run. Times are epoch milliseconds. */
 export interface Run {
   id: string;

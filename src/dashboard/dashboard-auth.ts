@@ -77,23 +77,6 @@ async function hmacBase64Url(key: string, message: string): Promise<string> {
   return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
-/**
- * A state-changing form must come from this dashboard: a browser names the page's origin in
- * `Origin`, and it must be this host. (Non-browser clients send none, and carry the bearer
- * token instead of a cookie.)
- */
-export function fromSameOrigin(c: Context): boolean {
-  const origin = c.req.header("origin");
-  if (origin === undefined) return c.req.header("sec-fetch-site") !== "cross-site";
-  // Behind a proxy that rewrites Host, the browser's host is in X-Forwarded-Host.
-  const hosts = [c.req.header("host") ?? new URL(c.req.url).host, c.req.header("x-forwarded-host")];
-  try {
-    return hosts.includes(new URL(origin).host);
-  } catch {
-    return false;
-  }
-}
-
 /** A local path to go back to after a form: never another site ("//evil", "/\\evil", "https:"). */
 export function localPath(value: string | null | undefined, fallback = "/"): string {
   // Browsers drop tabs and newlines from URLs ("/\t/evil" becomes "//evil") and read "\\" as "/".

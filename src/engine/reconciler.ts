@@ -1,5 +1,5 @@
 import type { Random } from "../core/clock.js";
-import { toError } from "../core/errors.js";
+import { FinalityError, toError } from "../core/errors.js";
 import type { Job } from "../core/model.js";
 import {
   availableTokens,
@@ -57,6 +57,19 @@ export interface Reconciler {
 export function createReconciler(finality: Finality, options: ReconcilerOptions): Reconciler {
   const random = options.random ?? Math.random;
   const tickMs = options.tickMs ?? 1000;
+  // A lane for a provider this ledger does not know could never record a poll: refused here,
+  // with the lane's name, rather than failing every poll later.
+  for (const provider of Object.keys(options.providers)) {
+    try {
+      finality.contextFor(provider, finality.clock.now());
+    } catch (error) {
+      throw new FinalityError(
+        "unknown-provider",
+        `reconciler lane "${provider}": ${toError(error).message}; give the Finality instance that provider (its \`providers\` option) or drop the lane`,
+        { details: { provider } },
+      );
+    }
+  }
   const lanes = Object.entries(options.providers).map(([name, o]) => createLane(name, o));
   let timer: ReturnType<typeof setTimeout> | null = null;
   let running = false;
@@ -69,6 +82,7 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
     let claiming = false;
     let claimAgain = false;
 
+    /** Never rejects: a poll's promise is not awaited by the tick, so a rejection would be unhandled. */
     async function pollOne(job: Job): Promise<void> {
       const started = finality.clock.now();
       let result: PollResult;
@@ -80,8 +94,8 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
         result = { kind: "failed", error: toError(error).message };
       }
       const now = finality.clock.now();
-      const ctx = finality.contextFor(provider, now);
       try {
+        const ctx = finality.contextFor(provider, now);
         const recorded = await finality.store.transaction((tx) =>
           recordPollInTx(tx, job, result, ctx, o, random),
         );
@@ -95,13 +109,17 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
         });
       } catch (error) {
         // The claim's lease brings the job back; a failing store must not stop the loop.
-        options.onPoll?.({
-          provider,
-          job,
-          result: "error",
-          durationMs: now - started,
-          error: toError(error).message,
-        });
+        try {
+          options.onPoll?.({
+            provider,
+            job,
+            result: "error",
+            durationMs: now - started,
+            error: toError(error).message,
+          });
+        } catch {
+          // A throwing onPoll (the caller's logging) has nowhere left to report to.
+        }
       }
     }
 

@@ -7,7 +7,7 @@ import type { RunService } from "../runs/run-service.js";
 import type { WebhookReceiver } from "../webhooks/webhook-receiver.js";
 import type { AppEnv } from "./app-env.js";
 import { bearerAuth } from "./bearer-auth.js";
-import { crossSiteGuard } from "./cross-site-guard.js";
+import { crossSiteGuard, isUnguardedPath } from "./cross-site-guard.js";
 import { addEffectRoutes } from "./effect-routes.js";
 import { addJobRoutes, jobPathMethodNotAllowed } from "./job-routes.js";
 import { addOpsRoutes } from "./ops-routes.js";
@@ -69,7 +69,16 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use(requestLog(logger, metrics));
   const runs = options.runs;
-  app.use("/v1/*", crossSiteGuard({ loopbackOnly: config.server.apiToken === undefined }));
+  // Every route but the webhooks and the health checks (see isUnguardedPath): the API, the
+  // dashboard's pages and forms, /metrics, and the 404s and 405s. Registered before every route.
+  const loopbackOnly = config.server.apiToken === undefined;
+  const apiGuard = crossSiteGuard({ loopbackOnly });
+  const pageGuard = crossSiteGuard({ loopbackOnly, allowNavigation: true });
+  app.use(async (c, next) => {
+    const path = c.req.path;
+    if (isUnguardedPath(path)) return next();
+    return (path === "/v1" || path.startsWith("/v1/") ? apiGuard : pageGuard)(c, next);
+  });
   // Worker routes carry their pool's token, not the API token: registered before its check.
   if (runs) {
     const authorizeWorker =

@@ -1,13 +1,16 @@
 import { assertNever } from "../core/errors.js";
 import {
   type Attempt,
+  DEFAULT_MAX_UNSTARTED_RELEASES,
   isFinishedAttempt,
   isLiveAttempt,
   isRevokedAttempt,
   isTerminalRun,
+  LEASE_EXPIRED_BEFORE_START_CODE,
   LEASE_EXPIRED_CODE,
   type NewRunEvent,
   type Run,
+  unstartedReleasesOf,
 } from "../core/run-model.js";
 import { releaseLease, requeueRun, settleRun } from "./run-transitions.js";
 
@@ -17,6 +20,7 @@ export const LEASE_EXPIRY_OUTCOMES = [
   "terminal_released",
   "cancellation_pending",
   "unstarted_released",
+  "unstarted_lost",
   "lost_retry",
   "lost_final",
 ] as const;
@@ -38,18 +42,24 @@ export type LeaseAttemptView = Pick<Attempt, "status" | "generation" | "leaseExp
  * | 3 | succeeded, failed, cancelled | yes | any                                        | any    | terminal_released    |
  * | 4 | claimed, starting, running   | yes | terminal, queued, or another generation    | any    | terminal_released    |
  * | 5 | claimed, starting, running   | yes | dispatching/running, this generation       | yes    | cancellation_pending |
- * | 6 | claimed                      | yes | dispatching/running, this generation       | no     | unstarted_released   |
- * | 7 | starting, running            | yes | ditto, attempts left                       | no     | lost_retry           |
- * | 8 | starting, running            | yes | ditto, attempts spent                      | no     | lost_final           |
+ * | 6 | claimed                      | yes | ditto, released unstarted < max times      | no     | unstarted_released   |
+ * | 7 | claimed                      | yes | ditto, released unstarted >= max times     | no     | unstarted_lost       |
+ * | 8 | starting, running            | yes | ditto, attempts left                       | no     | lost_retry           |
+ * | 9 | starting, running            | yes | ditto, attempts spent                      | no     | lost_final           |
  *
  * `due` means the lease's expiry time has come (expiresAt <= now). Row 1 comes before row 2
  * because a revoked attempt holds no lease at all: whatever its old expiry said, a second sweep
  * of it must change nothing. Row 6 does not spend an attempt: the worker never began the work.
+ * Row 7 bounds row 6: a run whose worker dies before its first heartbeat every time (it crashes
+ * on the input) would otherwise be handed out for ever; "released unstarted" is
+ * `unstartedReleasesOf(run)` and `max` is `maxUnstartedReleases` (default 5; 0 ends the run at
+ * its first such expiry).
  */
 export function decideLeaseExpiry(
   run: LeaseRunView,
   attempt: LeaseAttemptView,
   now: number,
+  maxUnstartedReleases: number = DEFAULT_MAX_UNSTARTED_RELEASES,
 ): LeaseExpiryOutcome {
   if (isRevokedAttempt(attempt.status)) return "already_expired";
   const due = attempt.leaseExpiresAt !== null && attempt.leaseExpiresAt <= now;
@@ -59,7 +69,8 @@ export function decideLeaseExpiry(
     attempt.generation === run.generation && (run.status === "dispatching" || run.status === "running");
   if (isTerminalRun(run.status) || !owns) return "terminal_released";
   if (run.cancelRequested) return "cancellation_pending";
-  if (attempt.status === "claimed") return "unstarted_released";
+  if (attempt.status === "claimed")
+    return unstartedReleasesOf(run) < maxUnstartedReleases ? "unstarted_released" : "unstarted_lost";
   return run.attemptCount < run.maxAttempts ? "lost_retry" : "lost_final";
 }
 
@@ -86,8 +97,9 @@ export function expireLease(
   attempt: Attempt,
   now: number,
   retryDelayMs: number,
+  maxUnstartedReleases: number = DEFAULT_MAX_UNSTARTED_RELEASES,
 ): LeaseExpiryChange {
-  const outcome = decideLeaseExpiry(run, attempt, now);
+  const outcome = decideLeaseExpiry(run, attempt, now, maxUnstartedReleases);
   const event = (phase: string, type: string, detail: Record<string, unknown> = {}): NewRunEvent => ({
     dedupeKey: `lease-expiry:${attempt.id}:${attempt.generation}:${phase}`,
     runId: run.id,
@@ -131,6 +143,22 @@ export function expireLease(
         attempt: releaseLease(attempt, "released", now),
         events: [event(outcome, "lease.unstarted_released", { runStatus: "queued" })],
       };
+    case "unstarted_lost": {
+      // The attempt is given back like its unstarted predecessors (no worker began it, so it
+      // is not `lost`, which says a worker was lost mid-work); the run ends for good.
+      const neverStarted = {
+        code: LEASE_EXPIRED_BEFORE_START_CODE,
+        message: `the lease ran out before the worker's first heartbeat ${unstartedReleasesOf(run) + 1} times (at most ${maxUnstartedReleases} releases before start are allowed); last attempt ${attempt.id} (generation ${attempt.generation})`,
+      };
+      return {
+        outcome,
+        run: settleRun(run, "lost", now, { error: neverStarted }),
+        attempt: { ...releaseLease(attempt, "released", now), error: neverStarted },
+        events: [
+          event(outcome, "run.lost", { runStatus: "lost", unstartedReleases: unstartedReleasesOf(run) }),
+        ],
+      };
+    }
     case "lost_retry":
       return {
         outcome,

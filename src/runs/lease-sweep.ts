@@ -27,7 +27,7 @@ export async function expireInTx(
   const run = attempt === null ? null : await tx.getRun(attempt.runId);
   if (attempt === null || run === null) return "missing";
   const now = ctx.finality.clock.now();
-  const change = expireLease(run, attempt, now, retryDelayFor(ctx, run));
+  const change = expireLease(run, attempt, now, retryDelayFor(ctx, run), ctx.maxUnstartedReleases);
   if (change.attempt !== null) await writeAttempt(tx, attempt, change.attempt);
   if (change.run !== null) {
     await writeRun(tx, run, change.run);

@@ -1,7 +1,7 @@
 import { FinalityError } from "../core/errors.js";
 import type { Attempt, Run } from "../core/run-model.js";
-import { type RunContext, runInTx, writeRun } from "./run-context.js";
-import { claimRun } from "./run-transitions.js";
+import { type RunContext, runInTx, writeAttempt, writeRun } from "./run-context.js";
+import { claimRun, releaseLease, requeueRun } from "./run-transitions.js";
 
 export interface ClaimRequest {
   workerId: string;
@@ -20,8 +20,14 @@ export interface Claimed {
  * insert the attempt with its lease, record the claim. Null when nothing is claimable. The
  * mirror job is not touched: queued and dispatching both show as `pending`.
  */
-export function claimOnce(ctx: RunContext, request: ClaimRequest): Promise<Claimed | null> {
+export function claimOnce(
+  ctx: RunContext,
+  request: ClaimRequest,
+  signal?: AbortSignal,
+): Promise<Claimed | null> {
   return runInTx(ctx, async (tx) => {
+    // Looked at again inside the transaction: a client gone by now must not take a run.
+    if (signal?.aborted) return null;
     const now = ctx.finality.clock.now();
     const run = await tx.pickClaimableRun(request.kinds, now);
     if (run === null) return null;
@@ -58,6 +64,10 @@ export function claimOnce(ctx: RunContext, request: ClaimRequest): Promise<Claim
  * is queued in this process and every `recheckMs` in any case (runs queued elsewhere, retries
  * whose backoff ends). Null when nothing came, when `signal` aborts (the client went away) or
  * when the service shuts down.
+ *
+ * An aborted claim claims nothing: the abort wakes the wait, and the loop looks at the signal
+ * before it claims (it used to claim first, and the run then sat with a client that was gone
+ * until its lease ran out). A claim whose client leaves while it commits is given back at once.
  */
 export async function claimWithin(
   ctx: RunContext,
@@ -68,11 +78,62 @@ export async function claimWithin(
 ): Promise<Claimed | null> {
   const deadline = performance.now() + waitMs;
   for (;;) {
+    if (signal?.aborted) return null;
     const seen = ctx.notifier.version;
-    const claimed = await claimOnce(ctx, request);
-    if (claimed !== null) return claimed;
+    const claimed = await claimUnlessAborted(ctx, request, signal);
+    if (claimed !== null || signal?.aborted) return claimed;
     const left = deadline - performance.now();
-    if (left <= 0 || signal?.aborted || ctx.notifier.closed) return null;
+    if (left <= 0 || ctx.notifier.closed) return null;
     await ctx.notifier.wait(Math.min(left, recheckMs), signal, seen);
   }
+}
+
+/**
+ * One claim for a client that may go away: nothing when `signal` has aborted, and a claim that
+ * committed while it aborted is withdrawn (its answer would never reach the client).
+ */
+export async function claimUnlessAborted(
+  ctx: RunContext,
+  request: ClaimRequest,
+  signal?: AbortSignal,
+): Promise<Claimed | null> {
+  if (signal?.aborted) return null;
+  const claimed = await claimOnce(ctx, request, signal);
+  if (claimed === null || !signal?.aborted) return claimed;
+  await withdrawClaim(ctx, claimed);
+  return null;
+}
+
+/**
+ * Gives back a claim its client will never receive (it went away while the claim committed):
+ * the attempt is `released`, the run queued again at once with the attempt refunded, as when a
+ * lease runs out before the first heartbeat — without waiting for that lease. Changes nothing
+ * if the attempt has moved on meanwhile (a worker cannot have it: its answer was never sent).
+ */
+export async function withdrawClaim(ctx: RunContext, claimed: Claimed): Promise<void> {
+  await runInTx(ctx, async (tx, effects) => {
+    const attempt = await tx.getAttempt(claimed.attempt.id);
+    const run = attempt === null ? null : await tx.getRun(attempt.runId);
+    if (attempt === null || run === null) return;
+    const holds =
+      attempt.status === "claimed" && run.status === "dispatching" && run.generation === attempt.generation;
+    if (!holds) return;
+    const now = ctx.finality.clock.now();
+    await writeAttempt(tx, attempt, releaseLease(attempt, "released", now));
+    // Dispatching and queued both show as `pending` on the mirror job: nothing to ingest.
+    await writeRun(tx, run, {
+      ...requeueRun(run, now, now),
+      attemptCount: Math.max(0, run.attemptCount - 1),
+    });
+    await tx.appendRunEvent({
+      dedupeKey: `attempt:${attempt.id}:withdrawn`,
+      runId: run.id,
+      attemptId: attempt.id,
+      actor: "worker",
+      type: "attempt.withdrawn",
+      at: now,
+      detail: { workerId: attempt.workerId, generation: attempt.generation, reason: "client-gone" },
+    });
+    effects.runQueued = true;
+  });
 }

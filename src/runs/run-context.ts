@@ -15,6 +15,8 @@ export interface RunContext {
   retry: RunRetryPolicy;
   notifier: RunNotifier;
   newId: () => string;
+  /** Lease expiries before a worker's first heartbeat a run survives (see decideLeaseExpiry). */
+  maxUnstartedReleases: number;
 }
 
 /** What one run transaction did besides its answer, acted on after it commits. */

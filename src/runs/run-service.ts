@@ -1,7 +1,13 @@
 import { uuidv7 } from "uuidv7";
 import type { Random } from "../core/clock.js";
 import { FinalityError } from "../core/errors.js";
-import { type Attempt, RUNS_PROVIDER, type Run, type RunEvent } from "../core/run-model.js";
+import {
+  type Attempt,
+  DEFAULT_MAX_UNSTARTED_RELEASES,
+  RUNS_PROVIDER,
+  type Run,
+  type RunEvent,
+} from "../core/run-model.js";
 import type { Finality } from "../engine/finality.js";
 import { registerInTx } from "../engine/ingest.js";
 import type { RunPage, RunQuery } from "../store/run-store.js";
@@ -13,7 +19,7 @@ import {
   type KindScope,
   recordWorkerEvent,
 } from "./run-callbacks.js";
-import { type Claimed, claimOnce, claimWithin } from "./run-claims.js";
+import { type Claimed, claimUnlessAborted, claimWithin } from "./run-claims.js";
 import { mirrorRun, type RunContext, runInTx, writeRun } from "./run-context.js";
 import { createRunNotifier } from "./run-notifier.js";
 import { DEFAULT_RUN_RETRY, newRun, type RunRetryPolicy, requestCancel } from "./run-transitions.js";
@@ -30,6 +36,12 @@ export interface RunServiceOptions {
   maxWaitSeconds?: number;
   /** How often a waiting claim looks again without a wake-up (default 500 ms). */
   recheckMs?: number;
+  /**
+   * How many times a run's lease may run out before its worker's first heartbeat, the run given
+   * back with the attempt refunded, before the next such expiry ends it `lost` with
+   * `REMOTE_RUN_LEASE_EXPIRED_BEFORE_START` (default 5; 0: at the first).
+   */
+  maxUnstartedReleases?: number;
   random?: Random;
   newId?: () => string;
 }
@@ -84,6 +96,7 @@ export function createRunService(options: RunServiceOptions): RunService {
     retry: { ...DEFAULT_RUN_RETRY, ...options.retry },
     notifier: createRunNotifier(),
     newId: options.newId ?? uuidv7,
+    maxUnstartedReleases: maxUnstartedReleasesOf(options.maxUnstartedReleases),
   };
   const defaultMaxAttempts = options.defaultMaxAttempts ?? 3;
   const defaultLeaseMs = leaseMsOf(options.defaultLeaseSeconds ?? 30);
@@ -176,7 +189,7 @@ export function createRunService(options: RunServiceOptions): RunService {
         leaseMs: claim.leaseSeconds !== undefined ? leaseMsOf(claim.leaseSeconds) : defaultLeaseMs,
       };
       const waitMs = Math.min(Math.max(0, (claim.waitSeconds ?? 0) * 1000), maxWaitMs);
-      if (waitMs === 0 || ctx.notifier.closed) return claimOnce(ctx, request);
+      if (waitMs === 0 || ctx.notifier.closed) return claimUnlessAborted(ctx, request, claim.signal);
       return claimWithin(ctx, request, waitMs, recheckMs, claim.signal);
     },
     heartbeat(attemptId, request, scope = null) {
@@ -196,6 +209,19 @@ export function createRunService(options: RunServiceOptions): RunService {
     sweepOnce: (limit = 500) => sweepLeases(ctx, limit),
     close: () => ctx.notifier.close(),
   };
+}
+
+function maxUnstartedReleasesOf(value: number | undefined): number {
+  if (value === undefined) return DEFAULT_MAX_UNSTARTED_RELEASES;
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new FinalityError(
+      "invalid-config",
+      `maxUnstartedReleases must be a whole number >= 0, not ${value}`,
+      {
+        details: { field: "maxUnstartedReleases" },
+      },
+    );
+  return value;
 }
 
 /** Whole milliseconds: a lease of 1.0005 s is 1,001 ms (PostgreSQL keeps leases as bigint). */

@@ -11,15 +11,27 @@ import { SECRET } from "../http/helpers/webhooks.js";
 
 export const BODY_LIMIT = 262_144;
 
-/** The app with every route (runs included) on an in-memory ledger, for app.request(). */
+/**
+ * The app with every route (runs included) on an in-memory ledger, for app.request().
+ * `apiToken`, `effects`, `bodyLimitBytes` and extra `providers` go to the configuration as given.
+ */
 export async function fuzzApp(
-  options: { bodyLimitBytes?: number; providers?: Record<string, Record<string, unknown>> } = {},
+  options: {
+    apiToken?: string;
+    effects?: Record<string, unknown>[];
+    bodyLimitBytes?: number;
+    providers?: Record<string, Record<string, unknown>>;
+  } = {},
 ): Promise<{ app: Hono<AppEnv>; finality: Finality; config: FinalityConfig; close(): Promise<void> }> {
   const config = parseConfig(
     {
-      server: { bodyLimitBytes: options.bodyLimitBytes ?? BODY_LIMIT },
+      server: {
+        bodyLimitBytes: options.bodyLimitBytes ?? BODY_LIMIT,
+        ...(options.apiToken === undefined ? {} : { apiToken: options.apiToken }),
+      },
       providers: { acme: { type: "generic", webhook: { secrets: [SECRET] } }, ...options.providers },
       reconcile: { graceSeconds: 0 },
+      ...(options.effects === undefined ? {} : { effects: options.effects }),
     },
     {},
     { db: ":memory:" },
@@ -45,6 +57,8 @@ export async function ledgerSnapshot(finality: Finality): Promise<string> {
   }
   const runs = await finality.store.listRuns({ limit: 500 });
   parts.push(`runs:${runs.items.length}`);
+  for (const e of (await finality.store.listEffects({ limit: 500 })).items)
+    parts.push(`effect:${e.id}:${e.status}:${e.attempts}:${e.nextAttemptAt}`);
   return parts.sort().join("|");
 }
 

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { localPath } from "../../src/dashboard/dashboard-auth.js";
+import { crossSiteRefusal } from "../../src/http/cross-site-guard.js";
 import { ACME, type InProcess, inProcessApp } from "./helpers/in-process.js";
 
 let t: InProcess | null = null;
@@ -72,5 +73,35 @@ describe("the dashboard's return path after login", () => {
       "",
     ])
       expect(localPath(hostile), JSON.stringify(hostile)).toBe("/");
+  });
+});
+
+describe("regressions the dashboard fuzzer found (test/fuzz/dashboard-fuzz.test.ts)", () => {
+  const loopbackOnly = { loopbackOnly: true, allowNavigation: true };
+  it("a rebound name behind a local proxy that rewrote Host is refused without a token", () => {
+    const behindProxy = { method: "GET", host: "127.0.0.1:8787", forwardedHost: "evil.example" };
+    expect(crossSiteRefusal(behindProxy, loopbackOnly)).toMatch(/loopback host names only/);
+    expect(crossSiteRefusal({ ...behindProxy, forwardedHost: "localhost:8787" }, loopbackOnly)).toBeNull();
+    // With a token the name is the service's own, and the browser's Origin may be that name.
+    expect(
+      crossSiteRefusal(
+        { ...behindProxy, forwardedHost: "ledger.example", origin: "https://ledger.example" },
+        { loopbackOnly: false },
+      ),
+    ).toBeNull();
+  });
+
+  it("compares host names as the URL parser writes them, and an origin without a host never matches", () => {
+    const token = { loopbackOnly: false };
+    expect(
+      crossSiteRefusal({ method: "POST", host: "127.0.0.1.", origin: "http://127.0.0.1." }, token),
+    ).toBeNull();
+    expect(
+      crossSiteRefusal({ method: "POST", host: "LEDGER.example", origin: "https://ledger.example" }, token),
+    ).toBeNull();
+    expect(crossSiteRefusal({ method: "POST", host: "", origin: "file://" }, token)).toMatch(
+      /another origin/,
+    );
+    expect(crossSiteRefusal({ method: "POST", host: "", origin: "null" }, token)).toMatch(/another origin/);
   });
 });

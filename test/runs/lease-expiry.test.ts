@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   ATTEMPT_STATUSES,
   type AttemptStatus,
+  LEASE_EXPIRED_BEFORE_START_CODE,
   RUN_STATUSES,
   type RunStatus,
 } from "../../src/core/run-model.js";
@@ -26,6 +27,8 @@ interface Row {
   sameGeneration?: boolean;
   cancel?: boolean;
   spent?: boolean;
+  /** Released unstarted as many times as allowed already (maxUnstartedReleases reached). */
+  exhausted?: boolean;
   outcome: LeaseExpiryOutcome;
 }
 const LIVE = ["claimed", "starting", "running"] as const;
@@ -53,7 +56,17 @@ const TABLE: Row[] = [
     run: OWNING,
     sameGeneration: true,
     cancel: false,
+    exhausted: false,
     outcome: "unstarted_released",
+  },
+  {
+    attempt: ["claimed"],
+    due: true,
+    run: OWNING,
+    sameGeneration: true,
+    cancel: false,
+    exhausted: true,
+    outcome: "unstarted_lost",
   },
   {
     attempt: ["starting", "running"],
@@ -82,6 +95,7 @@ interface Combination {
   due: boolean;
   sameGeneration: boolean;
   spent: boolean;
+  exhausted: boolean;
 }
 
 function matches(row: Row, c: Combination): boolean {
@@ -91,7 +105,8 @@ function matches(row: Row, c: Combination): boolean {
     (row.run === undefined || row.run.includes(c.runStatus)) &&
     (row.sameGeneration === undefined || row.sameGeneration === c.sameGeneration) &&
     (row.cancel === undefined || row.cancel === c.cancel) &&
-    (row.spent === undefined || row.spent === c.spent)
+    (row.spent === undefined || row.spent === c.spent) &&
+    (row.exhausted === undefined || row.exhausted === c.exhausted)
   );
 }
 
@@ -108,9 +123,14 @@ const combination = fc.record({
   due: fc.boolean(),
   sameGeneration: fc.boolean(),
   spent: fc.boolean(),
+  exhausted: fc.boolean(),
 });
 
-/** Concrete records for a combination, with arbitrary times and counts that keep its facts. */
+/**
+ * Concrete records for a combination, with arbitrary times and counts that keep its facts. The
+ * run's generation is its attempt count plus its releases before start (as the ledger keeps
+ * them: unstartedReleasesOf), so `exhausted` is drawn through the releases and the limit.
+ */
 const scenario = combination.chain((c) =>
   fc
     .record({
@@ -118,27 +138,36 @@ const scenario = combination.chain((c) =>
       // 0 = expiring exactly now, which is due.
       leaseOffset: c.due ? fc.integer({ min: 0, max: 10_000_000 }) : fc.integer({ min: 1, max: 10_000_000 }),
       maxAttempts: fc.integer({ min: 1, max: 20 }),
-      generation: fc.integer({ min: 1, max: 1_000 }),
+      // At least 1 when not exhausted: zero releases allowed leaves no room below the limit.
+      maxUnstartedReleases: fc.integer({ min: c.exhausted ? 0 : 1, max: 10 }),
       generationGap: fc.integer({ min: 1, max: 5 }),
     })
     .chain((n) =>
       fc
-        .integer({ min: c.spent ? n.maxAttempts : 0, max: c.spent ? n.maxAttempts + 3 : n.maxAttempts - 1 })
-        .filter((count) => count >= 0)
-        .map((attemptCount) => {
+        .record({
+          attemptCount: fc.integer({
+            min: c.spent ? n.maxAttempts : 0,
+            max: c.spent ? n.maxAttempts + 3 : n.maxAttempts - 1,
+          }),
+          releases: c.exhausted
+            ? fc.integer({ min: n.maxUnstartedReleases, max: n.maxUnstartedReleases + 5 })
+            : fc.integer({ min: 0, max: n.maxUnstartedReleases - 1 }),
+        })
+        .map(({ attemptCount, releases }) => {
+          const generation = attemptCount + releases;
           const run = runFixture({
             status: c.runStatus,
             cancelRequested: c.cancel,
             maxAttempts: n.maxAttempts,
             attemptCount,
-            generation: c.sameGeneration ? n.generation : n.generation + n.generationGap,
+            generation,
           });
           const attempt = attemptFixture({
             status: c.attemptStatus,
-            generation: n.generation,
+            generation: c.sameGeneration ? generation : generation - n.generationGap,
             leaseExpiresAt: c.due ? n.now - n.leaseOffset : n.now + n.leaseOffset,
           });
-          return { c, run, attempt, now: n.now };
+          return { c, run, attempt, now: n.now, max: n.maxUnstartedReleases };
         }),
     ),
 );
@@ -152,18 +181,21 @@ describe("lease expiry decision (pure)", () => {
         for (const cancel of [false, true])
           for (const due of [false, true])
             for (const sameGeneration of [false, true])
-              for (const spent of [false, true]) {
-                seen.add(expected({ runStatus, attemptStatus, cancel, due, sameGeneration, spent }));
-                combinations += 1;
-              }
-    expect(combinations).toBe(7 * 8 * 2 * 2 * 2 * 2);
+              for (const spent of [false, true])
+                for (const exhausted of [false, true]) {
+                  seen.add(
+                    expected({ runStatus, attemptStatus, cancel, due, sameGeneration, spent, exhausted }),
+                  );
+                  combinations += 1;
+                }
+    expect(combinations).toBe(7 * 8 * 2 * 2 * 2 * 2 * 2);
     expect([...seen].sort()).toEqual([...LEASE_EXPIRY_OUTCOMES].sort());
   });
 
   it("decides what the table says, for any times, counts and generations", () => {
     fc.assert(
-      fc.property(scenario, ({ c, run, attempt, now }) => {
-        expect(decideLeaseExpiry(run, attempt, now)).toBe(expected(c));
+      fc.property(scenario, ({ c, run, attempt, now, max }) => {
+        expect(decideLeaseExpiry(run, attempt, now, max)).toBe(expected(c));
       }),
       { numRuns: 5_000 },
     );
@@ -171,11 +203,11 @@ describe("lease expiry decision (pure)", () => {
 
   it("an expiry applied once changes nothing when applied again (a second sweep)", () => {
     fc.assert(
-      fc.property(scenario, ({ run, attempt, now }) => {
-        const first = expireLease(run, attempt, now, 1_000);
+      fc.property(scenario, ({ run, attempt, now, max }) => {
+        const first = expireLease(run, attempt, now, 1_000, max);
         const runAfter = first.run ?? run;
         const attemptAfter = first.attempt ?? attempt;
-        const second = expireLease(runAfter, attemptAfter, now, 1_000);
+        const second = expireLease(runAfter, attemptAfter, now, 1_000, max);
         expect(second.run).toBeNull();
         expect(second.attempt).toBeNull();
         expect(second.events).toEqual([]);
@@ -187,8 +219,8 @@ describe("lease expiry decision (pure)", () => {
 
   it("writes bump versions by one, free the lease, never lower the generation, and key events by phase", () => {
     fc.assert(
-      fc.property(scenario, ({ run, attempt, now }) => {
-        const change = expireLease(run, attempt, now, 1_000);
+      fc.property(scenario, ({ run, attempt, now, max }) => {
+        const change = expireLease(run, attempt, now, 1_000, max);
         if (change.attempt) {
           expect(change.attempt.version).toBe(attempt.version + 1);
           expect(change.attempt.leaseExpiresAt).toBeNull();
@@ -207,5 +239,34 @@ describe("lease expiry decision (pure)", () => {
       }),
       { numRuns: 2_000 },
     );
+  });
+
+  it("bounds releases before start: five by default, then the run ends lost with its own code", () => {
+    const claimed = (releases: number) => {
+      const run = runFixture({ status: "dispatching", attemptCount: 1, generation: 1 + releases });
+      const attempt = attemptFixture({ status: "claimed", generation: 1 + releases, leaseExpiresAt: 0 });
+      return { run, attempt };
+    };
+    for (const releases of [0, 1, 2, 3, 4]) {
+      const { run, attempt } = claimed(releases);
+      expect(decideLeaseExpiry(run, attempt, 1), `after ${releases}`).toBe("unstarted_released");
+    }
+    const { run, attempt } = claimed(5);
+    expect(decideLeaseExpiry(run, attempt, 1)).toBe("unstarted_lost");
+    const change = expireLease(run, attempt, 1, 1_000);
+    expect(change.run).toMatchObject({
+      status: "lost",
+      settledAt: 1,
+      error: { code: LEASE_EXPIRED_BEFORE_START_CODE },
+    });
+    expect(change.attempt).toMatchObject({
+      status: "released",
+      leaseExpiresAt: null,
+      error: { code: LEASE_EXPIRED_BEFORE_START_CODE },
+    });
+    expect(change.events.map((e) => e.type)).toEqual(["run.lost"]);
+    expect(LEASE_EXPIRED_BEFORE_START_CODE).toBe("REMOTE_RUN_LEASE_EXPIRED_BEFORE_START");
+    // 0: the first expiry before start ends the run.
+    expect(decideLeaseExpiry(claimed(0).run, claimed(0).attempt, 1, 0)).toBe("unstarted_lost");
   });
 });

@@ -1,0 +1,182 @@
+import { type ClientRequest, request as httpRequest } from "node:http";
+import { afterEach, describe, expect, it } from "vitest";
+import { configSchema } from "../../src/config/config-schema.js";
+import { createFinality } from "../../src/engine/create-finality.js";
+import type { Finality } from "../../src/engine/finality.js";
+import { createApp } from "../../src/http/create-app.js";
+import { type NodeServer, startNodeServer } from "../../src/http/node-server.js";
+import type { Logger } from "../../src/http/request-log.js";
+import { createRunService, type RunService } from "../../src/runs/run-service.js";
+import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import type { Store, StoreTx } from "../../src/store/store.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+// Defect: a long-poll claim woken by its client's abort claimed a run before it looked at the
+// abort, so the run sat with a client that was gone until the lease ran out. An aborted claim
+// claims nothing; a claim whose client leaves while it commits is given back.
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** Calls `onEmptyClaim` after each committed transaction in which a claim found nothing. */
+function watchedStore(store: Store, hooks: { onEmptyClaim?: () => void; inClaim?: () => void }): Store {
+  const transaction: Store["transaction"] = async (work) => {
+    let emptyClaim = false;
+    const result = await store.transaction((tx) => {
+      emptyClaim = false;
+      const watched = new Proxy(tx, {
+        get(target, prop, receiver) {
+          if (prop === "pickClaimableRun")
+            return async (...args: Parameters<StoreTx["pickClaimableRun"]>) => {
+              const run = await target.pickClaimableRun(...args);
+              if (run === null) emptyClaim = true;
+              else hooks.inClaim?.();
+              return run;
+            };
+          const value = Reflect.get(target, prop, receiver);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+      return work(watched);
+    });
+    if (emptyClaim) hooks.onEmptyClaim?.();
+    return result;
+  };
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === "transaction") return transaction;
+      const value = Reflect.get(target, prop, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+function ledger(store: Store): Finality {
+  const finality = createFinality({ store, providers: { generic: {} } });
+  cleanups.push(() => finality.close());
+  return finality;
+}
+
+/** A promise and its resolver, for one event a test waits on. */
+function signal<T = void>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+describe("a long-poll claim whose client has gone", () => {
+  it("over real HTTP: the client disconnects mid-long-poll, a run is enqueued, and the next worker claims it at once", async () => {
+    const dir = tempDir("finality-claim-abort-");
+    cleanups.push(() => dir.cleanup());
+    const file = dir.file("ledger.db");
+    let waiting = signal();
+    const finality = ledger(
+      watchedStore(createSqliteStore({ path: file }), { onEmptyClaim: () => waiting.resolve() }),
+    );
+    // A long re-check: only the abort can wake the waiting claim within the test.
+    const runs = createRunService({ finality, recheckMs: 60_000 });
+    const finished: { route: string; status: number }[] = [];
+    const claimAnswered = signal<number>();
+    const logger: Logger = {
+      info: (fields) => record(fields),
+      warn: (fields) => record(fields),
+      error: (fields) => record(fields),
+    };
+    function record(fields: object): void {
+      const { route, status } = fields as { route: string; status: number };
+      finished.push({ route, status });
+      if (route === "/v1/workers/:workerId/claim") claimAnswered.resolve(status);
+    }
+    const config = configSchema.parse({});
+    const app = createApp({ finality, config, runs, logger, receivers: new Map() });
+    const server: NodeServer = await startNodeServer(app, { host: "127.0.0.1", port: 0 });
+    cleanups.push(() => server.close());
+    cleanups.push(() => runs.close());
+
+    // Worker 1 long-polls for 30 s, then goes away while it waits.
+    const { port } = new URL(server.url);
+    const gone: ClientRequest = httpRequest({
+      host: "127.0.0.1",
+      port,
+      method: "POST",
+      path: "/v1/workers/w1/claim",
+      headers: { "content-type": "application/json" },
+    });
+    gone.on("error", () => {}); // the socket is destroyed on purpose
+    gone.end(JSON.stringify({ waitSeconds: 30 }));
+    await waiting.promise;
+    waiting = signal();
+
+    // Another replica (its own service, its own wake-ups, the same database) enqueues a run:
+    // this process's waiting claim is not woken by it.
+    const replica = createRunService({ finality: ledger(createSqliteStore({ path: file })) });
+    cleanups.push(() => replica.close());
+    const { run } = await replica.enqueue({ kind: "render" });
+
+    gone.destroy();
+    await claimAnswered.promise;
+
+    const next = await fetch(`${server.url}/v1/workers/w2/claim`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ waitSeconds: 0 }),
+    });
+    expect(next.status).toBe(200);
+    expect(((await next.json()) as { run: { id: string } }).run.id).toBe(run.id);
+    // Worker 1 never held it: the only attempt is worker 2's.
+    const attempts = await finality.store.runAttempts(run.id);
+    expect(attempts.map((a) => a.workerId)).toEqual(["w2"]);
+  });
+
+  it.each([0, 5])(
+    "a claim (waitSeconds %i) whose client leaves while the claim commits is given back at once, with its attempt refunded",
+    async (waitSeconds) => {
+      const dir = tempDir("finality-claim-abort-");
+      cleanups.push(() => dir.cleanup());
+      const controller = new AbortController();
+      let armed = true;
+      const finality = ledger(
+        watchedStore(createSqliteStore({ path: dir.file("ledger.db") }), {
+          // The client goes away after the claim looked at the signal, before it commits.
+          inClaim: () => {
+            if (armed) controller.abort();
+            armed = false;
+          },
+        }),
+      );
+      const runs: RunService = createRunService({ finality });
+      cleanups.push(() => runs.close());
+      const { run } = await runs.enqueue({ kind: "render" });
+
+      const aborted = await runs.claim({ workerId: "w1", waitSeconds, signal: controller.signal });
+      expect(aborted).toBeNull();
+      const afterAbort = await finality.store.getRun(run.id);
+      expect(afterAbort).toMatchObject({ status: "queued", attemptCount: 0, currentAttemptId: null });
+      const [withdrawn] = await finality.store.runAttempts(run.id);
+      expect(withdrawn).toMatchObject({ workerId: "w1", status: "released", leaseExpiresAt: null });
+      expect((await finality.store.runEvents(run.id)).map((e) => e.type)).toContain("attempt.withdrawn");
+
+      const next = await runs.claim({ workerId: "w2" });
+      expect(next?.run.id).toBe(run.id);
+      expect(next?.run.attemptCount).toBe(1);
+    },
+  );
+
+  it("a claim aborted before it starts claims nothing", async () => {
+    const dir = tempDir("finality-claim-abort-");
+    cleanups.push(() => dir.cleanup());
+    const finality = ledger(createSqliteStore({ path: dir.file("ledger.db") }));
+    const runs = createRunService({ finality });
+    cleanups.push(() => runs.close());
+    const { run } = await runs.enqueue({ kind: "render" });
+    const controller = new AbortController();
+    controller.abort();
+    for (const waitSeconds of [0, 5])
+      expect(await runs.claim({ workerId: "w1", waitSeconds, signal: controller.signal })).toBeNull();
+    expect(await finality.store.runAttempts(run.id)).toEqual([]);
+  });
+});

@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import { manualClock } from "../../src/core/clock.js";
+import { LEASE_EXPIRED_BEFORE_START_CODE } from "../../src/core/run-model.js";
+import { finalityOn } from "../../src/engine/finality.js";
+import { createRunService } from "../../src/runs/run-service.js";
+import type { Store } from "../../src/store/store.js";
+import { postgresSuite, useFreshSchema } from "../helpers/postgres.js";
+
+// The two run fixes of issue 15 on PostgreSQL, where a claim's transaction does real I/O and a
+// client can leave while it commits: a withdrawn claim, and the bound on releases before start.
+const { enabled, admin } = await postgresSuite("runs on PostgreSQL: withdrawn claims, releases before start");
+
+/** The store, with `onClaimed` called inside the transaction of each claim that found a run. */
+function onEachClaim(store: Store, onClaimed: () => void): Store {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop !== "transaction") {
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      }
+      const transaction: Store["transaction"] = (work) =>
+        target.transaction((tx) =>
+          work(
+            new Proxy(tx, {
+              get(inner, name, r) {
+                if (name === "pickClaimableRun")
+                  return async (...args: Parameters<typeof inner.pickClaimableRun>) => {
+                    const run = await inner.pickClaimableRun(...args);
+                    if (run !== null) onClaimed();
+                    return run;
+                  };
+                const value = Reflect.get(inner, name, r);
+                return typeof value === "function" ? value.bind(inner) : value;
+              },
+            }),
+          ),
+        );
+      return transaction;
+    },
+  });
+}
+
+describe.skipIf(!enabled)("runs on PostgreSQL", () => {
+  const { open } = useFreshSchema(admin);
+
+  it("a claim whose client leaves while it commits is withdrawn; the next worker gets the run", async () => {
+    const controller = new AbortController();
+    const store = onEachClaim(await open(), () => controller.abort());
+    const finality = finalityOn({ store });
+    const runs = createRunService({ finality });
+    try {
+      const { run } = await runs.enqueue({ kind: "render" });
+      expect(await runs.claim({ workerId: "w1", waitSeconds: 5, signal: controller.signal })).toBeNull();
+      expect(await store.getRun(run.id)).toMatchObject({ status: "queued", attemptCount: 0 });
+      expect((await store.runAttempts(run.id)).map((a) => a.status)).toEqual(["released"]);
+      expect((await runs.claim({ workerId: "w2" }))?.run.id).toBe(run.id);
+    } finally {
+      runs.close();
+    }
+  });
+
+  it("a run released before start maxUnstartedReleases times ends lost at the next expiry", async () => {
+    const store = await open();
+    const clock = manualClock();
+    const finality = finalityOn({ store, clock });
+    const runs = createRunService({ finality, maxUnstartedReleases: 2 });
+    try {
+      const { run } = await runs.enqueue({ kind: "render" });
+      const outcomes: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        expect(await runs.claim({ workerId: `w${i}`, leaseSeconds: 10 })).not.toBeNull();
+        clock.advance(10_000);
+        const counts = await runs.sweepOnce();
+        outcomes.push(...Object.entries(counts).flatMap(([outcome, n]) => Array(n).fill(outcome)));
+      }
+      expect(outcomes).toEqual(["unstarted_released", "unstarted_released", "unstarted_lost"]);
+      expect(await store.getRun(run.id)).toMatchObject({
+        status: "lost",
+        error: { code: LEASE_EXPIRED_BEFORE_START_CODE },
+      });
+      expect(await store.getJob({ provider: "runs", id: run.id })).toMatchObject({ state: "lost" });
+    } finally {
+      runs.close();
+    }
+  });
+});
