@@ -2,6 +2,7 @@ import { pino } from "pino";
 import type { FinalityConfig } from "../config/config-schema.js";
 import type { Environment } from "../config/env-overrides.js";
 import { type ConfigFlags, loadConfig } from "../config/load-config.js";
+import { usesBuiltInProvider } from "../config/parse-config.js";
 import type { Finality } from "../engine/finality.js";
 import { createApp } from "../http/create-app.js";
 import { type NodeServer, startNodeServer } from "../http/node-server.js";
@@ -102,10 +103,11 @@ async function shutDown(
 function warnAboutUnsignedProviders(config: FinalityConfig, logger: pino.Logger): void {
   for (const [name, provider] of Object.entries(config.providers)) {
     if (provider.webhook === undefined) {
-      logger.warn(
-        { provider: name },
-        "provider has no webhook secret: its webhooks are refused (set FINALITY_WEBHOOK_SECRET for the built-in generic provider)",
-      );
+      // FINALITY_WEBHOOK_SECRET only signs the provider the service adds when none is configured.
+      const fix = usesBuiltInProvider(config)
+        ? "set FINALITY_WEBHOOK_SECRET, or configure providers"
+        : `add providers.${name}.webhook to the configuration`;
+      logger.warn({ provider: name }, `provider has no webhook secret: its webhooks are refused (${fix})`);
     }
   }
 }
