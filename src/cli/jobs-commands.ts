@@ -251,6 +251,14 @@ function printJob(job: Job, style: Style): void {
       ["settled", job.settledAt === null ? "—" : `${isoOrDash(job.settledAt)} by ${job.settledBy}`],
       ["registered", job.registered ? "yes" : "no (adopted from a webhook)"],
       ["polls", `${job.pollAttempts}, next ${isoOrDash(job.nextCheckAt)}`],
+      ...(job.lastPollError === null
+        ? []
+        : [
+            [
+              "last poll error",
+              `${style.red(job.lastPollError.message)} (${isoOrDash(job.lastPollError.at)})`,
+            ] as [string, string],
+          ]),
       [
         "flags",
         [job.stuck && "stuck", job.conflict && "conflict", job.anomaly].filter(Boolean).join(", ") || "—",

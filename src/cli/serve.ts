@@ -1,8 +1,10 @@
+import { createServer } from "node:net";
 import { pino } from "pino";
 import type { FinalityConfig } from "../config/config-schema.js";
 import type { Environment } from "../config/env-overrides.js";
 import { type ConfigFlags, loadConfig } from "../config/load-config.js";
 import { usesBuiltInProvider } from "../config/parse-config.js";
+import { FinalityError } from "../core/errors.js";
 import type { Finality } from "../engine/finality.js";
 import { createApp } from "../http/create-app.js";
 import { type NodeServer, startNodeServer } from "../http/node-server.js";
@@ -38,6 +40,8 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
     { level: config.log.level },
     pino.destination({ dest: 1, sync: false, minLength: 4096 }),
   );
+  // Before the store: a port in use must not leave a new empty database (or migrated schema) behind.
+  await assertPortFree(config.server.host, config.server.port);
   const flushLogs = setInterval(() => logger.flush(), 1000);
   flushLogs.unref();
   const finality = await finalityFromConfig(config);
@@ -81,6 +85,32 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
       return stopping;
     },
   };
+}
+
+/**
+ * Binds the address for a moment and lets it go. Another process may take it in between; then
+ * the real listen fails after the store is open, as before: this check is for the usual case of
+ * a second `serve` started by mistake.
+ */
+async function assertPortFree(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", (error: NodeJS.ErrnoException) => {
+      const why =
+        error.code === "EADDRINUSE"
+          ? "is in use (another `finality serve`?)"
+          : `cannot be bound (${error.code ?? error.message})`;
+      reject(
+        new FinalityError(
+          "invalid-config",
+          `config error: server.port: ${host}:${port} ${why}; nothing was opened or created. Choose another with --port or FINALITY_PORT`,
+          { details: { field: "server.port" } },
+        ),
+      );
+    });
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
 }
 
 async function shutDown(
