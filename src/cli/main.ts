@@ -7,6 +7,7 @@ import { addEffectsCommands } from "./effects-commands.js";
 import { addJobsCommands } from "./jobs-commands.js";
 import { addMaintenanceCommands } from "./maintenance-commands.js";
 import { addReconcileCommands } from "./reconcile-commands.js";
+import { addSendCommand } from "./send-command.js";
 import { addServeCommands } from "./serve-commands.js";
 
 /** Exit codes: 0 done, 1 failed, 2 bad configuration or usage. */
@@ -29,7 +30,8 @@ Examples:
   $ finality demo
   $ finality jobs list --state running --json
   $ finality effects list --status dead
-  $ finality reconcile --once`,
+  $ finality reconcile --once
+  $ finality send generic job-1 succeeded   # a signed test webhook`,
   );
 
 // One file per command group; each adds its commands to the program.
@@ -39,6 +41,7 @@ addJobsCommands(program);
 addEffectsCommands(program);
 addReconcileCommands(program);
 addMaintenanceCommands(program);
+addSendCommand(program);
 
 function fail(error: unknown): never {
   if (error instanceof CommanderError) {

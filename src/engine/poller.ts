@@ -44,7 +44,7 @@ export function unreachable(url: string | URL, error: unknown): PollResult & { k
     .replace(/\/\/[^\s/@]+@/g, "//***@");
   return {
     kind: "failed",
-    error: `GET ${shown}: status API unreachable: ${code ?? "error"}${cause && cause !== code ? ` (${cause})` : ""}`,
+    error: `GET ${shown}: status API ${code === "ETIMEDOUT" ? "timed out" : "unreachable"}: ${code ?? "error"}${cause && cause !== code ? ` (${cause})` : ""}`,
     url: shown,
     ...(code === undefined ? {} : { code }),
   };
