@@ -15,7 +15,9 @@ import { createWebhookIntake } from "../http/webhook-intake.js";
 import { createRunService, type RunService } from "../runs/run-service.js";
 import { createWebhookReceivers } from "../webhooks/webhook-receivers.js";
 import { type BackgroundLoop, createBackgroundLoops } from "./background-loop.js";
+import { isInteractive } from "./cli-output.js";
 import { assertSafeBinding, finalityFromConfig } from "./finality-from-config.js";
+import { prettyLogStream } from "./pretty-log.js";
 
 export interface ServeOptions {
   configFile?: string | undefined;
@@ -34,12 +36,7 @@ export interface RunningService {
 export async function serve(options: ServeOptions): Promise<RunningService> {
   const config = loadConfig({ file: options.configFile, env: options.env, flags: options.flags });
   assertSafeBinding(config);
-  // Buffered asynchronous writes (4 KiB, flushed every second and on stop): a log line never waits
-  // on the terminal, and a busy server makes one write per ~20 lines rather than one each.
-  const logger = pino(
-    { level: config.log.level },
-    pino.destination({ dest: 1, sync: false, minLength: 4096 }),
-  );
+  const logger = pino({ level: config.log.level }, logDestination(config.log.format));
   // Before the store: a port in use must not leave a new empty database (or migrated schema) behind.
   await assertPortFree(config.server.host, config.server.port);
   const flushLogs = setInterval(() => logger.flush(), 1000);
@@ -85,6 +82,16 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
       return stopping;
     },
   };
+}
+
+/**
+ * JSON lines unless a person is watching: on a terminal (and with `log.format` "auto"), readable
+ * lines. JSON lines go out buffered and asynchronously (4 KiB, flushed every second and on stop):
+ * a log line never waits on a slow pipe, and a busy server makes one write per ~20 lines.
+ */
+function logDestination(format: FinalityConfig["log"]["format"]) {
+  const pretty = format === "pretty" || (format === "auto" && isInteractive(process.stdout));
+  return pretty ? prettyLogStream() : pino.destination({ dest: 1, sync: false, minLength: 4096 });
 }
 
 /**

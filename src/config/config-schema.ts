@@ -162,7 +162,13 @@ export const configSchema = z
     retention: retentionSchema.default(retentionSchema.parse({})),
     workers: workersSchema.default(workersSchema.parse({})),
     cloudflare: cloudflareSchema.default(cloudflareSchema.parse({})),
-    log: z.strictObject({ level: z.enum(LOG_LEVELS).default("info") }).default({ level: "info" }),
+    log: z
+      .strictObject({
+        level: z.enum(LOG_LEVELS).default("info"),
+        /** auto: readable lines when stdout is a terminal, JSON lines otherwise. */
+        format: z.enum(["auto", "json", "pretty"]).default("auto"),
+      })
+      .default({ level: "info", format: "auto" }),
     /** JSON Schema reference for editors; ignored. */
     $schema: z.string().optional(),
   })
