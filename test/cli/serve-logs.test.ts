@@ -5,7 +5,18 @@ import { CLI, startService, tempDir } from "../http/helpers/service.js";
 // `finality serve` logs readable lines to a person at a terminal and JSON lines to a pipe.
 
 const dir = tempDir();
-afterAll(() => dir.cleanup());
+/** Process groups still running, stopped after the tests even when one of them failed. */
+const started = new Set<number>();
+afterAll(() => {
+  for (const pid of started) {
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  dir.cleanup();
+});
 
 function envFor(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
@@ -28,6 +39,7 @@ function serveOnTerminal(db: string): Promise<string> {
     stdio: ["pipe", "pipe", "pipe"],
     detached: true,
   });
+  started.add(child.pid as number);
   let output = "";
   return new Promise((resolve, reject) => {
     child.on("error", reject);
@@ -37,7 +49,10 @@ function serveOnTerminal(db: string): Promise<string> {
       if (/INFO\s+listening/.test(withoutColours(output)) && child.exitCode === null)
         process.kill(-(child.pid as number), "SIGTERM");
     });
-    child.on("close", () => resolve(output));
+    child.on("close", () => {
+      started.delete(child.pid as number);
+      resolve(output);
+    });
   });
 }
 
