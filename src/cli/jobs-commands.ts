@@ -2,6 +2,7 @@ import { Argument, type Command, Option } from "commander";
 import { FinalityError } from "../core/errors.js";
 import { eventToJson, jobToJson } from "../core/job-json.js";
 import type { Job, JobEvent } from "../core/model.js";
+import { isRetryQueued } from "../core/retry-queued.js";
 import { CANONICAL_STATES } from "../core/states.js";
 import {
   examples,
@@ -277,7 +278,7 @@ function printEvents(events: readonly JobEvent[], style: Style): void {
     event.source,
     event.rawState ?? "—",
     event.state,
-    event.applied ? "applied" : (event.reason ?? "ignored"),
+    event.applied ? "applied" : isRetryQueued(event) ? "retry queued" : (event.reason ?? "ignored"),
     event.deliveryId ?? "—",
   ]);
   printTable(["#", "AT", "SOURCE", "RAW", "STATE", "OUTCOME", "DELIVERY ID"], rows, {

@@ -186,7 +186,13 @@ function Timeline(props: { events: readonly JobEvent[]; now: number }) {
               <StateBadge state={event.state} />
             </td>
             <td>
-              <Outcome applied={event.applied} reason={event.reason} explain />
+              <Outcome
+                applied={event.applied}
+                reason={event.reason}
+                provider={event.provider}
+                rawState={event.rawState}
+                explain
+              />
             </td>
             <td class="mono small">{event.deliveryId ?? "—"}</td>
             <td class="mono small">{describeDetail(event.detail)}</td>

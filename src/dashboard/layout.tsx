@@ -42,6 +42,27 @@ export function renderPage(c: Context, page: PageOptions): Response | Promise<Re
   return c.html(html`<!DOCTYPE html>${<Layout {...page} />}`, status);
 }
 
+/** What a browser gets for a path that is no page: the dashboard's frame, not JSON. */
+export function renderNotFoundPage(c: Context): Response | Promise<Response> {
+  return renderPage(c, {
+    title: "Not found",
+    section: null,
+    signOut: false,
+    refreshMs: null,
+    status: 404,
+    live: (
+      <section class="panel" id="not-found">
+        <h1>Not found</h1>
+        <p>
+          There is no page at <code>{c.req.path}</code>. The dashboard has <a href="/">Overview</a>,{" "}
+          <a href="/jobs">Jobs</a>, <a href="/effects">Effects</a> and <a href="/runs">Runs</a>; the JSON API
+          is under <code>/v1</code>.
+        </p>
+      </section>
+    ),
+  });
+}
+
 function Layout(page: PageOptions) {
   return (
     <html lang="en">

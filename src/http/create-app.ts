@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { FinalityConfig } from "../config/config-schema.js";
 import { FinalityError } from "../core/errors.js";
 import { addDashboardRoutes } from "../dashboard/dashboard-routes.js";
+import { renderNotFoundPage } from "../dashboard/layout.js";
 import type { Finality } from "../engine/finality.js";
 import type { RunService } from "../runs/run-service.js";
 import type { WebhookReceiver } from "../webhooks/webhook-receiver.js";
@@ -107,6 +108,9 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
 
   app.notFound((c) => {
     c.set("route", "unmatched");
+    // A person typing a URL gets a page; programs (and everything under the API's prefixes) get
+    // the problem document, whatever they accept.
+    if (wantsPage(c.req.path, c.req.header("accept"))) return renderNotFoundPage(c);
     return problemResponse(toProblem(new FinalityError("not-found", `no route for ${c.req.path}`)).problem);
   });
 
@@ -126,4 +130,12 @@ function allowOnly(app: Hono<AppEnv>, path: string, allow: string): void {
       details: { allow },
     });
   });
+}
+
+const API_PREFIXES = ["/v1/", "/webhooks/", "/metrics", "/health", "/__finality/"];
+
+/** A browser's navigation (Accept names text/html) to a path outside the API. */
+function wantsPage(path: string, accept: string | undefined): boolean {
+  if (accept === undefined || !accept.includes("text/html")) return false;
+  return !API_PREFIXES.some((prefix) => path === prefix.replace(/\/$/, "") || path.startsWith(prefix));
 }
