@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { ENV_VARIABLES } from "../config/env-overrides.js";
 import { isFinalityError, toError } from "../core/errors.js";
@@ -14,8 +15,14 @@ import { addServeCommands } from "./serve-commands.js";
 const EXIT_FAILED = 1;
 const EXIT_USAGE = 2;
 
+/** The installed package's own version (dist/cli/main.js → ../../package.json). */
+const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+  version: string;
+};
+
 const program = new Command()
   .name("finality")
+  .version(version, "-V, --version", "print the version")
   .description("A ledger for long-running remote jobs: signed webhooks and polling merged into one state.")
   .showHelpAfterError()
   // Usage errors surface here as CommanderError (see fail) instead of exiting with commander's 1.
