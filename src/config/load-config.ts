@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { toError } from "../core/errors.js";
 import type { FinalityConfig } from "./config-schema.js";
 import type { Environment } from "./env-overrides.js";
-import { type ConfigFlags, configError, type ParseOptions, parseConfig } from "./parse-config.js";
+import { type ConfigFlags, configError, parseConfig } from "./parse-config.js";
 
 export { BUILT_IN_PROVIDER, type ConfigFlags, type ParseOptions, parseConfig } from "./parse-config.js";
 
