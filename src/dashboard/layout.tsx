@@ -63,6 +63,31 @@ export function renderNotFoundPage(c: Context): Response | Promise<Response> {
   });
 }
 
+/** A refusal (a bad cursor in a hand-edited URL, …) shown to a browser as a page of the dashboard. */
+export function renderRefusalPage(c: Context, status: 400 | 413, title: string, detail: string) {
+  c.header("cache-control", "no-store");
+  return c.html(
+    html`<!DOCTYPE html>${(
+      <Layout
+        title={title}
+        section={null}
+        signOut={false}
+        refreshMs={null}
+        live={
+          <section class="panel" id="refused">
+            <h1>{title}</h1>
+            <p>{detail}</p>
+            <p>
+              <a href={c.req.path}>Start again</a> without the query.
+            </p>
+          </section>
+        }
+      />
+    )}`,
+    status,
+  );
+}
+
 function Layout(page: PageOptions) {
   return (
     <html lang="en">

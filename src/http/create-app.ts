@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import type { FinalityConfig } from "../config/config-schema.js";
 import { FinalityError } from "../core/errors.js";
 import { addDashboardRoutes } from "../dashboard/dashboard-routes.js";
-import { renderNotFoundPage } from "../dashboard/layout.js";
+import { renderNotFoundPage, renderRefusalPage } from "../dashboard/layout.js";
 import type { Finality } from "../engine/finality.js";
 import type { RunService } from "../runs/run-service.js";
 import type { WebhookReceiver } from "../webhooks/webhook-receiver.js";
@@ -117,6 +117,9 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   app.onError((error, c) => {
     const { problem, exposed } = toProblem(error);
     if (!exposed) logger.error({ err: error, path: c.req.path }, "unexpected error");
+    // A dashboard page asked with a bad query (say a cursor edited by hand): a page, not JSON.
+    if ((problem.status === 400 || problem.status === 413) && wantsPage(c.req.path, c.req.header("accept")))
+      return renderRefusalPage(c, problem.status, problem.title, problem.detail);
     return problemResponse(problem);
   });
 

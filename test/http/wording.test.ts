@@ -39,6 +39,18 @@ describe("a browser that asks for a page that is not there", () => {
   });
 });
 
+describe("a dashboard page with a cursor edited by hand", () => {
+  it("answers a 400 page naming the problem, and the API a 400 problem", async () => {
+    const page = await t.app.request("/jobs?cursor=garbage", html);
+    expect(page.status).toBe(400);
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(await page.text()).toContain("cursor: not a cursor this server gave");
+    const api = await t.app.request("/v1/jobs?cursor=garbage", html);
+    expect(api.status).toBe(400);
+    expect(api.headers.get("content-type")).toBe("application/problem+json");
+  });
+});
+
 describe("timeline outcomes", () => {
   it("a repeat of the same state reads as a repeat, in the calm colour, not as a warning", async () => {
     const badge = String(await Outcome({ applied: false, reason: "stale" }));
