@@ -60,11 +60,6 @@ function fail(error: unknown): never {
     process.stderr.write(`${error.message}\n`);
     process.exit(EXIT_USAGE);
   }
-  // A value the ledger refuses (a cursor it never gave, bad metadata) is a usage error too.
-  if (isFinalityError(error, "invalid-request")) {
-    process.stderr.write(`finality: ${error.message}\n`);
-    process.exit(EXIT_USAGE);
-  }
   process.stderr.write(`finality: ${toError(error).message}\n`);
   process.exit(EXIT_FAILED);
 }

@@ -65,9 +65,14 @@ polled twice at once.\n`,
       process.stdout.write(
         `reconcile: polled ${result.polled} job${result.polled === 1 ? "" : "s"} in ${result.durationMs} ms${detail ? ` (${detail})` : ""}\n`,
       );
-      for (const failure of result.failures ?? [])
+      const failures = result.failures ?? [];
+      for (const failure of failures.slice(0, FAILURES_SHOWN))
         process.stdout.write(
           `  ${style.yellow("failed")} ${failure.provider}/${failure.jobId}: ${failure.error}\n`,
+        );
+      if (failures.length > FAILURES_SHOWN)
+        process.stdout.write(
+          `  … and ${failures.length - FAILURES_SHOWN} more failed polls (--json lists them all)\n`,
         );
       if (result.skipped) {
         const { count, providers } = result.skipped;
@@ -111,6 +116,9 @@ decides again on what it reads.\n`,
       process.stdout.write(`${result.summary}\n`);
     });
 }
+
+/** Failed polls a text pass lists one per line; `--json` has them all. */
+const FAILURES_SHOWN = 20;
 
 /** Most open jobs read to name the providers of skipped jobs (a sample; the count is exact). */
 const SKIPPED_SAMPLE = 500;
@@ -158,11 +166,26 @@ function countingSweeps(runs: RunService, counts: Partial<SweepCounts>): RunServ
 function createPollTally() {
   const seen: Record<string, number> = {};
   /** Each failed poll with its cause (URL without credentials, error code, HTTP status). */
-  const failures: { provider: string; jobId: string; error: string }[] = [];
+  const failures: {
+    provider: string;
+    jobId: string;
+    error: string;
+    url?: string;
+    code?: string;
+    status?: number;
+  }[] = [];
   const logger: Logger = {
     info() {},
     warn(fields, message) {
-      const poll = fields as { result?: unknown; provider?: unknown; jobId?: unknown; error?: unknown };
+      const poll = fields as {
+        result?: unknown;
+        provider?: unknown;
+        jobId?: unknown;
+        error?: unknown;
+        url?: string;
+        code?: string;
+        status?: number;
+      };
       const result = poll.result;
       if (message === "reconcile poll" && typeof result === "string") {
         seen[result] = (seen[result] ?? 0) + 1;
@@ -171,6 +194,9 @@ function createPollTally() {
             provider: String(poll.provider),
             jobId: String(poll.jobId),
             error: String(poll.error),
+            ...(poll.url ? { url: poll.url } : {}),
+            ...(poll.code ? { code: poll.code } : {}),
+            ...(poll.status ? { status: poll.status } : {}),
           });
         return;
       }

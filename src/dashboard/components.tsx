@@ -9,7 +9,10 @@ export const REASONS: Record<IgnoreReason, { label: string; meaning: string }> =
   "duplicate-delivery": { label: "duplicate delivery", meaning: "this webhook-id was received before" },
   duplicate: { label: "duplicate", meaning: "the job is already in this terminal state" },
   // The same state again, not newer (seq / updateTime): what senders do all the time, no warning.
-  stale: { label: "repeat", meaning: "the job is already in this state, and this update is not newer" },
+  stale: {
+    label: "repeat",
+    meaning: "the job is already in this state: not newer than what was applied (seq / updateTime)",
+  },
   "lower-rank": { label: "lower rank", meaning: "would move the job backwards" },
   "conflicting-terminal": {
     label: "conflicting terminal",

@@ -95,6 +95,12 @@ describe("a poll that fails says why, and the job keeps it", () => {
     expect(json.failures).toHaveLength(1);
     expect(json.failures[0]?.error).toContain(`GET http://127.0.0.1:${port}/jobs/p-1?api_key=***&v=2`);
     expect(json.failures[0]?.error).toContain("ECONNREFUSED");
+    expect(json.failures[0]).toMatchObject({
+      provider: "polled",
+      jobId: "p-1",
+      url: `http://127.0.0.1:${port}/jobs/p-1?api_key=***&v=2`,
+      code: "ECONNREFUSED",
+    });
     expect(json.skipped).toEqual({ count: 1, reason: "provider not configured", providers: ["elsewhere"] });
     expect(pass.stdout + pass.stderr).not.toContain("sekrit-value");
 
@@ -228,9 +234,9 @@ describe("invalid input is refused", () => {
     expect(events.stderr).toContain("no job generic/obs-1");
   });
 
-  it("jobs list --cursor garbage is a usage error, not page 1", async () => {
+  it("jobs list --cursor garbage is refused, not page 1", async () => {
     const result = await runCli(["jobs", "list", "--cursor", "garbage", "--db", ledgerDb]);
-    expect(result.code).toBe(2);
+    expect(result.code).toBe(1);
     expect(result.stderr).toContain("cursor: not a cursor this server gave");
     expect(result.stdout).toBe("");
   });
