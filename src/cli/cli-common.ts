@@ -2,7 +2,7 @@ import { type Command, CommanderError, InvalidArgumentError } from "commander";
 import type { FinalityConfig } from "../config/config-schema.js";
 import { loadConfig } from "../config/load-config.js";
 import type { Finality } from "../engine/finality.js";
-import { finalityFromConfig } from "./finality-from-config.js";
+import { finalityFromConfig, requireExistingDatabase } from "./finality-from-config.js";
 
 /**
  * What every command shares: the same configuration as `serve` (`--config`, FINALITY_CONFIG
@@ -13,6 +13,11 @@ import { finalityFromConfig } from "./finality-from-config.js";
  * exactly what the ledger holds. SQLite allows this beside a running `serve` (WAL: readers never
  * block the writer; a write waits on the file's lock), and so does PostgreSQL. Opening the store
  * applies pending migrations, as `serve` does.
+ *
+ * These commands act on a ledger that exists: a SQLite file that is not there is refused, naming
+ * the path (a typo in `--db` would otherwise create an empty ledger and answer "no jobs match").
+ * A command that only reads (`readOnly`) reads no secret: an `env:` reference outside `store`
+ * may name a variable that is not set.
  */
 export interface StoreOptions {
   config?: string | undefined;
@@ -33,17 +38,29 @@ export function withJsonOption(command: Command): Command {
   return command.option("--json", "print JSON (the shapes of the HTTP API) instead of text");
 }
 
+export interface LedgerAccess {
+  /** The command only reads: secrets are not resolved. */
+  readOnly?: boolean;
+}
+
 /** The configuration `serve` would use with these flags and this environment. */
-export function configOf(options: StoreOptions): FinalityConfig {
-  return loadConfig({ file: options.config, env: process.env, flags: { db: options.db } });
+export function configOf(options: StoreOptions, access: LedgerAccess = {}): FinalityConfig {
+  return loadConfig({
+    file: options.config,
+    env: process.env,
+    flags: { db: options.db },
+    resolveSecrets: access.readOnly !== true,
+  });
 }
 
 /** Opens the ledger the configuration describes, runs `work`, and always closes it. */
 export async function withLedger<T>(
   options: StoreOptions,
   work: (finality: Finality, config: FinalityConfig) => Promise<T>,
+  access: LedgerAccess = {},
 ): Promise<T> {
-  const config = configOf(options);
+  const config = configOf(options, access);
+  requireExistingDatabase(config.store);
   const finality = await finalityFromConfig(config);
   try {
     return await work(finality, config);

@@ -46,7 +46,8 @@ export function styleFor(stream: Stream = process.stdout, env: NodeJS.ProcessEnv
     status(text) {
       if (["succeeded", "delivered", "applied"].includes(text)) return green(text);
       if (["failed", "lost", "dead", "conflicting-terminal"].includes(text)) return red(text);
-      if (["pending", "queued", "delivering", "dispatching", "stale", "lower-rank"].includes(text))
+      // `stale` (the same state again) is routine, not a warning.
+      if (["pending", "queued", "delivering", "dispatching", "lower-rank"].includes(text))
         return yellow(text);
       if (text === "running") return blue(text);
       return text;

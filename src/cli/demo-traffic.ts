@@ -32,6 +32,18 @@ export interface TrafficCounts {
   webhooksDuplicated: number;
 }
 
+/**
+ * The status line's webhook figures. A lost webhook was sent too (it never arrived), so the
+ * total counts it: "400 webhooks sent: 190 lost on the way, 30 delivered twice", never
+ * "206 sent, 213 lost", which reads as more lost than sent.
+ */
+export function webhookTally(
+  counts: Pick<TrafficCounts, "webhooksSent" | "webhooksLost" | "webhooksDuplicated">,
+): string {
+  const sent = counts.webhooksSent + counts.webhooksLost;
+  return `${sent} webhook${sent === 1 ? "" : "s"} sent: ${counts.webhooksLost} lost on the way, ${counts.webhooksDuplicated} delivered twice`;
+}
+
 export interface Traffic {
   readonly counts: TrafficCounts;
   start(): void;

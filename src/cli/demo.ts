@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FakeProvider } from "../testing/fake-provider.js";
-import { createTraffic, type Traffic } from "./demo-traffic.js";
+import { createTraffic, type Traffic, webhookTally } from "./demo-traffic.js";
 import { startDemoWorkers } from "./demo-workers.js";
 import { serve } from "./serve.js";
 
@@ -114,7 +114,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
             ? `DOWN, back in ${Math.ceil((downUntil - now) / 1000)} s`
             : "back up";
       const elapsed = Math.round((now - started) / 1000);
-      return `[${Math.floor(elapsed / 60)}:${String(elapsed % 60).padStart(2, "0")}] ${sum("jobs")} jobs created · webhooks ${sum("webhooksSent")} sent, ${sum("webhooksLost")} lost, ${sum("webhooksDuplicated")} duplicated · ${workers.enqueued} runs · flaky: ${flakyState}`;
+      return `[${Math.floor(elapsed / 60)}:${String(elapsed % 60).padStart(2, "0")}] ${sum("jobs")} jobs created · ${webhookTally({ webhooksSent: sum("webhooksSent"), webhooksLost: sum("webhooksLost"), webhooksDuplicated: sum("webhooksDuplicated") })} · ${workers.enqueued} runs · flaky: ${flakyState}`;
     },
     stop() {
       stopping ??= (async () => {

@@ -53,14 +53,17 @@ export function addEffectsCommands(program: Command): void {
       ),
     )
     .action(async (options: ListOptions) => {
-      const page = await withLedger(options, (finality) =>
-        finality.store.listEffects({
-          status: options.status,
-          provider: options.provider,
-          jobId: options.job,
-          limit: options.limit,
-          cursor: options.cursor,
-        }),
+      const page = await withLedger(
+        options,
+        (finality) =>
+          finality.store.listEffects({
+            status: options.status,
+            provider: options.provider,
+            jobId: options.job,
+            limit: options.limit,
+            cursor: options.cursor,
+          }),
+        { readOnly: true },
       );
       if (options.json)
         return printJson({ items: page.items.map(effectToJson), nextCursor: page.nextCursor });

@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import type { FinalityConfig, StoreConfig } from "../config/config-schema.js";
 import { FinalityError } from "../core/errors.js";
 import { createFinality } from "../engine/create-finality.js";
@@ -18,6 +20,19 @@ export async function openStore(store: StoreConfig): Promise<Store> {
   if ("postgres" in store)
     return openPostgresStore({ url: store.postgres, ...(store.schema ? { schema: store.schema } : {}) });
   return createSqliteStore({ path: store.sqlite, synchronous: store.synchronous });
+}
+
+/**
+ * For commands that only read or copy: a SQLite file that is not there is a mistake (a typo in
+ * `--db`, the wrong directory), not a new ledger to create.
+ */
+export function requireExistingDatabase(store: StoreConfig): void {
+  if (!("sqlite" in store) || store.sqlite === ":memory:" || existsSync(store.sqlite)) return;
+  throw new FinalityError(
+    "not-found",
+    `no database at ${resolve(store.sqlite)}: check --db, FINALITY_DB or store.sqlite in the configuration (\`finality serve\` or \`finality migrate\` creates one)`,
+    { details: { field: "store.sqlite" } },
+  );
 }
 
 /** Without an API token the JSON API is open: only loopback may reach it. */

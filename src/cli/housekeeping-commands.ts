@@ -4,7 +4,7 @@ import { FinalityError } from "../core/errors.js";
 import { type PruneCounts, pruneOnce } from "../engine/retention.js";
 import { PRUNE_TARGETS, type PruneTarget } from "../store/housekeeping-store.js";
 import { backupSqlite, checkSqliteBackup, restoreSqlite } from "../store/sqlite/sqlite-backup.js";
-import { openStore } from "./finality-from-config.js";
+import { openStore, requireExistingDatabase } from "./finality-from-config.js";
 
 interface CommandOptions {
   configFile?: string | undefined;
@@ -19,7 +19,9 @@ interface CommandOptions {
 export async function prune(
   options: CommandOptions & { dryRun: boolean; onProgress?: (target: PruneTarget, total: number) => void },
 ): Promise<{ dryRun: boolean; rows: PruneCounts; sizeBytes: number }> {
-  const config = loadConfig({ file: options.configFile, env: options.env, flags: options.flags });
+  // Windows and the store only: no secret is read, and a missing file is a typo, not a ledger.
+  const config = loadConfig({ ...configOptions(options), resolveSecrets: false });
+  requireExistingDatabase(config.store);
   const store = await openStore(config.store);
   try {
     const totals = Object.fromEntries(PRUNE_TARGETS.map((t) => [t, 0])) as PruneCounts;
@@ -36,8 +38,12 @@ export async function prune(
   }
 }
 
+function configOptions(options: CommandOptions) {
+  return { file: options.configFile, env: options.env, flags: options.flags };
+}
+
 function sqlitePath(options: CommandOptions, what: string): string {
-  const config = loadConfig({ file: options.configFile, env: options.env, flags: options.flags });
+  const config = loadConfig({ ...configOptions(options), resolveSecrets: false });
   if (!("sqlite" in config.store)) {
     throw new FinalityError(
       "invalid-request",
@@ -50,6 +56,7 @@ function sqlitePath(options: CommandOptions, what: string): string {
 /** `finality backup <file>`: a consistent online copy of the configured SQLite database. */
 export async function backup(options: CommandOptions & { target: string }) {
   const source = sqlitePath(options, "backup");
+  requireExistingDatabase({ sqlite: source, synchronous: "FULL" });
   const copied = await backupSqlite(source, options.target);
   return { source, target: options.target, ...copied, ...checkSqliteBackup(options.target) };
 }

@@ -1,7 +1,8 @@
-import { type Command, Option } from "commander";
+import { Argument, type Command, Option } from "commander";
 import { FinalityError } from "../core/errors.js";
 import { eventToJson, jobToJson } from "../core/job-json.js";
 import type { Job, JobEvent } from "../core/model.js";
+import { isRetryQueued } from "../core/retry-queued.js";
 import { CANONICAL_STATES } from "../core/states.js";
 import {
   examples,
@@ -54,16 +55,19 @@ export function addJobsCommands(program: Command): void {
       ),
     )
     .action(async (options: ListOptions) => {
-      const page = await withLedger(options, (finality) =>
-        finality.listJobs({
-          state: options.state,
-          provider: options.provider,
-          kind: options.kind,
-          stuck: options.stuck,
-          open: options.open,
-          limit: options.limit,
-          cursor: options.cursor,
-        }),
+      const page = await withLedger(
+        options,
+        (finality) =>
+          finality.listJobs({
+            state: options.state,
+            provider: options.provider,
+            kind: options.kind,
+            stuck: options.stuck,
+            open: options.open,
+            limit: options.limit,
+            cursor: options.cursor,
+          }),
+        { readOnly: true },
       );
       if (options.json) return printJson({ items: page.items.map(jobToJson), nextCursor: page.nextCursor });
       printJobs(page.items, styleFor());
@@ -79,7 +83,9 @@ export function addJobsCommands(program: Command): void {
       examples("finality jobs show generic operations/abc", "finality jobs show acme job-42 --json"),
     )
     .action(async (provider: string, id: string, options: StoreOptions & JsonOption) => {
-      const job = await withLedger(options, (finality) => finality.getJob({ provider, id }));
+      const job = await withLedger(options, (finality) => finality.getJob({ provider, id }), {
+        readOnly: true,
+      });
       if (job === null) throw notFound(provider, id);
       if (options.json) return printJson(jobToJson(job));
       printJob(job, styleFor());
@@ -101,15 +107,19 @@ export function addJobsCommands(program: Command): void {
         id: string,
         options: StoreOptions & JsonOption & { after?: number; limit?: number },
       ) => {
-        const events = await withLedger(options, async (finality) => {
-          const found = await finality.jobEvents(
-            { provider, id },
-            { after: options.after, limit: options.limit },
-          );
-          if (found.length === 0 && (await finality.getJob({ provider, id })) === null)
-            throw notFound(provider, id);
-          return found;
-        });
+        const events = await withLedger(
+          options,
+          async (finality) => {
+            const found = await finality.jobEvents(
+              { provider, id },
+              { after: options.after, limit: options.limit },
+            );
+            if (found.length === 0 && (await finality.getJob({ provider, id })) === null)
+              throw notFound(provider, id);
+            return found;
+          },
+          { readOnly: true },
+        );
         if (options.json) return printJson({ items: events.map(eventToJson) });
         printEvents(events, styleFor());
       },
@@ -155,7 +165,8 @@ export function addJobsCommands(program: Command): void {
     )
     .argument("<provider>", "provider instance name (must be configured)")
     .argument("<id>", "job id")
-    .argument("<state>", `the state observed: ${CANONICAL_STATES.join(", ")}`)
+    // Refused like `jobs list --state`: an unknown name would only be recorded as unknown-state.
+    .addArgument(new Argument("<state>", "the state observed").choices(CANONICAL_STATES))
     .option("--seq <n>", "ordering of updates of the same rank", integerIn(0, Number.MAX_SAFE_INTEGER))
     .option("--result <json>", "the job's result, as JSON", jsonArgument)
     .option("--error <json>", "the job's error, as JSON", jsonArgument)
@@ -241,6 +252,14 @@ function printJob(job: Job, style: Style): void {
       ["settled", job.settledAt === null ? "—" : `${isoOrDash(job.settledAt)} by ${job.settledBy}`],
       ["registered", job.registered ? "yes" : "no (adopted from a webhook)"],
       ["polls", `${job.pollAttempts}, next ${isoOrDash(job.nextCheckAt)}`],
+      ...(job.lastPollError === null
+        ? []
+        : [
+            [
+              "last poll error",
+              `${style.red(job.lastPollError.message)} (${isoOrDash(job.lastPollError.at)})`,
+            ] as [string, string],
+          ]),
       [
         "flags",
         [job.stuck && "stuck", job.conflict && "conflict", job.anomaly].filter(Boolean).join(", ") || "—",
@@ -259,7 +278,7 @@ function printEvents(events: readonly JobEvent[], style: Style): void {
     event.source,
     event.rawState ?? "—",
     event.state,
-    event.applied ? "applied" : (event.reason ?? "ignored"),
+    event.applied ? "applied" : isRetryQueued(event) ? "retry queued" : (event.reason ?? "ignored"),
     event.deliveryId ?? "—",
   ]);
   printTable(["#", "AT", "SOURCE", "RAW", "STATE", "OUTCOME", "DELIVERY ID"], rows, {

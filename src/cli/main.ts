@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { ENV_VARIABLES } from "../config/env-overrides.js";
 import { isFinalityError, toError } from "../core/errors.js";
@@ -7,14 +8,21 @@ import { addEffectsCommands } from "./effects-commands.js";
 import { addJobsCommands } from "./jobs-commands.js";
 import { addMaintenanceCommands } from "./maintenance-commands.js";
 import { addReconcileCommands } from "./reconcile-commands.js";
+import { addSendCommand } from "./send-command.js";
 import { addServeCommands } from "./serve-commands.js";
 
 /** Exit codes: 0 done, 1 failed, 2 bad configuration or usage. */
 const EXIT_FAILED = 1;
 const EXIT_USAGE = 2;
 
+/** The installed package's own version (dist/cli/main.js → ../../package.json). */
+const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+  version: string;
+};
+
 const program = new Command()
   .name("finality")
+  .version(version, "-V, --version", "print the version")
   .description("A ledger for long-running remote jobs: signed webhooks and polling merged into one state.")
   .showHelpAfterError()
   // Usage errors surface here as CommanderError (see fail) instead of exiting with commander's 1.
@@ -29,7 +37,8 @@ Examples:
   $ finality demo
   $ finality jobs list --state running --json
   $ finality effects list --status dead
-  $ finality reconcile --once`,
+  $ finality reconcile --once
+  $ finality send generic job-1 succeeded   # a signed test webhook`,
   );
 
 // One file per command group; each adds its commands to the program.
@@ -39,6 +48,7 @@ addJobsCommands(program);
 addEffectsCommands(program);
 addReconcileCommands(program);
 addMaintenanceCommands(program);
+addSendCommand(program);
 
 function fail(error: unknown): never {
   if (error instanceof CommanderError) {

@@ -1,4 +1,7 @@
 import type { Command } from "commander";
+import type { FinalityConfig } from "../config/config-schema.js";
+import { RUNS_PROVIDER } from "../core/run-model.js";
+import type { Finality } from "../engine/finality.js";
 import { reconcilerFromConfig } from "../host/from-config.js";
 import type { Logger } from "../http/request-log.js";
 import type { SweepCounts } from "../runs/lease-sweep.js";
@@ -44,9 +47,17 @@ polled twice at once.\n`,
         });
         const due = await finality.store.countJobs({ of: "due", now: finality.clock.now() }, DUE_COUNT_CAP);
         const bar = options.json ? null : progressBar("polling", due.count);
+        const now = finality.clock.now();
         const polled = await reconciler.runOnce((done) => bar?.update(done));
         bar?.finish();
-        return { polled, results: tally.results(polled), durationMs: Date.now() - started };
+        const skipped = await skippedJobs(finality, config, now);
+        return {
+          polled,
+          results: tally.results(polled),
+          ...(skipped ? { skipped } : {}),
+          ...(tally.failures.length > 0 ? { failures: tally.failures } : {}),
+          durationMs: Date.now() - started,
+        };
       });
       if (options.json) return printJson(result);
       const style = styleFor();
@@ -55,6 +66,22 @@ polled twice at once.\n`,
       process.stdout.write(
         `reconcile: polled ${result.polled} job${result.polled === 1 ? "" : "s"} in ${result.durationMs} ms${detail ? ` (${detail})` : ""}\n`,
       );
+      const failures = result.failures ?? [];
+      for (const failure of failures.slice(0, FAILURES_SHOWN))
+        process.stdout.write(
+          `  ${style.yellow("failed")} ${failure.provider}/${failure.jobId}: ${failure.error}\n`,
+        );
+      if (failures.length > FAILURES_SHOWN)
+        process.stdout.write(
+          `  … and ${failures.length - FAILURES_SHOWN} more failed polls (--json lists them all)\n`,
+        );
+      if (result.skipped) {
+        const { count, providers } = result.skipped;
+        const names = providers.length > 0 ? ` (${providers.join(", ")})` : "";
+        process.stdout.write(
+          `${style.yellow(`skipped ${count} due job${count === 1 ? "" : "s"}`)} of providers not in the configuration${names}: pass the configuration that names them (--config or FINALITY_CONFIG)\n`,
+        );
+      }
     });
 
   withJsonOption(withStoreOptions(program.command("sweep")))
@@ -83,6 +110,29 @@ decides again on what it reads.\n`,
     });
 }
 
+/** Failed polls a text pass lists one per line; `--json` has them all. */
+const FAILURES_SHOWN = 20;
+
+/** Most open jobs read to name the providers of skipped jobs (a sample; the count is exact). */
+const SKIPPED_SAMPLE = 500;
+
+/**
+ * Due jobs the pass did not poll: each configured provider (and `runs`) has a lane that claimed
+ * all of its due jobs, so what is still due as of the pass's start belongs to a provider the
+ * configuration does not name (a `--config` forgotten, a provider removed).
+ */
+async function skippedJobs(finality: Finality, config: FinalityConfig, now: number) {
+  const due = await finality.store.countJobs({ of: "due", now }, DUE_COUNT_CAP);
+  if (due.count === 0) return null;
+  const sample = await finality.listJobs({ open: true, limit: SKIPPED_SAMPLE });
+  const configured = (provider: string) =>
+    provider === RUNS_PROVIDER || Object.hasOwn(config.providers, provider);
+  const providers = [
+    ...new Set(sample.items.map((job) => job.provider).filter((p) => !configured(p))),
+  ].sort();
+  return { count: due.count, reason: "provider not configured", providers };
+}
+
 function requireOnce(options: OnceOptions, command: string): void {
   if (options.once) return;
   throw usageError(`${command} needs --once (the continuous loop runs inside \`finality serve\`)`);
@@ -108,12 +158,39 @@ function countingSweeps(runs: RunService, counts: Partial<SweepCounts>): RunServ
  */
 function createPollTally() {
   const seen: Record<string, number> = {};
+  /** Each failed poll with its cause (URL without credentials, error code, HTTP status). */
+  const failures: {
+    provider: string;
+    jobId: string;
+    error: string;
+    url?: string;
+    code?: string;
+    status?: number;
+  }[] = [];
   const logger: Logger = {
     info() {},
     warn(fields, message) {
-      const result = (fields as { result?: unknown }).result;
+      const poll = fields as {
+        result?: unknown;
+        provider?: unknown;
+        jobId?: unknown;
+        error?: unknown;
+        url?: string;
+        code?: string;
+        status?: number;
+      };
+      const result = poll.result;
       if (message === "reconcile poll" && typeof result === "string") {
         seen[result] = (seen[result] ?? 0) + 1;
+        if (result === "failed" || result === "error")
+          failures.push({
+            provider: String(poll.provider),
+            jobId: String(poll.jobId),
+            error: String(poll.error),
+            ...(poll.url ? { url: poll.url } : {}),
+            ...(poll.code ? { code: poll.code } : {}),
+            ...(poll.status ? { status: poll.status } : {}),
+          });
         return;
       }
       process.stderr.write(`warning: ${message ?? ""} ${JSON.stringify(fields)}\n`);
@@ -124,6 +201,7 @@ function createPollTally() {
   };
   return {
     logger,
+    failures,
     results(polled: number): Record<string, number> {
       const other = Object.values(seen).reduce((a, b) => a + b, 0);
       return { observed: Math.max(0, polled - other), ...seen };

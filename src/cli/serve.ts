@@ -1,7 +1,10 @@
+import { createServer } from "node:net";
 import { pino } from "pino";
 import type { FinalityConfig } from "../config/config-schema.js";
 import type { Environment } from "../config/env-overrides.js";
 import { type ConfigFlags, loadConfig } from "../config/load-config.js";
+import { usesBuiltInProvider } from "../config/parse-config.js";
+import { FinalityError } from "../core/errors.js";
 import type { Finality } from "../engine/finality.js";
 import { createApp } from "../http/create-app.js";
 import { type NodeServer, startNodeServer } from "../http/node-server.js";
@@ -13,7 +16,9 @@ import { createRunService, type RunService } from "../runs/run-service.js";
 import { runServiceOptionsFrom } from "../runs/run-service-config.js";
 import { createWebhookReceivers } from "../webhooks/webhook-receivers.js";
 import { type BackgroundLoop, createBackgroundLoops } from "./background-loop.js";
+import { isInteractive } from "./cli-output.js";
 import { assertSafeBinding, finalityFromConfig } from "./finality-from-config.js";
+import { prettyLogStream } from "./pretty-log.js";
 
 export interface ServeOptions {
   configFile?: string | undefined;
@@ -32,12 +37,9 @@ export interface RunningService {
 export async function serve(options: ServeOptions): Promise<RunningService> {
   const config = loadConfig({ file: options.configFile, env: options.env, flags: options.flags });
   assertSafeBinding(config);
-  // Buffered asynchronous writes (4 KiB, flushed every second and on stop): a log line never waits
-  // on the terminal, and a busy server makes one write per ~20 lines rather than one each.
-  const logger = pino(
-    { level: config.log.level },
-    pino.destination({ dest: 1, sync: false, minLength: 4096 }),
-  );
+  const logger = pino({ level: config.log.level }, logDestination(config.log.format));
+  // Before the store: a port in use must not leave a new empty database (or migrated schema) behind.
+  await assertPortFree(config.server.host, config.server.port);
   const flushLogs = setInterval(() => logger.flush(), 1000);
   flushLogs.unref();
   const finality = await finalityFromConfig(config);
@@ -75,6 +77,42 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
   };
 }
 
+/**
+ * JSON lines unless a person is watching: on a terminal (and with `log.format` "auto"), readable
+ * lines. JSON lines go out buffered and asynchronously (4 KiB, flushed every second and on stop):
+ * a log line never waits on a slow pipe, and a busy server makes one write per ~20 lines.
+ */
+function logDestination(format: FinalityConfig["log"]["format"]) {
+  const pretty = format === "pretty" || (format === "auto" && isInteractive(process.stdout));
+  return pretty ? prettyLogStream() : pino.destination({ dest: 1, sync: false, minLength: 4096 });
+}
+
+/**
+ * Binds the address for a moment and lets it go. Another process may take it in between; then
+ * the real listen fails after the store is open, as before: this check is for the usual case of
+ * a second `serve` started by mistake.
+ */
+async function assertPortFree(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", (error: NodeJS.ErrnoException) => {
+      const why =
+        error.code === "EADDRINUSE"
+          ? "is in use (another `finality serve`?)"
+          : `cannot be bound (${error.code ?? error.message})`;
+      reject(
+        new FinalityError(
+          "invalid-config",
+          `config error: server.port: ${host}:${port} ${why}; nothing was opened or created. Choose another with --port or FINALITY_PORT`,
+          { details: { field: "server.port" } },
+        ),
+      );
+    });
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
+}
+
 async function shutDown(
   server: NodeServer,
   loops: BackgroundLoop[],
@@ -95,10 +133,11 @@ async function shutDown(
 function warnAboutUnsignedProviders(config: FinalityConfig, logger: pino.Logger): void {
   for (const [name, provider] of Object.entries(config.providers)) {
     if (provider.webhook === undefined) {
-      logger.warn(
-        { provider: name },
-        "provider has no webhook secret: its webhooks are refused (set FINALITY_WEBHOOK_SECRET for the built-in generic provider)",
-      );
+      // FINALITY_WEBHOOK_SECRET only signs the provider the service adds when none is configured.
+      const fix = usesBuiltInProvider(config)
+        ? "set FINALITY_WEBHOOK_SECRET, or configure providers"
+        : `add providers.${name}.webhook to the configuration`;
+      logger.warn({ provider: name }, `provider has no webhook secret: its webhooks are refused (${fix})`);
     }
   }
 }

@@ -32,4 +32,9 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     name: "lifecycle",
     sql: "-- What outlives a job and what comes before it (store/lifecycle-store.ts).\n\n-- A settled job retention deleted: a late webhook or a replay for it is answered\n-- `already-settled-pruned` instead of creating the job again. Kept for its own window,\n-- counted from settled_at. Small on purpose: a key, a state, a time and a 128-bit hash.\nCREATE TABLE tombstones (\n  provider     TEXT NOT NULL,\n  id           TEXT NOT NULL,\n  state        TEXT NOT NULL,\n  settled_at   INTEGER NOT NULL,\n  effects_hash TEXT NOT NULL,\n  PRIMARY KEY (provider, id)\n) WITHOUT ROWID;\nCREATE INDEX tombstones_by_settled ON tombstones (settled_at);\n\n-- The early-completion inbox: verified observations for jobs not registered yet (providers\n-- with `registered-only`), applied in parked_no order when the job is registered.\nCREATE TABLE parked (\n  parked_no   INTEGER PRIMARY KEY,\n  provider    TEXT NOT NULL,\n  job_id      TEXT NOT NULL,\n  delivery_id TEXT,\n  parked_at   INTEGER NOT NULL,\n  observation TEXT NOT NULL\n);\nCREATE INDEX parked_by_job ON parked (provider, job_id, parked_no);\nCREATE UNIQUE INDEX parked_delivery ON parked (provider, delivery_id) WHERE delivery_id IS NOT NULL;\nCREATE INDEX parked_by_time ON parked (parked_at);\n",
   },
+  {
+    version: 7,
+    name: "last_poll_error",
+    sql: "-- Why the last status poll of a job failed (JSON: at, message, url without credentials, code,\n-- status); NULL when it did not. Shown by the API, `finality jobs show` and the dashboard.\nALTER TABLE jobs ADD COLUMN last_poll_error TEXT;\n",
+  },
 ];

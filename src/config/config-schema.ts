@@ -7,6 +7,8 @@ export { PROVIDER_TYPES, type ProviderType };
 /**
  * The service's configuration file. These key names are a contract with users and outside
  * tests: add keys, never rename them. Every field is documented in README ("Configuration").
+ * Every object is strict: an unknown key is refused, and parse-config.ts offers the closest key
+ * the schema declares ("did you mean"), so a new key only needs to be declared here.
  */
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -84,7 +86,7 @@ const reconcileSchema = z
     path: ["minIntervalSeconds"],
   });
 
-const effectSchema = z.looseObject({
+const effectSchema = z.strictObject({
   name: z
     .string()
     .regex(/^[a-z0-9][a-z0-9_.-]*$/, "must be lowercase letters, digits, '.', '-' or '_'")
@@ -172,7 +174,13 @@ export const configSchema = z
     retention: retentionSchema.default(retentionSchema.parse({})),
     workers: workersSchema.default(workersSchema.parse({})),
     cloudflare: cloudflareSchema.default(cloudflareSchema.parse({})),
-    log: z.strictObject({ level: z.enum(LOG_LEVELS).default("info") }).default({ level: "info" }),
+    log: z
+      .strictObject({
+        level: z.enum(LOG_LEVELS).default("info"),
+        /** auto: readable lines when stdout is a terminal, JSON lines otherwise. */
+        format: z.enum(["auto", "json", "pretty"]).default("auto"),
+      })
+      .default({ level: "info", format: "auto" }),
     /** JSON Schema reference for editors; ignored. */
     $schema: z.string().optional(),
   })

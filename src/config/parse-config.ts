@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { didYouMean } from "../core/did-you-mean.js";
 import { FinalityError } from "../core/errors.js";
 import { configSchema, type FinalityConfig } from "./config-schema.js";
 import {
@@ -9,6 +10,7 @@ import {
   resolveEnvReferences,
   type ValueSources,
 } from "./env-overrides.js";
+import { knownKeysAt } from "./known-keys.js";
 
 /** The provider instance the service runs when the configuration names none. */
 export const BUILT_IN_PROVIDER = "generic";
@@ -20,17 +22,65 @@ export interface ConfigFlags {
   db?: string | undefined;
 }
 
+export interface ParseOptions {
+  /**
+   * False for commands that only read the ledger: `env:` references outside `store` are not
+   * resolved (their variables need not be set, and no secret is read). The configuration
+   * returned then holds placeholders there and must not be used to verify, poll or sign.
+   */
+  resolveSecrets?: boolean;
+}
+
 /** Validates a configuration object (already read) with the environment and flags applied. */
-export function parseConfig(raw: unknown, env: Environment, flags: ConfigFlags = {}): FinalityConfig {
+export function parseConfig(
+  raw: unknown,
+  env: Environment,
+  flags: ConfigFlags = {},
+  options: ParseOptions = {},
+): FinalityConfig {
   if (!isObject(raw)) throw configError("(root)", "expected a JSON object");
   const sources: ValueSources = new Map();
   const config = applyEnvOverrides(raw, env, sources);
   applyFlags(config, flags, sources);
+  const configuredProviders = isObject(config.providers) && Object.keys(config.providers).length > 0;
   addBuiltInProvider(config, env, sources);
-  const resolved = resolveEnvReferences(config, env);
+  const resolved =
+    options.resolveSecrets === false ? resolveStoreOnly(config, env) : resolveEnvReferences(config, env);
   const parsed = configSchema.safeParse(resolved);
-  if (parsed.success) return parsed.data;
-  throw fromIssue(parsed.error.issues[0], sources);
+  if (parsed.success) {
+    if (!configuredProviders) builtIn.add(parsed.data);
+    return parsed.data;
+  }
+  throw fromIssue(parsed.error.issues[0], sources, resolved);
+}
+
+/**
+ * The store's references resolved (it is what a read opens), every other `env:NAME` replaced by
+ * a placeholder that passes the schema wherever a secret or URL may stand (an https URL, longer
+ * than any minimum length, neither `whsec_` nor `whpk_`).
+ */
+function resolveStoreOnly(config: Record<string, unknown>, env: Environment): unknown {
+  const { store, ...rest } = config;
+  const placeholders = replaceEnvReferences(rest);
+  return store === undefined
+    ? placeholders
+    : { ...(placeholders as object), store: resolveEnvReferences(store, env, ["store"]) };
+}
+
+function replaceEnvReferences(value: unknown): unknown {
+  if (typeof value === "string" && value.startsWith("env:"))
+    return `https://env-not-read.invalid/${encodeURIComponent(value.slice(4))}`;
+  if (Array.isArray(value)) return value.map(replaceEnvReferences);
+  if (isObject(value))
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, replaceEnvReferences(item)]));
+  return value;
+}
+
+const builtIn = new WeakSet<FinalityConfig>();
+
+/** True when the configuration named no providers and runs the built-in `generic` one. */
+export function usesBuiltInProvider(config: FinalityConfig): boolean {
+  return builtIn.has(config);
 }
 
 /**
@@ -66,19 +116,38 @@ function applyFlags(config: Record<string, unknown>, flags: ConfigFlags, sources
   }
 }
 
-function fromIssue(issue: z.core.$ZodIssue | undefined, sources: ValueSources): FinalityError {
+function fromIssue(
+  issue: z.core.$ZodIssue | undefined,
+  sources: ValueSources,
+  input: unknown,
+): FinalityError {
   if (issue === undefined) return configError("(root)", "invalid");
   let path = [...issue.path];
   let message = issue.message.replace(/^Invalid input: /, "");
   if (issue.code === "unrecognized_keys") {
-    path = [...path, issue.keys[0] ?? ""];
-    message = "unknown field";
+    const key = issue.keys[0] ?? "";
+    path = [...path, key];
+    // Every object of the configuration is strict; the schema itself lists the right names.
+    message = `unknown field${didYouMean(key, knownKeysAt(configSchema, issue.path, input))}`;
   } else if (issue.code === "invalid_key") {
     message = `invalid name: ${issue.issues[0]?.message ?? message}`;
   }
   const field = formatPath(path);
   const source = sourceOf(field, sources);
+  if (source !== undefined && sources.get(field) === source) {
+    // A variable or flag set this very field: name it first. Its value is always text, so
+    // zod's "received string" says nothing; the value does (numbers only: never a secret).
+    if (issue.code === "invalid_type" && issue.expected === "number")
+      message = `expected a number, got ${JSON.stringify(valueAt(input, path))}`;
+    return configError(`${source} (${field})`, message, field);
+  }
   return configError(source ? `${field} (from ${source})` : field, message, field);
+}
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let value = input;
+  for (const key of path) value = isObject(value) ? value[key as string] : undefined;
+  return value;
 }
 
 /** The variable or flag that set `field` or one of its parents. */

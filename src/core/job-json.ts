@@ -20,6 +20,8 @@ export function jobToJson(job: Job) {
     stuck: job.stuck,
     conflict: job.conflict,
     anomaly: job.anomaly,
+    lastPollError:
+      job.lastPollError === null ? null : { ...job.lastPollError, at: iso(job.lastPollError.at) },
     metadata: job.metadata,
     result: job.result,
     error: job.error,

@@ -28,9 +28,23 @@ export interface Job extends JobKey {
   conflict: boolean;
   /** An anomaly the provider reported, e.g. 404 on poll; null when none. */
   anomaly: string | null;
+  /** Why the last status poll failed; null when it did not (cleared by the next poll that answers). */
+  lastPollError: PollError | null;
   metadata: unknown;
   result: unknown;
   error: unknown;
+}
+
+/** A failed status poll, with what an operator needs to act on it. */
+export interface PollError {
+  at: number;
+  message: string;
+  /** The URL polled, without credentials (user, password, key-like query values). */
+  url: string | null;
+  /** The network error's code (ECONNREFUSED, ENOTFOUND, ETIMEDOUT, …); null for an HTTP answer. */
+  code: string | null;
+  /** The HTTP status the provider answered; null when there was no answer. */
+  status: number | null;
 }
 
 /**

@@ -98,6 +98,7 @@ function adopt(obs: Observation, state: CanonicalState, now: number): Job {
     stuck: false,
     conflict: false,
     anomaly: null,
+    lastPollError: null,
     metadata: null,
     result: obs.result ?? null,
     error: obs.error ?? null,

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { isTimestampInBounds, TIMESTAMP_BOUNDS } from "./bounds.js";
+import { didYouMean } from "./did-you-mean.js";
 import { FinalityError } from "./errors.js";
 import type { Observation } from "./model.js";
 import type { Registration } from "./reducer.js";
@@ -93,7 +94,8 @@ export const apiObservationSchema = observationSchema
 /** Idempotency keys of API observations share the provider's delivery ids, under this prefix. */
 export const API_DELIVERY_PREFIX = "api:";
 
-export const registrationSchema = z.object({
+/** Strict, like API observations: `"kidn"` for `"kind"` is refused rather than dropped. */
+export const registrationSchema = z.strictObject({
   provider: providerNameSchema,
   id: text(LIMITS.jobIdLength),
   kind: text(LIMITS.kindLength).optional(),
@@ -128,9 +130,16 @@ export function parseWith<T extends z.ZodType>(
   const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
-  const field = issue?.path.join(".") || "(root)";
+  let field = issue?.path.join(".") || "(root)";
+  let message = issue?.message ?? "invalid";
+  if (issue?.code === "unrecognized_keys" && issue.path.length === 0 && schema instanceof z.ZodObject) {
+    // Name the key itself, and the declared one it was probably meant to be.
+    const key = issue.keys[0] ?? "";
+    field = key;
+    message = `unknown field${didYouMean(key, Object.keys(schema.shape))}`;
+  }
   const tooLarge = parsed.error.issues.some((i) => i.code === "custom" && i.params?.tooLarge);
-  throw new FinalityError(tooLarge ? "payload-too-large" : code, `${field}: ${issue?.message ?? "invalid"}`, {
+  throw new FinalityError(tooLarge ? "payload-too-large" : code, `${field}: ${message}`, {
     details: {
       field,
       issues: parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })),

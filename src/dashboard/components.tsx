@@ -1,5 +1,6 @@
 import type { Child } from "hono/jsx";
 import type { IgnoreReason, Job } from "../core/model.js";
+import { isRetryQueued } from "../core/retry-queued.js";
 import type { BoundedCount } from "../store/overview-reads.js";
 import { formatCount, formatRelative, jobHref } from "./format.js";
 
@@ -7,7 +8,11 @@ import { formatCount, formatRelative, jobHref } from "./format.js";
 export const REASONS: Record<IgnoreReason, { label: string; meaning: string }> = {
   "duplicate-delivery": { label: "duplicate delivery", meaning: "this webhook-id was received before" },
   duplicate: { label: "duplicate", meaning: "the job is already in this terminal state" },
-  stale: { label: "stale", meaning: "same rank, and not newer than what was applied (seq / updateTime)" },
+  // The same state again, not newer (seq / updateTime): what senders do all the time, no warning.
+  stale: {
+    label: "repeat",
+    meaning: "the job is already in this state: not newer than what was applied (seq / updateTime)",
+  },
   "lower-rank": { label: "lower rank", meaning: "would move the job backwards" },
   "conflicting-terminal": {
     label: "conflicting terminal",
@@ -40,14 +45,32 @@ export function SourceBadge(props: { source: string }) {
   return <Badge kind={`src-${props.source}`}>{props.source}</Badge>;
 }
 
+/** See core/retry-queued.ts. */
+const RETRY_QUEUED = {
+  label: "retry queued",
+  meaning: "the attempt ended and the run waits for another one; the job stays running until the run ends",
+};
+
 /** "applied", or the reason it was not, with its meaning on hover and in small print. */
-export function Outcome(props: { applied: boolean; reason: string | null; explain?: boolean }) {
+export function Outcome(props: {
+  applied: boolean;
+  reason: string | null;
+  explain?: boolean;
+  /** With these, a run's designed retry reads as one (see RETRY_QUEUED). */
+  provider?: string;
+  rawState?: string | null;
+}) {
   if (props.applied) return <Badge kind="applied">applied</Badge>;
   const reason = props.reason ?? "ignored";
-  const known = Object.hasOwn(REASONS, reason) ? REASONS[reason as IgnoreReason] : null;
+  const retry = isRetryQueued(props);
+  const known = retry
+    ? RETRY_QUEUED
+    : Object.hasOwn(REASONS, reason)
+      ? REASONS[reason as IgnoreReason]
+      : null;
   return (
     <span data-reason={reason}>
-      <Badge kind={reason} title={known?.meaning}>
+      <Badge kind={retry ? "retry" : reason} title={known?.meaning}>
         {known?.label ?? reason}
       </Badge>
       {props.explain && known && <div class="small muted">{known.meaning}</div>}

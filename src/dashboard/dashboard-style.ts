@@ -30,8 +30,8 @@ pre { background: #f0f3f8; padding: 8px; border-radius: 6px; overflow-x: auto; m
 .badge.succeeded, .badge.delivered, .badge.applied { background: #e0f4e8; color: var(--ok); }
 .badge.failed, .badge.lost, .badge.dead, .badge.conflicting-terminal { background: #fde5e5; color: var(--bad); }
 .badge.cancelled, .badge.expired, .badge.released { background: #f2e9dc; color: #8a5a12; }
-.badge.duplicate, .badge.duplicate-delivery { background: #e6eef8; color: var(--info); }
-.badge.stale, .badge.lower-rank, .badge.delivering, .badge.queued, .badge.dispatching { background: #fdf3dc; color: var(--warn); }
+.badge.duplicate, .badge.duplicate-delivery, .badge.stale, .badge.retry { background: #e6eef8; color: var(--info); }
+.badge.lower-rank, .badge.delivering, .badge.queued, .badge.dispatching { background: #fdf3dc; color: var(--warn); }
 .badge.stuck, .badge.flag { background: #fde5e5; color: var(--bad); }
 .badge.src-webhook { background: #e3ecff; color: #2446a8; } .badge.src-reconcile { background: #fdebdc; color: #9c4a0f; }
 .badge.src-worker { background: #e0f4e8; color: var(--ok); } .badge.src-lease { background: #efe5fb; color: #6b3fb3; }

@@ -1,4 +1,4 @@
-import type { Effect, Job, JobEvent } from "../core/model.js";
+import type { Effect, Job, JobEvent, PollError } from "../core/model.js";
 import { type Attempt, RUNS_PROVIDER, type Run } from "../core/run-model.js";
 import type { Store } from "../store/store.js";
 import { AttemptTable } from "./attempt-table.js";
@@ -84,6 +84,16 @@ export function JobPage(props: { story: JobStory; now: number; after: number }) 
               {job.pollAttempts} poll{job.pollAttempts === 1 ? "" : "s"}
               {job.nextCheckAt !== null && `, next ${formatRelative(job.nextCheckAt, props.now)}`}
             </dd>
+            {job.lastPollError !== null && (
+              <>
+                <dt>last poll error</dt>
+                <dd id="last-poll-error">
+                  <Badge kind="flag">{pollErrorSummary(job.lastPollError)}</Badge>{" "}
+                  <span class="muted">({formatRelative(job.lastPollError.at, props.now)})</span>
+                  <div class="mono small">{job.lastPollError.message}</div>
+                </dd>
+              </>
+            )}
             <dt>ordering key</dt>
             <dd class="mono">
               seq {job.maxSeq ?? "—"}, updateTime{" "}
@@ -176,7 +186,13 @@ function Timeline(props: { events: readonly JobEvent[]; now: number }) {
               <StateBadge state={event.state} />
             </td>
             <td>
-              <Outcome applied={event.applied} reason={event.reason} explain />
+              <Outcome
+                applied={event.applied}
+                reason={event.reason}
+                provider={event.provider}
+                rawState={event.rawState}
+                explain
+              />
             </td>
             <td class="mono small">{event.deliveryId ?? "—"}</td>
             <td class="mono small">{describeDetail(event.detail)}</td>
@@ -197,4 +213,11 @@ function describeDetail(detail: unknown): string {
     parts.push(`${key}=${typeof shown === "object" ? JSON.stringify(shown) : String(shown)}`);
   }
   return parts.length === 0 ? "—" : parts.join(" ");
+}
+
+/** "ECONNREFUSED", "HTTP 503", or both when a proxy answered for an unreachable host. */
+function pollErrorSummary(error: PollError): string {
+  return (
+    [error.code, error.status === null ? null : `HTTP ${error.status}`].filter(Boolean).join(", ") || "failed"
+  );
 }

@@ -43,6 +43,52 @@ export function renderPage(c: Context, page: PageOptions): Response | Promise<Re
   return c.html(html`<!DOCTYPE html>${<Layout {...page} />}`, status);
 }
 
+/** What a browser gets for a path that is no page: the dashboard's frame, not JSON. */
+export function renderNotFoundPage(c: Context): Response | Promise<Response> {
+  return renderPage(c, {
+    title: "Not found",
+    section: null,
+    signOut: false,
+    refreshMs: null,
+    status: 404,
+    live: (
+      <section class="panel" id="not-found">
+        <h1>Not found</h1>
+        <p>
+          There is no page at <code>{c.req.path}</code>. The dashboard has <a href="/">Overview</a>,{" "}
+          <a href="/jobs">Jobs</a>, <a href="/effects">Effects</a> and <a href="/runs">Runs</a>; the JSON API
+          is under <code>/v1</code>.
+        </p>
+      </section>
+    ),
+  });
+}
+
+/** A refusal (a bad cursor in a hand-edited URL, …) shown to a browser as a page of the dashboard. */
+export function renderRefusalPage(c: Context, status: 400 | 413, title: string, detail: string) {
+  c.header("cache-control", "no-store");
+  return c.html(
+    html`<!DOCTYPE html>${(
+      <Layout
+        title={title}
+        section={null}
+        signOut={false}
+        refreshMs={null}
+        live={
+          <section class="panel" id="refused">
+            <h1>{title}</h1>
+            <p>{detail}</p>
+            <p>
+              <a href={c.req.path}>Start again</a> without the query.
+            </p>
+          </section>
+        }
+      />
+    )}`,
+    status,
+  );
+}
+
 function Layout(page: PageOptions) {
   return (
     <html lang="en">

@@ -17,7 +17,7 @@ export const WEBHOOK_OUTCOMES: SeriesKey[] = [
   { key: "applied", label: "applied", colour: "#2f9e62" },
   { key: "duplicate-delivery", label: "duplicate delivery", colour: "#7aa2ff" },
   { key: "duplicate", label: "duplicate", colour: "#b7c9f5" },
-  { key: "stale", label: "stale", colour: "#e6b84a" },
+  { key: "stale", label: "repeat", colour: "#c3d3ee" },
   { key: "lower-rank", label: "lower rank", colour: "#e07b2c" },
   { key: "conflicting-terminal", label: "conflicting terminal", colour: "#d64545" },
   { key: "parked", label: "parked (not registered yet)", colour: "#8a5cd0" },

@@ -6,22 +6,87 @@ export type PollResult =
   | { kind: "observed"; observation: Observation; suggestedIntervalMs?: number }
   /** The provider does not know the job: recorded on the job as an anomaly, never a state. */
   | { kind: "not-found" }
-  /** The poll failed (timeout, 5xx, 429, network): counts against this job's backoff only. */
-  | { kind: "failed"; error: string; retryAfterMs?: number; status?: number };
+  /**
+   * The poll failed (timeout, 5xx, 429, network): counts against this job's backoff only. `url`
+   * (credentials removed), `code` (ECONNREFUSED, …) and `status` say why; the job keeps them as
+   * its last poll error.
+   */
+  | { kind: "failed"; error: string; retryAfterMs?: number; status?: number; url?: string; code?: string };
 
 /** Asks a provider for one job's state. Adapters implement it; the reconciler calls it. */
 export type Poller = (job: Job, signal: AbortSignal) => Promise<PollResult>;
 
 /** A non-2xx HTTP answer from a provider's status API, classified for the reconciler. */
-export function pollFailure(status: number, retryAfter: string | null): PollResult {
+export function pollFailure(status: number, retryAfter: string | null, url?: string | URL): PollResult {
   if (status === 404) return { kind: "not-found" };
   const retryAfterMs = parseRetryAfter(retryAfter);
+  const shown = url === undefined ? undefined : redactUrl(url);
   return {
     kind: "failed",
-    error: `status API answered ${status}`,
+    error:
+      shown === undefined ? `status API answered ${status}` : `GET ${shown}: status API answered ${status}`,
     status,
+    ...(shown === undefined ? {} : { url: shown }),
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
   };
+}
+
+/**
+ * A poll that got no answer: fetch's own message is only "fetch failed", so the cause chain is
+ * read for the system error's code (ECONNREFUSED, ENOTFOUND, …) and message.
+ */
+export function unreachable(url: string | URL, error: unknown): PollResult & { kind: "failed" } {
+  const shown = redactUrl(url);
+  const code = errorCode(error);
+  // Some messages quote the URL itself (credentials included): never let them through.
+  const cause = innermostMessage(error)
+    ?.replaceAll(String(url), shown)
+    .replace(/\/\/[^\s/@]+@/g, "//***@");
+  return {
+    kind: "failed",
+    error: `GET ${shown}: status API ${code === "ETIMEDOUT" ? "timed out" : "unreachable"}: ${code ?? "error"}${cause && cause !== code ? ` (${cause})` : ""}`,
+    url: shown,
+    ...(code === undefined ? {} : { code }),
+  };
+}
+
+/** Query parameters whose values are credentials more often than not. */
+const SECRET_PARAM = /key|token|secret|sig|password|auth|credential/i;
+
+/** The URL without user, password or key-like query values: what a log line or the job may show. */
+export function redactUrl(url: string | URL): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(String(url));
+  } catch {
+    return "(invalid URL)";
+  }
+  if (parsed.username) parsed.username = "***";
+  if (parsed.password) parsed.password = "***";
+  for (const name of [...parsed.searchParams.keys()])
+    if (SECRET_PARAM.test(name)) parsed.searchParams.set(name, "***");
+  return parsed.toString();
+}
+
+/** The first `code` along the cause chain; a timeout (AbortSignal.timeout) is ETIMEDOUT. */
+export function errorCode(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
+    if (current.name === "TimeoutError") return "ETIMEDOUT";
+    if (current.name === "AbortError") return "ABORTED";
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string" && code !== "") return code;
+    current = current.cause;
+  }
+  return undefined;
+}
+
+function innermostMessage(error: unknown): string | undefined {
+  let message: string | undefined;
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
+    message = current.message;
+    current = current.cause;
+  }
+  return message;
 }
 
 /** Retry-After as delay-seconds or an HTTP date, in ms from now; undefined when absent or bad. */

@@ -7,6 +7,8 @@ import type { PollResult } from "./poller.js";
 
 export interface ReconcilePolicy extends ReconcileBackoff {
   stuckAfterMs: number;
+  /** Absent for a provider with no status API (runs' mirror jobs): nothing was polled, so no poll error. */
+  poller?: unknown;
 }
 
 /**
@@ -40,6 +42,17 @@ export async function recordPollInTx(
     updatedAt: ctx.now,
     pollAttempts: job.pollAttempts + 1,
     nextCheckAt: ctx.now + reconcileDelayMs(job.pollAttempts, policy, random, hintMs),
+    // Kept until a poll gets an answer: the API, `jobs show` and the dashboard say why polls fail.
+    lastPollError:
+      poll.kind === "failed" && policy.poller !== undefined
+        ? {
+            at: ctx.now,
+            message: poll.error,
+            url: poll.url ?? null,
+            code: poll.code ?? null,
+            status: poll.status ?? null,
+          }
+        : null,
   };
   if (poll.kind === "not-found" && job.anomaly !== "provider-404") {
     next = { ...next, anomaly: "provider-404" };

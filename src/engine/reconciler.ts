@@ -9,7 +9,7 @@ import {
   takeToken,
 } from "../core/token-bucket.js";
 import type { Finality } from "./finality.js";
-import type { Poller, PollResult } from "./poller.js";
+import { errorCode, type Poller, type PollResult } from "./poller.js";
 import { type ReconcilePolicy, recordPollInTx } from "./reconcile-tx.js";
 
 export interface ProviderReconcileOptions extends ReconcilePolicy {
@@ -34,6 +34,10 @@ export interface ReconcilerOptions {
     result: PollResult["kind"] | "unpolled" | "error";
     durationMs: number;
     error?: string;
+    /** For a failed poll: the URL without credentials, the error code and the HTTP status. */
+    url?: string;
+    code?: string;
+    status?: number;
   }) => void;
 }
 
@@ -91,7 +95,8 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
           ? await o.poller(job, AbortSignal.timeout(timeoutMs))
           : { kind: "failed", error: "the provider has no status API configured" };
       } catch (error) {
-        result = { kind: "failed", error: toError(error).message };
+        const code = errorCode(error);
+        result = { kind: "failed", error: toError(error).message, ...(code ? { code } : {}) };
       }
       const now = finality.clock.now();
       try {
@@ -224,6 +229,8 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
   };
 }
 
-function errorOf(result: PollResult): { error?: string } {
-  return result.kind === "failed" ? { error: result.error } : {};
+function errorOf(result: PollResult): { error?: string; url?: string; code?: string; status?: number } {
+  if (result.kind !== "failed") return {};
+  const { error, url, code, status } = result;
+  return { error, ...(url ? { url } : {}), ...(code ? { code } : {}), ...(status ? { status } : {}) };
 }

@@ -141,8 +141,17 @@ export function reconcilerFromConfig(
     onPoll: (poll) => {
       metrics?.pollFinished(poll.provider, poll.result);
       if (poll.result === "observed" || poll.result === "unpolled") return;
+      const { url, code, status } = poll;
       logger.warn(
-        { provider: poll.provider, jobId: poll.job.id, result: poll.result, error: poll.error },
+        {
+          provider: poll.provider,
+          jobId: poll.job.id,
+          result: poll.result,
+          error: poll.error,
+          ...(url ? { url } : {}),
+          ...(code ? { code } : {}),
+          ...(status ? { status } : {}),
+        },
         "reconcile poll",
       );
     },

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { FinalityConfig } from "../config/config-schema.js";
 import { FinalityError } from "../core/errors.js";
 import { addDashboardRoutes } from "../dashboard/dashboard-routes.js";
+import { renderNotFoundPage, renderRefusalPage } from "../dashboard/layout.js";
 import type { Finality } from "../engine/finality.js";
 import type { RunService } from "../runs/run-service.js";
 import type { WebhookReceiver } from "../webhooks/webhook-receiver.js";
@@ -119,12 +120,18 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
 
   app.notFound((c) => {
     c.set("route", "unmatched");
+    // A person typing a URL gets a page; programs (and everything under the API's prefixes) get
+    // the problem document, whatever they accept.
+    if (wantsPage(c.req.path, c.req.header("accept"))) return renderNotFoundPage(c);
     return problemResponse(toProblem(new FinalityError("not-found", `no route for ${c.req.path}`)).problem);
   });
 
   app.onError((error, c) => {
     const { problem, exposed } = toProblem(error);
     if (!exposed) logger.error({ err: error, path: c.req.path }, "unexpected error");
+    // A dashboard page asked with a bad query (say a cursor edited by hand): a page, not JSON.
+    if ((problem.status === 400 || problem.status === 413) && wantsPage(c.req.path, c.req.header("accept")))
+      return renderRefusalPage(c, problem.status, problem.title, problem.detail);
     return problemResponse(problem);
   });
 
@@ -138,4 +145,12 @@ function allowOnly(app: Hono<AppEnv>, path: string, allow: string): void {
       details: { allow },
     });
   });
+}
+
+const API_PREFIXES = ["/v1/", "/webhooks/", "/metrics", "/health", "/__finality/"];
+
+/** A browser's navigation (Accept names text/html) to a path outside the API. */
+function wantsPage(path: string, accept: string | undefined): boolean {
+  if (accept === undefined || !accept.includes("text/html")) return false;
+  return !API_PREFIXES.some((prefix) => path === prefix.replace(/\/$/, "") || path.startsWith(prefix));
 }

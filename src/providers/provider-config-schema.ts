@@ -4,7 +4,8 @@ import { CANONICAL_STATES } from "../core/states.js";
 /**
  * The `providers.<name>` part of the configuration: one schema per adapter type, chosen by
  * `type`. Key names are a contract with users (README, "Providers"): add, never rename.
- * Unknown keys still pass, as they did before the adapters existed.
+ * Unknown keys are refused at every level ("webhooks" for "webhook" would otherwise start a
+ * provider that refuses every webhook); the error names the closest declared key.
  */
 export const PROVIDER_TYPES = ["gemini", "openai", "anthropic", "replicate", "generic"] as const;
 export type ProviderType = (typeof PROVIDER_TYPES)[number];
@@ -111,7 +112,7 @@ const apiFields = (fallback: string) => ({
 });
 
 const jsonPath = z.string().min(1).max(256);
-const genericPoll = z.looseObject({
+const genericPoll = z.strictObject({
   /** The status URL, with `{id}` where the URL-encoded job id goes. */
   url: httpUrl,
   headers: z.record(z.string(), z.string()).optional(),
@@ -133,7 +134,7 @@ const genericPoll = z.looseObject({
 const common = {
   unknownJobs: z.enum(["adopt", "registered-only"]).default("adopt"),
   reconcile: z
-    .looseObject({
+    .strictObject({
       graceSeconds: z.number().finite().nonnegative(),
       minIntervalSeconds: positiveSeconds,
       maxIntervalSeconds: positiveSeconds,
@@ -147,11 +148,12 @@ const common = {
 };
 
 const variant = <T extends ProviderType, Shape extends z.core.$ZodLooseShape>(type: T, shape: Shape) =>
-  z.looseObject({ type: z.literal(type), ...common, ...shape });
+  z.strictObject({ type: z.literal(type), ...common, ...shape });
 
 /** One provider instance. */
 export const providerSchema = z
-  // The type is checked first, alone, so that a wrong one gets a plain message naming the choices.
+  // The type is checked first, alone (the other keys pass this step), so that a wrong one gets a
+  // plain message naming the choices; the variant then refuses unknown keys.
   .looseObject({ type: z.enum(PROVIDER_TYPES, { error: `must be one of: ${PROVIDER_TYPES.join(", ")}` }) })
   .pipe(
     z.discriminatedUnion("type", [

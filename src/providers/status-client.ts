@@ -1,5 +1,5 @@
 import { toError } from "../core/errors.js";
-import { type PollResult, pollFailure } from "../engine/poller.js";
+import { type PollResult, pollFailure, redactUrl, unreachable } from "../engine/poller.js";
 import type { ProviderHealth } from "./provider-health.js";
 
 /** A provider answered 2xx with a JSON body. */
@@ -59,21 +59,25 @@ export function createStatusClient(options: StatusClientOptions): StatusClient {
           redirect: "manual",
         });
       } catch (error) {
-        return { kind: "failed", error: `status API unreachable: ${causeOf(error)}` };
+        return unreachable(url, error);
       }
+      const shown = redactUrl(url);
       if (response.status === 401 || response.status === 403) {
         await response.body?.cancel();
         const message = `${options.provider}: the status API refused the API key (${response.status})`;
         options.health.authRefused(options.provider, response.status, message);
-        return { kind: "failed", error: message, status: response.status };
+        return { kind: "failed", error: `${message}: GET ${shown}`, status: response.status, url: shown };
       }
       options.health.authAccepted(options.provider);
       if (response.status < 200 || response.status > 299) {
         await response.body?.cancel();
         // pollFailure never answers "observed".
-        return pollFailure(response.status, response.headers.get("retry-after")) as StatusFailure;
+        return pollFailure(response.status, response.headers.get("retry-after"), url) as StatusFailure;
       }
-      return readJson(response);
+      const answer = await readJson(response);
+      return answer.kind === "failed"
+        ? { ...answer, error: `GET ${shown}: ${answer.error}`, status: response.status, url: shown }
+        : answer;
     },
   };
 }

@@ -102,7 +102,16 @@ export function isWholeSeconds(text: string): boolean {
 export function checkTimestamp(timestampSeconds: number, now: () => number, toleranceSeconds: number): void {
   const current = nowSeconds(now);
   if (current - timestampSeconds > toleranceSeconds) throw signatureError("timestamp-too-old");
-  if (timestampSeconds - current > toleranceSeconds) throw signatureError("timestamp-too-new");
+  if (timestampSeconds - current > toleranceSeconds) {
+    // `date +%s%3N` and Date.now() give milliseconds: say so rather than only "in the future".
+    const milliseconds = Math.abs(timestampSeconds / 1000 - current) <= Math.max(toleranceSeconds, 86_400);
+    throw milliseconds
+      ? signatureError(
+          "timestamp-too-new",
+          `${MESSAGES["timestamp-too-new"]}: ${timestampSeconds} looks like milliseconds; seconds since the epoch are expected`,
+        )
+      : signatureError("timestamp-too-new");
+  }
 }
 
 /** The sender's delivery id from `idHeader` when it sends a usable one; null: hash the body. */

@@ -77,7 +77,7 @@ export function createWorkerApi(options: WorkerApiOptions): WorkerApi {
       if (response.status === 204) return { kind: "ok", value: null };
       text = await response.text();
     } catch (error) {
-      return { kind: "retry", error: error instanceof Error ? error : new Error(String(error)) };
+      return { kind: "retry", error: unreachable(`${base}${path}`, error) };
     }
     if (response.ok) {
       try {
@@ -90,7 +90,9 @@ export function createWorkerApi(options: WorkerApiOptions): WorkerApi {
     const problem = parseProblem(text);
     if (response.status === 409)
       return { kind: "stale", reason: problem.reason ?? problem.detail ?? "stale" };
-    const error = new Error(`${path}: ${response.status} ${problem.detail ?? text.slice(0, 200)}`);
+    const error = new Error(
+      `POST ${base}${path}: ${response.status} ${problem.detail ?? text.slice(0, 200)}`,
+    );
     return response.status >= 500 || response.status === 429
       ? { kind: "retry", error }
       : { kind: "refused", error };
@@ -148,4 +150,23 @@ function parseProblem(text: string): { detail?: string; reason?: string } {
   } catch {
     return {};
   }
+}
+
+/**
+ * fetch says only "fetch failed": the URL and the system error's code (ECONNREFUSED, …) from
+ * the cause chain are what tell a reader that the server is down or the address is wrong.
+ */
+function unreachable(url: string, error: unknown): Error {
+  let code: string | undefined;
+  let message = String(error);
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
+    message = current.message;
+    if (current.name === "TimeoutError") code ??= "ETIMEDOUT";
+    const own = (current as { code?: unknown }).code;
+    if (typeof own === "string" && own !== "") code ??= own;
+    current = current.cause;
+  }
+  const detail =
+    code !== undefined && message.includes(code) ? message : [code, message].filter(Boolean).join(": ");
+  return new Error(`POST ${url}: unreachable: ${detail}`, { cause: error });
 }

@@ -28,7 +28,11 @@ export interface WorkerOptions {
   waitSeconds?: number;
   /** On stop: let running handlers finish and report (default), or abandon them to their leases. */
   onStop?: "finish" | "abandon";
-  /** Errors that do not stop the worker: lost connections, refused reports, ... */
+  /**
+   * Errors that do not stop the worker: lost connections, refused reports, ... Default: printed
+   * with console.error, at most one line per 10 s (the rest counted in the next line), so a
+   * server that is down is seen at once without flooding the output.
+   */
   onError?: (error: Error, run?: ClaimedRun) => void;
   fetch?: typeof fetch;
   /** Longest wait for one answer besides a claim's long-poll (default 10 s). */
@@ -59,7 +63,7 @@ export function createWorker(options: WorkerOptions): Worker {
   // Within what the server accepts: a refused claim would otherwise be retried forever, silently.
   const leaseSeconds = clamp(options.leaseSeconds ?? 30, 1, 3600);
   const waitSeconds = clamp(options.waitSeconds ?? 20, 1, 30);
-  const onError = options.onError ?? (() => {});
+  const onError = options.onError ?? rateLimitedErrorLog();
   const inHand = new Set<RunningAttempt>();
   let stopping = new AbortController();
   let slots: Promise<void>[] = [];
@@ -135,6 +139,32 @@ export function createWorker(options: WorkerOptions): Worker {
     get active() {
       return inHand.size;
     },
+  };
+}
+
+/**
+ * An `onError` that prints the first error at once, then at most one line per `intervalMs`,
+ * saying how many were not printed in between.
+ */
+export function rateLimitedErrorLog(
+  options: { write?: (line: string) => void; intervalMs?: number; now?: () => number } = {},
+): (error: Error, run?: ClaimedRun) => void {
+  const write = options.write ?? ((line: string) => console.error(line));
+  const intervalMs = options.intervalMs ?? 10_000;
+  const now = options.now ?? Date.now;
+  let lastAt = Number.NEGATIVE_INFINITY;
+  let suppressed = 0;
+  return (error, run) => {
+    const at = now();
+    if (at - lastAt < intervalMs) {
+      suppressed += 1;
+      return;
+    }
+    const more = suppressed > 0 ? ` (${suppressed} more since the last line)` : "";
+    const about = run ? ` [run ${run.id}]` : "";
+    write(`finality worker: ${error.message}${about}${more}`);
+    lastAt = at;
+    suppressed = 0;
   };
 }
 

@@ -25,6 +25,7 @@ export function makeJob(overrides: Partial<Job> & { id: string }): Job {
     stuck: false,
     conflict: false,
     anomaly: null,
+    lastPollError: null,
     metadata: null,
     result: null,
     error: null,

@@ -310,3 +310,32 @@ describe("operations", () => {
     for (const secret of ["private-result", "whsec_", "v1,"]) expect(text).not.toContain(secret);
   });
 });
+
+describe("the first hour: invalid input is refused, not guessed at", () => {
+  it("POST /v1/jobs with a misspelt key is a 400 naming it, with the key it meant; nothing is stored", async () => {
+    const body = await expectProblem(
+      await t.app.request("/v1/jobs", json({ provider: "acme", id: "typo-1", kidn: "video" })),
+      400,
+      "invalid-request",
+    );
+    expect(body.field).toBe("kidn");
+    expect(body.detail).toBe('kidn: unknown field (did you mean "kind"?)');
+    expect(await t.finality.getJob({ provider: "acme", id: "typo-1" })).toBeNull();
+  });
+
+  it("a cursor the server never gave is a 400 on every list, not the first page", async () => {
+    await t.finality.register({ provider: "acme", id: "listed" });
+    for (const path of ["/v1/jobs", "/v1/effects"]) {
+      for (const cursor of ["garbage", "MA", "LTE"]) {
+        const body = await expectProblem(
+          await t.app.request(`${path}?cursor=${cursor}`),
+          400,
+          "invalid-request",
+        );
+        expect(body.field, `${path} ${cursor}`).toBe("cursor");
+      }
+    }
+    const first = (await (await t.app.request("/v1/jobs?limit=1")).json()) as { nextCursor: string | null };
+    expect(first.nextCursor).toBeNull();
+  });
+});

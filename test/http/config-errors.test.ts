@@ -38,6 +38,12 @@ describe("a bad configuration stops the start with one message naming the field,
       "config error: reconcile.graceSecond: unknown field",
     ],
     [
+      "a misspelt provider field (providers are strict too)",
+      { providers: { acme: { type: "generic", webhooks: { secrets: ["s"] } } } },
+      {},
+      'config error: providers.acme.webhooks: unknown field (did you mean "webhook"?)',
+    ],
+    [
       "an unknown provider type",
       { providers: { acme: { type: "nope" } } },
       {},
@@ -54,7 +60,7 @@ describe("a bad configuration stops the start with one message naming the field,
       "a bad FINALITY_PORT",
       {},
       { FINALITY_PORT: "eighty" },
-      "config error: server.port (from FINALITY_PORT)",
+      'config error: FINALITY_PORT (server.port): expected a number, got "eighty"',
     ],
     [
       "a public host without an API token",
@@ -88,7 +94,7 @@ describe("a good configuration", () => {
     const config = configFile("good.json", {
       server: { host: "0.0.0.0", apiToken: "env:TEST_TOKEN" },
       providers: {
-        acme: { type: "generic", webhook: { secrets: ["env:ACME_SECRET"] }, baseUrl: "extra fields pass" },
+        acme: { type: "generic", webhook: { secrets: ["env:ACME_SECRET"] } },
       },
     });
     const service = await startService({

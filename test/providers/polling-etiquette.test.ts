@@ -60,6 +60,8 @@ describe("answers the reconciler can act on", () => {
     expect(await client.get("/x", AbortSignal.timeout(100))).toMatchObject({
       kind: "failed",
       error: expect.stringContaining("timed out"),
+      url: `http://127.0.0.1:${port}/x`,
+      code: "ETIMEDOUT",
     });
     silent.closeAllConnections();
     await new Promise((resolve) => silent.close(resolve));

@@ -1,7 +1,7 @@
 import { toError } from "../../core/errors.js";
 import type { Observation } from "../../core/model.js";
 import type { Poller, PollResult } from "../../engine/poller.js";
-import { pollFailure } from "../../engine/poller.js";
+import { pollFailure, redactUrl, unreachable } from "../../engine/poller.js";
 import { parseGenericWebhook } from "../../webhooks/generic-webhook.js";
 import { fromRfc3339 } from "../json-fields.js";
 import type { ProviderHealth } from "../provider-health.js";
@@ -38,30 +38,46 @@ export interface GenericPollOptions {
 export function createGenericPoller(provider: string, options: GenericPollOptions): Poller {
   return async (job, signal) => {
     const url = options.url.replaceAll("{id}", encodeURIComponent(job.id));
-    const response = await fetch(url, {
-      headers: { accept: "application/json", ...options.headers },
-      signal,
-      redirect: "manual",
-    });
-    const body = new Uint8Array(await response.arrayBuffer());
+    let response: Response;
+    let body: Uint8Array;
+    try {
+      response = await fetch(url, {
+        headers: { accept: "application/json", ...options.headers },
+        signal,
+        redirect: "manual",
+      });
+      body = new Uint8Array(await response.arrayBuffer());
+    } catch (error) {
+      return unreachable(url, error);
+    }
+    const shown = redactUrl(url);
+    const answered = { status: response.status, url: shown };
     if (response.status === 401 || response.status === 403) {
       const message = `${provider}: the status API refused the configured credentials (${response.status})`;
       options.health?.authRefused(provider, response.status, message);
-      return { kind: "failed", error: message, status: response.status };
+      return { kind: "failed", error: `${message}: GET ${shown}`, ...answered };
     }
     options.health?.authAccepted(provider);
-    if (!response.ok) return pollFailure(response.status, response.headers.get("retry-after"));
+    if (!response.ok) return pollFailure(response.status, response.headers.get("retry-after"), url);
     try {
       const observation = options.paths
         ? readWithPaths(provider, job.id, body, options.paths)
         : fromGenericBody(provider, body);
       if (observation.id !== job.id) {
-        return { kind: "failed", error: `status API answered for job "${observation.id}", not "${job.id}"` };
+        return {
+          kind: "failed",
+          error: `GET ${shown}: status API answered for job "${observation.id}", not "${job.id}"`,
+          ...answered,
+        };
       }
       if (options.states) observation.state = mapState(options.states, observation.state);
       return { kind: "observed", observation };
     } catch (error) {
-      return { kind: "failed", error: `status API answer: ${toError(error).message}` } satisfies PollResult;
+      return {
+        kind: "failed",
+        error: `GET ${shown}: status API answer: ${toError(error).message}`,
+        ...answered,
+      } satisfies PollResult;
     }
   };
 }

@@ -28,6 +28,7 @@ export interface JobRow {
   stuck: boolean;
   conflict: boolean;
   anomaly: string | null;
+  last_poll_error: unknown;
   metadata: unknown;
   result: unknown;
   error: unknown;
@@ -72,6 +73,7 @@ export function jobFromRow(row: JobRow): Job {
     stuck: row.stuck,
     conflict: row.conflict,
     anomaly: row.anomaly,
+    lastPollError: (row.last_poll_error ?? null) as Job["lastPollError"],
     metadata: row.metadata ?? null,
     result: row.result ?? null,
     error: row.error ?? null,
@@ -98,6 +100,7 @@ export function jobValues(job: Job): unknown[] {
     job.stuck,
     job.conflict,
     job.anomaly,
+    jsonValue(job.lastPollError),
     jsonValue(job.metadata),
     jsonValue(job.result),
     jsonValue(job.error),
@@ -122,6 +125,7 @@ export const JOB_COLUMNS = [
   "stuck",
   "conflict",
   "anomaly",
+  "last_poll_error",
   "metadata",
   "result",
   "error",
@@ -283,7 +287,16 @@ function storable(value: unknown): unknown {
 }
 
 /** The jsonb columns of every table. */
-const JSON_COLUMNS = new Set(["metadata", "result", "error", "detail", "input", "output", "progress"]);
+const JSON_COLUMNS = new Set([
+  "last_poll_error",
+  "metadata",
+  "result",
+  "error",
+  "detail",
+  "input",
+  "output",
+  "progress",
+]);
 
 /** `$i`, cast from text for a jsonb column (see `jsonValue`). */
 function param(column: string, i: number): string {

@@ -22,6 +22,7 @@ export interface JobRow {
   stuck: number;
   conflict: number;
   anomaly: string | null;
+  last_poll_error: string | null;
   metadata: string | null;
   result: string | null;
   error: string | null;
@@ -46,6 +47,7 @@ export function jobFromRow(row: JobRow): Job {
     stuck: row.stuck === 1,
     conflict: row.conflict === 1,
     anomaly: row.anomaly,
+    lastPollError: fromJsonColumn(row.last_poll_error) as Job["lastPollError"],
     metadata: fromJsonColumn(row.metadata),
     result: fromJsonColumn(row.result),
     error: fromJsonColumn(row.error),
@@ -72,6 +74,7 @@ export function jobParams(job: Job): Record<string, unknown> {
     stuck: job.stuck ? 1 : 0,
     conflict: job.conflict ? 1 : 0,
     anomaly: job.anomaly,
+    last_poll_error: toJsonColumn(job.lastPollError),
     metadata: toJsonColumn(job.metadata),
     result: toJsonColumn(job.result),
     error: toJsonColumn(job.error),

@@ -14,7 +14,7 @@ import {
 import { createSqliteRunTx } from "./sqlite-run-tx.js";
 
 const JOB_COLUMNS =
-  "provider, id, kind, state, version, max_seq, max_update_time, submitted_at, updated_at, settled_at, settled_by, registered, poll_attempts, next_check_at, stuck, conflict, anomaly, metadata, result, error";
+  "provider, id, kind, state, version, max_seq, max_update_time, submitted_at, updated_at, settled_at, settled_by, registered, poll_attempts, next_check_at, stuck, conflict, anomaly, last_poll_error, metadata, result, error";
 // Never changed by an update; leaving them out of SET spares SQLite rewriting the unique key's index.
 const MUTABLE_JOB_COLUMNS = JOB_COLUMNS.split(", ")
   .filter((c) => c !== "provider" && c !== "id" && c !== "submitted_at")

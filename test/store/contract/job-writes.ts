@@ -20,6 +20,13 @@ export function describeJobWrites(scope: ContractScope): void {
         stuck: true,
         conflict: true,
         anomaly: "not-found",
+        lastPollError: {
+          at: T0 + 9,
+          message: "GET http://127.0.0.1:1/jobs/job-1: status API unreachable: ECONNREFUSED",
+          url: "http://127.0.0.1:1/jobs/job-1",
+          code: "ECONNREFUSED",
+          status: null,
+        },
         metadata: { user: "ü", tags: [1, 2], nested: { ok: true } },
         result: [1, "two", null],
         error: { message: "boom" },
@@ -28,6 +35,27 @@ export function describeJobWrites(scope: ContractScope): void {
       expect(await scope.store().getJob(key)).toEqual(job);
       expect(await scope.store().transaction((tx) => tx.getJob(key))).toEqual(job);
       expect(await scope.store().getJob({ ...key, id: "other" })).toBeNull();
+    });
+
+    it("an update sets and clears the last poll error", async () => {
+      const job = makeJob({ ...key });
+      await insertJobs(scope.store(), [job]);
+      const failed = {
+        ...job,
+        version: 2,
+        lastPollError: {
+          at: T0 + 1,
+          message: "GET x: status API answered 503",
+          url: "x",
+          code: null,
+          status: 503,
+        },
+      };
+      expect(await scope.store().transaction((tx) => tx.updateJob(failed, 1))).toBe(true);
+      expect(await scope.store().getJob(key)).toEqual(failed);
+      const answered = { ...failed, version: 3, lastPollError: null };
+      expect(await scope.store().transaction((tx) => tx.updateJob(answered, 2))).toBe(true);
+      expect(await scope.store().getJob(key)).toEqual(answered);
     });
 
     it("stores every kind of JSON value as given: booleans, bare strings and numbers, arrays of them", async () => {

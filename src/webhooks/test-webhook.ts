@@ -1,0 +1,119 @@
+import type { ProviderConfig } from "../config/config-schema.js";
+import { FinalityError } from "../core/errors.js";
+import { CANONICAL_STATES, type CanonicalState } from "../core/states.js";
+import { REPLICATE_PREDICTION_STATES } from "../providers/replicate/replicate-states.js";
+import { encodeBase64, encodeHex } from "./byte-encoding.js";
+import { isPublicKeySecret } from "./signature-common.js";
+import { signedContent, signHmac, utf8HmacKey } from "./web-crypto-keys.js";
+import { signStandardWebhookWeb } from "./web-standard-webhooks.js";
+
+/**
+ * A webhook signed the way a provider instance's configuration says its sender signs, so that a
+ * person can try a provider without five lines of openssl: `finality send` posts it, and the
+ * dashboard's "send test webhook" form may too (WebCrypto only: it runs on Node and Workers).
+ *
+ * Bodies are built for the providers whose webhooks carry the state: `generic` (its own shape,
+ * with each of its signature schemes) and `replicate` (the prediction). OpenAI, Anthropic and
+ * Gemini webhooks only name the job and the service then fetches it from the provider's API,
+ * which a test cannot stand in for, so they are refused with that reason.
+ */
+export interface TestWebhookInput {
+  jobId: string;
+  /** A canonical state; mapped to the provider's own name where it has one. */
+  state: CanonicalState;
+  result?: unknown;
+  /** The delivery id; a fresh one by default (a repeated id is recorded as a duplicate). */
+  id?: string;
+  /** Epoch milliseconds: signed as whole seconds, as every scheme expects. */
+  now: number;
+}
+
+export interface SignedTestWebhook {
+  /** Relative to the service: `/webhooks/<provider>`. */
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export async function signTestWebhook(
+  provider: string,
+  config: ProviderConfig,
+  input: TestWebhookInput,
+): Promise<SignedTestWebhook> {
+  if (!CANONICAL_STATES.includes(input.state))
+    throw refused(`unknown state "${input.state}": expected one of ${CANONICAL_STATES.join(", ")}`);
+  const id = input.id ?? `msg_test_${input.now.toString(36)}_${Math.random().toString(36).slice(2, 10)}`;
+  const timestampSeconds = Math.floor(input.now / 1000);
+  const path = `/webhooks/${encodeURIComponent(provider)}`;
+  const json = { "content-type": "application/json" };
+
+  if (config.type === "generic") {
+    const webhook = config.webhook;
+    if (webhook === undefined) throw noSecret(provider);
+    const body = JSON.stringify({
+      jobId: input.jobId,
+      state: input.state,
+      ...(input.result === undefined ? {} : { result: input.result }),
+    });
+    const secret = signingSecret(provider, webhook.secrets, webhook.scheme === "standard-webhooks");
+    if (webhook.scheme === "standard-webhooks") {
+      const headers = await signStandardWebhookWeb({ id, timestampSeconds, body, secret });
+      return { path, headers: { ...json, ...headers }, body };
+    }
+    const idHeaders: Record<string, string> = webhook.idHeader ? { [webhook.idHeader]: id } : {};
+    if (webhook.scheme === "hmac-sha256") {
+      const digest = await signHmac(utf8HmacKey(secret), new TextEncoder().encode(body));
+      const text = webhook.encoding === "hex" ? encodeHex(digest) : encodeBase64(digest);
+      // `header` is required for this scheme (config-schema checks it).
+      const header = webhook.header ?? "x-signature";
+      return { path, headers: { ...json, ...idHeaders, [header]: `${webhook.prefix}${text}` }, body };
+    }
+    const digest = await signHmac(utf8HmacKey(secret), signedContent(`${timestampSeconds}.`, body));
+    const header = webhook.header ?? "stripe-signature";
+    return {
+      path,
+      headers: { ...json, ...idHeaders, [header]: `t=${timestampSeconds},v1=${encodeHex(digest)}` },
+      body,
+    };
+  }
+
+  if (config.type === "replicate") {
+    if (config.webhook === undefined) throw noSecret(provider);
+    const status = Object.entries(REPLICATE_PREDICTION_STATES).find(
+      ([, state]) => state === input.state,
+    )?.[0];
+    if (status === undefined) throw refused(`replicate has no prediction status for "${input.state}"`);
+    const body = JSON.stringify({
+      id: input.jobId,
+      status,
+      ...(input.result === undefined ? {} : { output: input.result }),
+    });
+    const secret = signingSecret(provider, config.webhook.secrets, true);
+    const headers = await signStandardWebhookWeb({ id, timestampSeconds, body, secret });
+    return { path, headers: { ...json, ...headers }, body };
+  }
+
+  throw refused(
+    `provider "${provider}" is of type ${config.type}, whose webhooks only name the job: the service then fetches it from ${config.type}'s API, which a test webhook cannot stand in for (use a generic or replicate provider, or \`finality jobs observe\`)`,
+  );
+}
+
+/** The first secret that can sign: a `whpk_` public key only checks (v1a), it cannot sign. */
+function signingSecret(provider: string, secrets: readonly string[], standard: boolean): string {
+  const secret = standard ? secrets.find((s) => !isPublicKeySecret(s)) : secrets[0];
+  if (secret === undefined)
+    throw refused(
+      `provider "${provider}" has only whpk_ public keys: they check v1a signatures but cannot make one`,
+    );
+  return secret;
+}
+
+function noSecret(provider: string): FinalityError {
+  return refused(
+    `provider "${provider}" has no webhook secret: the service refuses its webhooks (add providers.${provider}.webhook.secrets)`,
+  );
+}
+
+function refused(message: string): FinalityError {
+  return new FinalityError("invalid-request", message, { details: {} });
+}
