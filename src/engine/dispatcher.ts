@@ -6,7 +6,7 @@ import { redactUrlsIn } from "../core/url-redaction.js";
 import { yieldToEventLoop } from "../core/yield.js";
 import { DeliveryError } from "./delivery-error.js";
 import type { EffectDefinition, EffectDelivery } from "./effect-definitions.js";
-import { holdEffectLease } from "./effect-lease.js";
+import { type HeldLease, holdEffectLease } from "./effect-lease.js";
 import type { Finality } from "./finality.js";
 import { createHttpEffectDeliverer } from "./http-effect-target.js";
 
@@ -22,15 +22,13 @@ export type UrlDeliverer = (
 export interface DispatcherOptions {
   /** Deliveries in flight at once (default 50). */
   concurrency?: number;
-  /**
-   * Time allowed for one attempt, counted from its claim: loading the job and the delivery itself
-   * (default 15 s).
-   */
+  /** Time allowed for one delivery, from the moment it is sent (default 15 s). */
   timeoutMs?: number;
   /**
-   * How long a claim is held before another dispatcher may take it (default timeout × 4). It is
-   * renewed while the delivery is in flight, so it bounds how soon a crashed dispatcher's rows
-   * come back, not how long a delivery may take; it must be longer than `timeoutMs`.
+   * How long a claim is held before another dispatcher may take it (default timeout × 4); longer
+   * than `timeoutMs`. It covers the whole attempt (loading the job too) and is renewed while the
+   * attempt runs; an attempt whose lease could not be renewed is stopped before it runs out, so
+   * no two dispatchers ever deliver the same row at once.
    */
   leaseMs?: number;
   /** How often to look for due rows when nothing pokes the dispatcher (default 1 s). */
@@ -94,10 +92,10 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
 
   async function deliver(effect: Effect, claimedAt: number): Promise<void> {
     const started = clock.now();
-    const lease = holdEffectLease({ store: finality.store, clock, effect, claimedAt, timeoutMs, leaseMs });
+    const lease = holdEffectLease({ store: finality.store, clock, effect, claimedAt, leaseMs });
     let failure: DeliveryError | null = null;
     try {
-      await attempt(effect, lease.signal);
+      await attempt(effect, lease);
     } catch (error) {
       const cause = error instanceof DeliveryError ? error : new DeliveryError(toError(error).message);
       failure = new DeliveryError(redactUrlsIn(cause.message, effectUrls), cause.retryAfterMs);
@@ -141,14 +139,14 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
     });
   }
 
-  /** One attempt; `signal` stops it (deadline from the claim, lease lost or about to run out). */
-  async function attempt(effect: Effect, signal: AbortSignal): Promise<void> {
+  /** One attempt, stopped when its lease is lost or about to run out, or its delivery times out. */
+  async function attempt(effect: Effect, lease: HeldLease): Promise<void> {
     const definition = definitions.get(effect.name);
     if (definition === undefined) throw new DeliveryError(`no effect named "${effect.name}" is configured`);
-    // A starved store can take long to answer: that time is the attempt's too.
+    // A starved store can take long to answer: the lease counts that time too.
     const job = await untilAborted(
       finality.store.getJob({ provider: effect.provider, id: effect.jobId }),
-      signal,
+      lease.signal,
     );
     if (job === null) throw new DeliveryError(`job ${effect.provider}/${effect.jobId} no longer exists`);
     const delivery: EffectDelivery = {
@@ -158,6 +156,7 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
       attempt: effect.attempts,
       job,
     };
+    const signal = lease.within(timeoutMs);
     const handler = definition.handler;
     // Through a promise: a plain function from JavaScript (returning nothing) counts as delivered.
     if (handler)

@@ -6,10 +6,12 @@ import { DeliveryError } from "./delivery-error.js";
 /** A claimed delivery's lease while its attempt runs. */
 export interface HeldLease {
   /**
-   * Aborted (with a DeliveryError saying why) when the attempt must stop: its time is up, another
-   * dispatcher took the claim over, or the lease is about to run out without having been renewed.
+   * Aborted (with a DeliveryError saying why) when the attempt must stop: another dispatcher took
+   * the claim over, or the lease is about to run out without having been renewed.
    */
   readonly signal: AbortSignal;
+  /** `signal`, or "delivery timed out" after `ms` from now, whichever comes first. */
+  within(ms: number): AbortSignal;
   /**
    * Stops renewing; resolves, once a renewal in flight has answered, with the `lease_until` to
    * finish the row with, or null when the claim was lost (finishing would change nothing).
@@ -26,7 +28,8 @@ export interface HeldLease {
  * - the attempt is stopped just before the last lease it knows it holds runs out, so that a
  *   stalled store (renewals that never answer: a starved pool, a frozen database) cannot leave a
  *   delivery in flight past its lease either.
- * The attempt's deadline counts from the claim, like the lease, so it covers loading the job too.
+ * The guard counts from the claim, like the lease, so it covers the whole attempt: loading the job
+ * on a starved store too, not only the delivery's own timeout that starts once the job is loaded.
  * Times: the lease values are on `clock` (as the claim's); the timers wait the same differences.
  */
 export function holdEffectLease(options: {
@@ -35,10 +38,9 @@ export function holdEffectLease(options: {
   effect: Pick<Effect, "id" | "leaseUntil">;
   /** The `now` the claim was made with (its lease started then). */
   claimedAt: number;
-  timeoutMs: number;
   leaseMs: number;
 }): HeldLease {
-  const { store, clock, effect, timeoutMs, leaseMs } = options;
+  const { store, clock, effect, leaseMs } = options;
   const controller = new AbortController();
   // Stop this long before the lease runs out: the timers and the other dispatchers' clocks are
   // not exact, and the stop itself takes a moment to reach the transport.
@@ -52,7 +54,7 @@ export function holdEffectLease(options: {
     if (!controller.signal.aborted) controller.abort(new DeliveryError(message));
   };
   const after = (ms: number, run: () => void) => unref(setTimeout(run, Math.max(0, ms)));
-  const deadline = after(options.claimedAt + timeoutMs - clock.now(), () => stop("delivery timed out"));
+  const deadlines: ReturnType<typeof setTimeout>[] = [];
   const armGuard = () =>
     after(heldUntil - marginMs - clock.now(), () =>
       stop("delivery stopped: its lease was about to run out and could not be renewed"),
@@ -87,9 +89,17 @@ export function holdEffectLease(options: {
 
   return {
     signal: controller.signal,
+    within(ms) {
+      const bounded = new AbortController();
+      const forward = () => bounded.abort(controller.signal.reason);
+      if (controller.signal.aborted) forward();
+      else controller.signal.addEventListener("abort", forward, { once: true });
+      deadlines.push(after(ms, () => bounded.abort(new DeliveryError("delivery timed out"))));
+      return bounded.signal;
+    },
     async release() {
       released = true;
-      clearTimeout(deadline);
+      for (const deadline of deadlines) clearTimeout(deadline);
       clearTimeout(guard);
       clearInterval(heartbeat);
       if (renewing !== null) await renewing;
