@@ -87,6 +87,55 @@ describe("effect delivery leases", () => {
     ).toBe(true);
   });
 
+  it("a healthy, slow receiver behind a slow store is delivered once, never beside a rival dispatcher", async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    let inFlight = 0;
+    let mostAtOnce = 0;
+    let calls = 0;
+    const slowReceiver = async () => {
+      calls++;
+      mostAtOnce = Math.max(mostAtOnce, ++inFlight);
+      // Within its timeout, but loading the job and delivering together outlast the lease.
+      await delay(450);
+      inFlight--;
+    };
+    const finality = createFinality({
+      store: { sqlite: dir.file("ledger.db") },
+      effects: [{ name: "notify", handler: slowReceiver }],
+    });
+    open.push(finality);
+    const inner = finality.store;
+    const slowReads: Store = {
+      ...inner,
+      async getJob(key: JobKey) {
+        await delay(300);
+        return inner.getJob(key);
+      },
+    };
+    const slow = finalityOn({ store: slowReads, effects: finality.effects });
+    await settle(finality, "j-slow");
+    const options = { timeoutMs: 600, leaseMs: 650 };
+    const running = createDispatcher(slow, options).runOnce();
+    // A rival replica looks for due rows the whole time.
+    const rival = createDispatcher(finality, options);
+    let settled = false;
+    void running.finally(() => {
+      settled = true;
+    });
+    let rivalClaims = 0;
+    while (!settled) {
+      rivalClaims += await rival.runOnce();
+      await delay(25);
+    }
+    expect(await running).toBe(1);
+    expect({ calls, mostAtOnce, rivalClaims }).toEqual({ calls: 1, mostAtOnce: 1, rivalClaims: 0 });
+    expect((await finality.store.listEffects({ jobId: "j-slow" })).items[0]).toMatchObject({
+      status: "delivered",
+      attempts: 1,
+    });
+  });
+
   it("a delivery whose claim another dispatcher took over is stopped, and its outcome is not recorded", async () => {
     let reason = "";
     const finality: Finality = ledger(async (_delivery, signal) => {
