@@ -245,11 +245,15 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
   };
 }
 
-/** `work`, or the signal's reason (a DeliveryError) as soon as it is aborted, whichever is first. */
+/**
+ * `work`, or the signal's reason (a DeliveryError) once it is aborted, whichever is first. Work
+ * that honours the signal gets a turn of the event loop to fail with its own, fuller message.
+ */
 function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise((resolve, reject) => {
-    const onAbort = () =>
-      reject(signal.reason instanceof DeliveryError ? signal.reason : new DeliveryError("delivery stopped"));
+    const reason = () =>
+      signal.reason instanceof DeliveryError ? signal.reason : new DeliveryError("delivery stopped");
+    const onAbort = () => setTimeout(() => reject(reason()), 0);
     if (signal.aborted) onAbort();
     signal.addEventListener("abort", onAbort, { once: true });
     work.then(

@@ -145,7 +145,7 @@ describe("`finality serve` delivers effects as effectDelivery says", () => {
     expect(warned[0]).toMatchObject({
       effect: "notify",
       outcome: "dead",
-      error: expect.stringContaining("timed out"),
+      error: `POST ${new URL(receiver.url).origin} failed: delivery timed out`,
     });
     // The default timeout is 15 s: this one ended after about 0.4 s.
     expect(waited).toBeLessThan(5_000);
