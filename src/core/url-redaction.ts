@@ -56,6 +56,8 @@ function secretPieces(url: string): string[] {
       parsed.password,
       safeDecode(parsed.pathname + parsed.search),
     );
+    // A message may quote one path segment or one query value on its own (a Slack token is one).
+    for (const segment of parsed.pathname.split("/")) pieces.push(segment, safeDecode(segment));
     for (const value of parsed.searchParams.values()) pieces.push(value);
   } catch {
     // Not a URL: the raw tail is all there is.

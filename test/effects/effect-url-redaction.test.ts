@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import fc from "fast-check";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { effectToJson } from "../../src/core/job-json.js";
 import { redactUrl, redactUrlsIn } from "../../src/core/url-redaction.js";
@@ -49,6 +50,40 @@ describe("redactUrl and redactUrlsIn", () => {
     // Without the known URL the pieces on their own are not recognisable, but every URL still is.
     const generic = redactUrlsIn(`POST https://hooks.example.com${SECRET_PATH}${SECRET_QUERY} answered 503`);
     expect(generic).toBe("POST https://hooks.example.com answered 503");
+  });
+
+  it("no secret of a URL survives, however an error message quotes it (property)", () => {
+    // Secrets are drawn as SECRET + letters/digits, so the check is one search.
+    const secret = fc.stringMatching(/^[A-Za-z0-9]{4,24}$/).map((s) => `SECRET${s}`);
+    const host = fc.constantFrom("hooks.slack.com", "127.0.0.1", "example.org", "[::1]");
+    fc.assert(
+      fc.property(
+        fc.constantFrom("http", "https"),
+        host,
+        fc.option(fc.integer({ min: 1, max: 65535 }), { nil: undefined }),
+        fc.array(secret, { minLength: 1, maxLength: 4 }),
+        fc.option(secret, { nil: undefined }),
+        fc.option(secret, { nil: undefined }),
+        fc.constantFrom("raw", "href", "path", "decoded", "query", "value", "user"),
+        (scheme, hostname, port, segments, token, password, form) => {
+          const authority = `${password ? `u:${password}@` : ""}${hostname}${port ? `:${port}` : ""}`;
+          const url = `${scheme}://${authority}/${segments.join("/")}${token ? `?token=${token}&x=1` : ""}`;
+          const parsed = new URL(url);
+          const quoted = {
+            raw: url,
+            href: parsed.href,
+            path: parsed.pathname + parsed.search,
+            decoded: decodeURIComponent(parsed.pathname),
+            query: parsed.search,
+            value: token ?? segments[0],
+            user: password ?? segments[0],
+          }[form];
+          const redacted = redactUrlsIn(`request to ${quoted} failed (${quoted})`, [url]);
+          expect(redacted).not.toContain("SECRET");
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 
   it("the API's JSON redacts a last_error stored before redaction existed", () => {
