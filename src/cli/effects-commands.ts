@@ -1,6 +1,7 @@
 import { type Command, Option } from "commander";
 import { effectToJson } from "../core/job-json.js";
 import type { Effect } from "../core/model.js";
+import { redactUrlsIn } from "../core/url-redaction.js";
 import { retryEffect } from "../engine/effect-admin.js";
 import {
   examples,
@@ -80,7 +81,7 @@ export function addEffectsCommands(program: Command): void {
             effect.status,
             String(effect.attempts),
             effect.status === "pending" ? isoOrDash(effect.nextAttemptAt) : "—",
-            effect.lastError ?? "—",
+            effect.lastError === null ? "—" : redactUrlsIn(effect.lastError),
           ]),
           {
             style,

@@ -106,7 +106,10 @@ const effectDeliverySchema = z.strictObject({
   enabled: z.boolean().default(true),
   concurrency: z.number().int().positive().max(1000).default(50),
   timeoutSeconds: positiveSeconds.default(15),
-  /** How long a claimed delivery is held; a crashed dispatcher's rows return after it. */
+  /**
+   * How long a claimed delivery is held (default timeoutSeconds × 4); renewed while the delivery is
+   * in flight, and a crashed dispatcher's rows return after it. Must be longer than timeoutSeconds.
+   */
   leaseSeconds: positiveSeconds.optional(),
   pollIntervalSeconds: positiveSeconds.default(1),
   /** Delay before retry 1, 2, ...; the last one repeats. */
@@ -209,6 +212,13 @@ export const configSchema = z
         code: "custom",
         path: ["retention", "tombstonesDays"],
         message: `must be at least settledJobsDays (${config.retention.settledJobsDays}): a pruned job's tombstone must outlive it`,
+      });
+    const { leaseSeconds, timeoutSeconds } = config.effectDelivery;
+    if (leaseSeconds !== undefined && leaseSeconds <= timeoutSeconds)
+      ctx.addIssue({
+        code: "custom",
+        path: ["effectDelivery", "leaseSeconds"],
+        message: `must be longer than effectDelivery.timeoutSeconds (${timeoutSeconds} s): a delivery still in flight when its lease runs out would be sent again, in parallel`,
       });
     const seen = new Set<string>();
     config.effects.forEach((effect, index) => {

@@ -1,4 +1,5 @@
 import type { Effect, Job, JobEvent } from "./model.js";
+import { redactUrlsIn } from "./url-redaction.js";
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
@@ -55,7 +56,8 @@ export function effectToJson(effect: Effect) {
     status: effect.status,
     attempts: effect.attempts,
     nextAttemptAt: iso(effect.nextAttemptAt),
-    lastError: effect.lastError,
+    // Written redacted; redacted again for rows stored before that (a URL may hold a credential).
+    lastError: effect.lastError === null ? null : redactUrlsIn(effect.lastError),
     createdAt: iso(effect.createdAt),
     deliveredAt: iso(effect.deliveredAt),
   };

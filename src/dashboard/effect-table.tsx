@@ -1,4 +1,5 @@
 import type { Effect } from "../core/model.js";
+import { redactUrlsIn } from "../core/url-redaction.js";
 import { Badge, JobLink } from "./components.js";
 import { formatRelative } from "./format.js";
 
@@ -53,7 +54,7 @@ export function EffectTable(props: {
             </td>
             <td class="num">{effect.attempts}</td>
             <td>{effect.status === "pending" ? formatRelative(effect.nextAttemptAt, props.now) : "—"}</td>
-            <td class="small">{effect.lastError ?? <span class="muted">—</span>}</td>
+            <td class="small">{shownError(effect) ?? <span class="muted">—</span>}</td>
             <td>{formatRelative(effect.createdAt, props.now)}</td>
             <td>
               <RetryButton effect={effect} back={props.back} />
@@ -80,7 +81,7 @@ function CompactEffectTable(props: { effects: readonly Effect[]; now: number; ba
       <tbody>
         {props.effects.map((effect) => (
           <tr data-effect={effect.id} data-status={effect.status}>
-            <td class="mono" title={effect.lastError ?? undefined}>
+            <td class="mono" title={shownError(effect) ?? undefined}>
               {effect.name}
             </td>
             <td>
@@ -113,4 +114,9 @@ function RetryButton(props: { effect: Effect; back: string }) {
       </button>
     </form>
   );
+}
+
+/** Written redacted; redacted again for rows stored before that (a receiver URL may hold a credential). */
+function shownError(effect: Effect): string | null {
+  return effect.lastError === null ? null : redactUrlsIn(effect.lastError);
 }

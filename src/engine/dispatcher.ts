@@ -1,10 +1,12 @@
 import { DEFAULT_EFFECT_RETRY, type EffectRetryPolicy, effectRetryDecision } from "../core/backoff.js";
 import { type Random, systemClock } from "../core/clock.js";
-import { toError } from "../core/errors.js";
+import { FinalityError, toError } from "../core/errors.js";
 import type { Effect } from "../core/model.js";
+import { redactUrlsIn } from "../core/url-redaction.js";
 import { yieldToEventLoop } from "../core/yield.js";
 import { DeliveryError } from "./delivery-error.js";
 import type { EffectDefinition, EffectDelivery } from "./effect-definitions.js";
+import { type HeldLease, holdEffectLease } from "./effect-lease.js";
 import type { Finality } from "./finality.js";
 import { createHttpEffectDeliverer } from "./http-effect-target.js";
 
@@ -20,9 +22,14 @@ export type UrlDeliverer = (
 export interface DispatcherOptions {
   /** Deliveries in flight at once (default 50). */
   concurrency?: number;
-  /** Time allowed for one delivery (default 15 s). */
+  /** Time allowed for one delivery, from the moment it is sent (default 15 s). */
   timeoutMs?: number;
-  /** How long a claim is held; a crashed dispatcher's rows come back after it (default timeout × 4). */
+  /**
+   * How long a claim is held before another dispatcher may take it (default timeout × 4); longer
+   * than `timeoutMs`. It covers the whole attempt (loading the job too) and is renewed while the
+   * attempt runs; an attempt whose lease could not be renewed is stopped before it runs out, so
+   * no two dispatchers ever deliver the same row at once.
+   */
   leaseMs?: number;
   /** How often to look for due rows when nothing pokes the dispatcher (default 1 s). */
   pollIntervalMs?: number;
@@ -66,26 +73,40 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
   const pollIntervalMs = options.pollIntervalMs ?? 1000;
   const retry: EffectRetryPolicy = { ...DEFAULT_EFFECT_RETRY, ...options.retry };
   const random = options.random ?? Math.random;
+  if (!(leaseMs > timeoutMs))
+    throw new FinalityError(
+      "invalid-config",
+      `the effect lease (${leaseMs} ms) must be longer than the delivery timeout (${timeoutMs} ms): ` +
+        "a delivery still in flight when its lease runs out is claimed and sent again, in parallel",
+      { details: { leaseMs, timeoutMs } },
+    );
   const deliverUrl = options.deliverUrl ?? createHttpEffectDeliverer({ now: clock.now });
   const definitions = new Map(finality.effects.map((d) => [d.name, d]));
+  // Failures are stored in last_error and logged: no receiver URL may appear there whole.
+  const effectUrls = finality.effects.flatMap((d) => (d.url ? [d.url] : []));
   const inFlight = new Set<Promise<void>>();
   let running = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
   let pumping = false;
   let again = false;
 
-  async function deliver(effect: Effect): Promise<void> {
+  async function deliver(effect: Effect, claimedAt: number): Promise<void> {
     const started = clock.now();
-    const claimedUntil = effect.leaseUntil ?? 0;
+    const lease = holdEffectLease({ store: finality.store, clock, effect, claimedAt, leaseMs });
     let failure: DeliveryError | null = null;
     try {
-      await attempt(effect);
+      await attempt(effect, lease);
     } catch (error) {
-      failure = error instanceof DeliveryError ? error : new DeliveryError(toError(error).message);
+      const cause = error instanceof DeliveryError ? error : new DeliveryError(toError(error).message);
+      failure = new DeliveryError(redactUrlsIn(cause.message, effectUrls), cause.retryAfterMs);
     }
+    const claimedUntil = await lease.release();
     const at = clock.now();
     let outcome: DeliveryAttempt["outcome"];
-    if (failure === null) {
+    if (claimedUntil === null) {
+      // Another dispatcher holds the row now; whatever it records stands.
+      outcome = "lost-claim";
+    } else if (failure === null) {
       outcome = (await finality.store.finishEffect({ id: effect.id, claimedUntil, kind: "delivered", at }))
         ? "delivered"
         : "lost-claim";
@@ -118,10 +139,15 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
     });
   }
 
-  async function attempt(effect: Effect): Promise<void> {
+  /** One attempt, stopped when its lease is lost or about to run out, or its delivery times out. */
+  async function attempt(effect: Effect, lease: HeldLease): Promise<void> {
     const definition = definitions.get(effect.name);
     if (definition === undefined) throw new DeliveryError(`no effect named "${effect.name}" is configured`);
-    const job = await finality.store.getJob({ provider: effect.provider, id: effect.jobId });
+    // A starved store can take long to answer: the lease counts that time too.
+    const job = await untilAborted(
+      finality.store.getJob({ provider: effect.provider, id: effect.jobId }),
+      lease.signal,
+    );
     if (job === null) throw new DeliveryError(`job ${effect.provider}/${effect.jobId} no longer exists`);
     const delivery: EffectDelivery = {
       type: effect.trigger === "stuck" ? "job.stuck" : "job.settled",
@@ -130,15 +156,15 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
       attempt: effect.attempts,
       job,
     };
-    const signal = AbortSignal.timeout(timeoutMs);
+    const signal = lease.within(timeoutMs);
     const handler = definition.handler;
     // Through a promise: a plain function from JavaScript (returning nothing) counts as delivered.
     if (handler)
-      return withTimeout(
-        Promise.resolve().then(() => handler(delivery)),
+      return untilAborted(
+        Promise.resolve().then(() => handler(delivery, signal)),
         signal,
       );
-    if (definition.url) return deliverUrl(definition, delivery, signal);
+    if (definition.url) return untilAborted(deliverUrl(definition, delivery, signal), signal);
     throw new DeliveryError(`effect "${effect.name}" has no deliverable target`);
   }
 
@@ -154,9 +180,10 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
         again = false;
         const free = Math.min(concurrency - inFlight.size, budget - claimed);
         if (free <= 0) break;
-        const effects = await finality.store.claimEffects(clock.now(), free, leaseMs);
+        const claimedAt = clock.now();
+        const effects = await finality.store.claimEffects(claimedAt, free, leaseMs);
         claimed += effects.length;
-        for (const effect of effects) track(deliver(effect));
+        for (const effect of effects) track(deliver(effect, claimedAt));
         if (effects.length === free) again = true;
       } while (again);
     } finally {
@@ -218,14 +245,21 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
   };
 }
 
-function withTimeout(work: Promise<void>, signal: AbortSignal): Promise<void> {
+/**
+ * `work`, or the signal's reason (a DeliveryError) once it is aborted, whichever is first. Work
+ * that honours the signal gets a turn of the event loop to fail with its own, fuller message.
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise((resolve, reject) => {
-    const onAbort = () => reject(new DeliveryError("delivery timed out"));
+    const reason = () =>
+      signal.reason instanceof DeliveryError ? signal.reason : new DeliveryError("delivery stopped");
+    const onAbort = () => setTimeout(() => reject(reason()), 0);
+    if (signal.aborted) onAbort();
     signal.addEventListener("abort", onAbort, { once: true });
     work.then(
-      () => {
+      (value) => {
         signal.removeEventListener("abort", onAbort);
-        resolve();
+        resolve(value);
       },
       (error) => {
         signal.removeEventListener("abort", onAbort);

@@ -26,7 +26,11 @@ export interface EffectDefinition {
   on?: readonly (TerminalState | "stuck")[];
   providers?: readonly string[];
   kinds?: readonly string[];
-  handler?: (delivery: EffectDelivery) => Promise<void>;
+  /**
+   * `signal` is aborted when the attempt must stop (its timeout, or its claim lost): a handler that
+   * honours it never runs on after another dispatcher has taken the delivery over.
+   */
+  handler?: (delivery: EffectDelivery, signal: AbortSignal) => Promise<void>;
   url?: string;
   secret?: string;
   transactional?: (job: Job, tx: StoreTx) => Promise<void>;

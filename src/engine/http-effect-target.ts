@@ -1,4 +1,5 @@
 import { jobToJson } from "../core/job-json.js";
+import { redactUrl, redactUrlsIn } from "../core/url-redaction.js";
 import type { SignInput, StandardWebhookHeaders } from "../webhooks/signature-common.js";
 import { signStandardWebhookWeb } from "../webhooks/web-standard-webhooks.js";
 import { DeliveryError } from "./delivery-error.js";
@@ -72,17 +73,36 @@ export function createHttpEffectDeliverer(
     } else {
       headers["webhook-id"] = delivery.idempotencyKey;
     }
+    // The URL may hold the receiver's credential: errors name its scheme, host and port only,
+    // and a transport's own message (fetch and node:http quote the URL) is scrubbed of it.
+    const shown = redactUrl(definition.url);
     let answer: { status: number; retryAfter: string | null };
     try {
       answer = await transport(definition.url, headers, body, signal);
     } catch (error) {
-      const reason = signal.aborted ? "timed out" : error instanceof Error ? error.message : String(error);
-      throw new DeliveryError(`POST ${definition.url} failed: ${reason}`);
+      const reason = signal.aborted ? abortReason(signal) : transportMessage(error);
+      throw new DeliveryError(`POST ${shown} failed: ${redactUrlsIn(reason, [definition.url])}`);
     }
     if (answer.status >= 200 && answer.status < 300) return;
     throw new DeliveryError(
-      `POST ${definition.url} answered ${answer.status}`,
+      `POST ${shown} answered ${answer.status}`,
       parseRetryAfter(answer.retryAfter, now()),
     );
   };
+}
+
+/** Why the dispatcher stopped the attempt ("timed out", "lost its claim", ...). */
+function abortReason(signal: AbortSignal): string {
+  const reason: unknown = signal.reason;
+  if (reason instanceof DeliveryError) return reason.message;
+  return "timed out";
+}
+
+/** fetch wraps the network error in `cause` ("fetch failed" alone says little). */
+function transportMessage(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause: unknown = error.cause;
+  return cause instanceof Error && cause.message !== error.message
+    ? `${error.message}: ${cause.message}`
+    : error.message;
 }

@@ -44,7 +44,10 @@ export function ledgerOptionsFromConfig(config: FinalityConfig): {
   return { providers, effects, graceSeconds: config.reconcile.graceSeconds };
 }
 
-/** The outbox dispatcher `effectDelivery` describes; deliveries go over `transport` (fetch by default). */
+/**
+ * The outbox dispatcher `effectDelivery` describes; deliveries go over `transport` (fetch by
+ * default), signed with `sign` (WebCrypto by default; `finality serve` passes node:crypto's).
+ */
 export function dispatcherFromConfig(
   finality: Finality,
   config: FinalityConfig,
@@ -56,6 +59,7 @@ export function dispatcherFromConfig(
     deliverUrl: createHttpEffectDeliverer({
       now: () => finality.clock.now(),
       ...(context.transport ? { transport: context.transport } : {}),
+      ...(context.sign ? { sign: context.sign } : {}),
     }),
     concurrency: delivery.concurrency,
     timeoutMs: delivery.timeoutSeconds * 1000,

@@ -37,6 +37,12 @@ export interface Store extends RunStore, HousekeepingStore, OverviewReads, Lifec
   claimEffects(now: number, limit: number, leaseMs: number): Promise<Effect[]>;
   /** Records the outcome of a claimed delivery; a no-op (false) if the claim was lost. */
   finishEffect(outcome: EffectOutcome): Promise<boolean>;
+  /**
+   * Moves a claimed delivery's lease to `leaseUntil` while it is still in flight (a heartbeat), if
+   * the caller still holds the claim (`lease_until` is `claimedUntil`); false, and nothing changes,
+   * if another dispatcher took it over or it was finished.
+   */
+  extendEffectLease(id: string, claimedUntil: number, leaseUntil: number): Promise<boolean>;
 
   /** Claims up to `limit` open jobs due for a reconcile poll, pushing their check time to `leaseUntil`. */
   claimDueJobs(now: number, limit: number, leaseUntil: number, providers?: readonly string[]): Promise<Job[]>;

@@ -4,6 +4,8 @@ import { Webhook } from "standardwebhooks";
 
 export interface ReceivedDelivery {
   key: string;
+  /** The request's path and query. */
+  path: string;
   attempt: number;
   body: {
     type: string;
@@ -69,7 +71,12 @@ export class EffectReceiver {
       }
     }
     const body = JSON.parse(raw) as ReceivedDelivery["body"];
-    const delivery = { key: String(req.headers["webhook-id"]), attempt: body.attempt, body };
+    const delivery = {
+      key: String(req.headers["webhook-id"]),
+      path: req.url ?? "",
+      attempt: body.attempt,
+      body,
+    };
     this.deliveries.push(delivery);
     if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
     const decision = this.decide(delivery);

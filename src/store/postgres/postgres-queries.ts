@@ -92,6 +92,11 @@ export const FINISH_EFFECT = `
   UPDATE outbox SET status = $2, next_attempt_at = $3, lease_until = NULL, last_error = $4, delivered_at = $5
   WHERE id = $1 AND status = 'delivering' AND lease_until = $6`;
 
+/** A heartbeat: moves the lease of a delivery still in flight, only while the caller holds the claim. */
+export const EXTEND_EFFECT_LEASE = `
+  UPDATE outbox SET lease_until = $3
+  WHERE id = $1 AND status = 'delivering' AND lease_until = $2`;
+
 /**
  * Jobs due for a poll, earliest first; pushing next_check_at to the lease hides them from other
  * replicas. As on SQLite, the state is not checked: settling a job clears its next_check_at.

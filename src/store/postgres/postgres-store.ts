@@ -13,6 +13,7 @@ import { createPostgresOverviewReads } from "./postgres-overview-reads.js";
 import {
   CLAIM_EFFECTS,
   claimDueJobsText,
+  EXTEND_EFFECT_LEASE,
   FINISH_EFFECT,
   listEffectsStatement,
   listJobsStatement,
@@ -206,6 +207,13 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
           outcome.kind === "delivered" ? toTime(outcome.at) : null,
           toTime(outcome.claimedUntil),
         ]);
+        return result.count === 1;
+      });
+    },
+
+    extendEffectLease(id: string, claimedUntil: number, leaseUntil: number) {
+      return run("extendEffectLease", async () => {
+        const result = await rows(EXTEND_EFFECT_LEASE, [id, toTime(claimedUntil), toTime(leaseUntil)]);
         return result.count === 1;
       });
     },

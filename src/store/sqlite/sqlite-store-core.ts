@@ -62,6 +62,10 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
          last_error = @last_error, delivered_at = @delivered_at
        WHERE id = @id AND status = 'delivering' AND lease_until = @claimed_until`,
     ),
+    extend: writer.prepare(
+      `UPDATE outbox SET lease_until = @lease_until
+       WHERE id = @id AND status = 'delivering' AND lease_until = @claimed_until`,
+    ),
   };
 
   function assertOpen(): void {
@@ -172,6 +176,12 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
           delivered_at: outcome.kind === "delivered" ? outcome.at : null,
         };
         return claim.finish.run(params).changes === 1;
+      });
+    },
+
+    extendEffectLease(id, claimedUntil, leaseUntil) {
+      return this.transaction(async () => {
+        return claim.extend.run({ id, claimed_until: claimedUntil, lease_until: leaseUntil }).changes === 1;
       });
     },
 

@@ -90,6 +90,45 @@ export function describeClaims(scope: ContractScope): void {
       expect(await store.claimEffects(T0 + 10 * LEASE_MS, 5, LEASE_MS)).toEqual([]);
     });
 
+    it("extendEffectLease moves the lease only while the caller holds the claim", async () => {
+      const effect = makeEffect({ jobId: "job-1" });
+      await insertEffects(scope.store(), [effect]);
+      const store = scope.store();
+      const [first] = await store.claimEffects(T0, 1, LEASE_MS);
+      const heldUntil = first!.leaseUntil!;
+
+      // Held: the lease moves, and the row is not due at the old expiry any more.
+      expect(await store.extendEffectLease(effect.id, heldUntil, heldUntil + LEASE_MS)).toBe(true);
+      expect(await store.getEffect(effect.id)).toMatchObject({
+        status: "delivering",
+        leaseUntil: heldUntil + LEASE_MS,
+        attempts: 1,
+      });
+      expect(await store.claimEffects(heldUntil, 1, LEASE_MS)).toEqual([]);
+      // The old claim value no longer holds it; finishing needs the extended one.
+      expect(await store.extendEffectLease(effect.id, heldUntil, heldUntil + 5 * LEASE_MS)).toBe(false);
+      expect(
+        await store.finishEffect({ id: effect.id, claimedUntil: heldUntil, kind: "delivered", at: T0 }),
+      ).toBe(false);
+
+      // Taken over by another dispatcher after the extended lease ran out: the first cannot extend.
+      const [second] = await store.claimEffects(heldUntil + LEASE_MS, 1, LEASE_MS);
+      expect(second).toMatchObject({ id: effect.id, attempts: 2 });
+      expect(await store.extendEffectLease(effect.id, heldUntil + LEASE_MS, T0 + 100 * LEASE_MS)).toBe(false);
+      expect((await store.getEffect(effect.id))?.leaseUntil).toBe(second!.leaseUntil);
+
+      // Finished: nothing to extend.
+      const finished = {
+        id: effect.id,
+        claimedUntil: second!.leaseUntil!,
+        kind: "delivered" as const,
+        at: T0,
+      };
+      expect(await store.finishEffect(finished)).toBe(true);
+      expect(await store.extendEffectLease(effect.id, second!.leaseUntil!, T0 + 100 * LEASE_MS)).toBe(false);
+      expect(await store.getEffect(effect.id)).toMatchObject({ status: "delivered", leaseUntil: null });
+    });
+
     it("a dead effect is never claimed again", async () => {
       const effect = makeEffect({ jobId: "job-1" });
       await insertEffects(scope.store(), [effect]);

@@ -1,0 +1,115 @@
+import type { Clock } from "../core/clock.js";
+import type { Effect } from "../core/model.js";
+import type { Store } from "../store/store.js";
+import { DeliveryError } from "./delivery-error.js";
+
+/** A claimed delivery's lease while its attempt runs. */
+export interface HeldLease {
+  /**
+   * Aborted (with a DeliveryError saying why) when the attempt must stop: another dispatcher took
+   * the claim over, or the lease is about to run out without having been renewed.
+   */
+  readonly signal: AbortSignal;
+  /** `signal`, or "delivery timed out" after `ms` from now, whichever comes first. */
+  within(ms: number): AbortSignal;
+  /**
+   * Stops renewing; resolves, once a renewal in flight has answered, with the `lease_until` to
+   * finish the row with, or null when the claim was lost (finishing would change nothing).
+   */
+  release(): Promise<number | null>;
+}
+
+/**
+ * Holds the lease of one claimed delivery for as long as its attempt runs. Another dispatcher
+ * claims a `delivering` row once `lease_until` has passed, so a delivery still in flight then
+ * would be sent a second time, in parallel. Two things prevent it:
+ * - a heartbeat renews the lease every third of its length while the attempt runs, so a healthy,
+ *   slow receiver keeps its one delivery however the lease and timeout are set;
+ * - the attempt is stopped just before the last lease it knows it holds runs out, so that a
+ *   stalled store (renewals that never answer: a starved pool, a frozen database) cannot leave a
+ *   delivery in flight past its lease either.
+ * The guard counts from the claim, like the lease, so it covers the whole attempt: loading the job
+ * on a starved store too, not only the delivery's own timeout that starts once the job is loaded.
+ * Times: the lease values are on `clock` (as the claim's); the timers wait the same differences.
+ */
+export function holdEffectLease(options: {
+  store: Pick<Store, "extendEffectLease">;
+  clock: Clock;
+  effect: Pick<Effect, "id" | "leaseUntil">;
+  /** The `now` the claim was made with (its lease started then). */
+  claimedAt: number;
+  leaseMs: number;
+}): HeldLease {
+  const { store, clock, effect, leaseMs } = options;
+  const controller = new AbortController();
+  // Stop this long before the lease runs out: the timers and the other dispatchers' clocks are
+  // not exact, and the stop itself takes a moment to reach the transport.
+  const marginMs = Math.min(1000, leaseMs / 10);
+  let heldUntil = effect.leaseUntil ?? options.claimedAt + leaseMs;
+  let lost = false;
+  let released = false;
+  let renewing: Promise<void> | null = null;
+
+  const stop = (message: string) => {
+    if (!controller.signal.aborted) controller.abort(new DeliveryError(message));
+  };
+  const after = (ms: number, run: () => void) => unref(setTimeout(run, Math.max(0, ms)));
+  const deadlines: ReturnType<typeof setTimeout>[] = [];
+  const armGuard = () =>
+    after(heldUntil - marginMs - clock.now(), () =>
+      stop("delivery stopped: its lease was about to run out and could not be renewed"),
+    );
+  let guard = armGuard();
+  const heartbeat = unref(setInterval(renew, Math.max(1, Math.floor(leaseMs / 3))));
+
+  function renew(): void {
+    if (renewing !== null || released) return;
+    const until = clock.now() + leaseMs;
+    renewing = store
+      .extendEffectLease(effect.id, heldUntil, until)
+      .then(
+        (held) => {
+          if (!held) {
+            lost = true;
+            stop("delivery stopped: another dispatcher took over its claim");
+            return;
+          }
+          heldUntil = until;
+          clearTimeout(guard);
+          if (!released) guard = armGuard();
+        },
+        () => {
+          // The store is busy or away: the guard stops the attempt if it stays so.
+        },
+      )
+      .finally(() => {
+        renewing = null;
+      });
+  }
+
+  return {
+    signal: controller.signal,
+    within(ms) {
+      const bounded = new AbortController();
+      const forward = () => bounded.abort(controller.signal.reason);
+      if (controller.signal.aborted) forward();
+      else controller.signal.addEventListener("abort", forward, { once: true });
+      deadlines.push(after(ms, () => bounded.abort(new DeliveryError("delivery timed out"))));
+      return bounded.signal;
+    },
+    async release() {
+      released = true;
+      for (const deadline of deadlines) clearTimeout(deadline);
+      clearTimeout(guard);
+      clearInterval(heartbeat);
+      if (renewing !== null) await renewing;
+      return lost ? null : heldUntil;
+    },
+  };
+}
+
+/** Timers must not keep a Node process alive on their own (Workers have no `unref`). */
+function unref<T>(timer: T): T {
+  (timer as { unref?: () => void }).unref?.();
+  return timer;
+}
