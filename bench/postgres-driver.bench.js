@@ -128,7 +128,13 @@ async function finish(c) {
   const work = c.alive() ? await within(c.ask("halt"), 15_000) : null;
   const health = c.alive() && work !== HUNG ? await within(c.ask("health"), 20_000) : null;
   if (c.alive() && health !== HUNG && health !== null) await c.ask("quit");
-  const exit = await Promise.race([c.exit, sleep(5000).then(() => (c.kill(), { code: "killed" }))]);
+  const exit = await Promise.race([
+    c.exit,
+    sleep(5000).then(() => {
+      c.kill();
+      return { code: "killed" };
+    }),
+  ]);
   const crash = work === null ? crashLine(c.stderr()) : work === HUNG ? "transactions never settled" : null;
   return {
     survived: work !== null && health !== null,

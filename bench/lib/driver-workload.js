@@ -41,7 +41,10 @@ async function nodePostgres() {
   const names = new Map();
   const named = (text) => {
     let name = names.get(text);
-    if (!name) names.set(text, (name = `q${names.size}`));
+    if (!name) {
+      name = `q${names.size}`;
+      names.set(text, name);
+    }
     return name;
   };
   return {
