@@ -211,16 +211,17 @@ export function createClient(options: PostgresClientOptions): Sql {
     return tx;
   }
 
-  // When each checkout still waiting began: how long the oldest has waited says the pool is starved.
+  // When each checkout still unanswered began: how long the oldest has waited says the pool is
+  // starved. (pg-pool hands idle connections out on the next tick, so every checkout is tracked.)
   const waitingSince = new Set<{ at: number }>();
-
   async function checkout(): Promise<pg.PoolClient> {
-    if (pool.idleCount > 0) return pool.connect().catch(failed);
-    counts.waits++;
     const waiter = { at: performance.now() };
     waitingSince.add(waiter);
     try {
-      return await pool.connect();
+      const connecting = pool.connect();
+      // More callers queued than idle connections to hand them: this one waits for a release.
+      if (pool.waitingCount > pool.idleCount) counts.waits++;
+      return await connecting;
     } catch (error) {
       return failed(error);
     } finally {
