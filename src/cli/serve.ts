@@ -10,6 +10,7 @@ import { createPromMetrics } from "../http/prom-metrics.js";
 import type { ServiceMetrics } from "../http/service-metrics.js";
 import { createWebhookIntake } from "../http/webhook-intake.js";
 import { createRunService, type RunService } from "../runs/run-service.js";
+import type { PostgresStore } from "../store/postgres/postgres-store.js";
 import { createWebhookReceivers } from "../webhooks/webhook-receivers.js";
 import { type BackgroundLoop, createBackgroundLoops } from "./background-loop.js";
 import { assertSafeBinding, finalityFromConfig } from "./finality-from-config.js";
@@ -55,6 +56,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
     metrics = createPromMetrics({
       stats: () => finality.store.stats(finality.clock.now()),
       housekeeping: () => finality.store.housekeepingStats(),
+      ...("poolStats" in finality.store ? { pool: (finality.store as PostgresStore).poolStats } : {}),
     });
     const receivers = createWebhookReceivers(config.providers, () => finality.clock.now());
     const intake = createWebhookIntake({ finality, receivers, metrics });

@@ -109,6 +109,15 @@ function statementName(text: string): string {
   return name;
 }
 
+/** `?application_name=` of a postgres:// URL: an operator may name each replica's sessions so. */
+function applicationNameIn(url: string): string | undefined {
+  try {
+    return new URL(url).searchParams.get("application_name") ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 // node-postgres's own connection failures carry no code, only these messages (pg 8.23,
 // lib/client.js and pg-pool). A socket error (ECONNRESET, ECONNREFUSED, ...) keeps its code.
 const DRIVER_CONNECTION_MESSAGE =
@@ -154,13 +163,21 @@ export function createClient(options: PostgresClientOptions): Sql {
     max: options.max ?? 10,
     idleTimeoutMillis: (options.idleTimeoutSeconds ?? 30) * 1000,
     connectionTimeoutMillis: (options.connectTimeoutSeconds ?? d.connectTimeoutSeconds) * 1000,
-    application_name: options.applicationName ?? "finality",
+    application_name: options.applicationName ?? applicationNameIn(options.url) ?? "finality",
     options: startup.join(" "),
     types,
   });
   const counts = { waits: 0, waitTimeouts: 0, statementTimeouts: 0, lockTimeouts: 0, connectionErrors: 0 };
   // An idle connection died (cut, restart): the pool drops it; the next checkout opens another.
   pool.on("error", () => {});
+  // A checked-out connection that dies between two statements (a FATAL from the server, a reset)
+  // emits "error" on its client, which without a listener throws and ends the process. Its next
+  // statement then fails with "not queryable", which the caller sees, and the client is destroyed.
+  pool.on("connect", (client) => {
+    client.on("error", () => {
+      counts.connectionErrors++;
+    });
+  });
 
   function count(error: unknown): void {
     const state = error instanceof pg.DatabaseError ? error.code : (error as { code?: unknown }).code;

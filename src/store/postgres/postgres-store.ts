@@ -47,7 +47,7 @@ export interface PostgresStoreOptions {
    * transaction sat idle this long (a frozen or cut-off replica) and so releases its locks.
    */
   idleInTransactionTimeoutMs?: number;
-  /** How long /readyz waits for its answer before it says not ready (1,000 ms). */
+  /** How long /readyz waits for its answer before it says not ready (800 ms). */
   readyTimeoutMs?: number;
   /** Apply pending migrations when the store opens (true). */
   migrate?: boolean;
@@ -77,7 +77,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   const sql: Sql = createClient(options);
   // Readiness has a connection of its own: a starved main pool must not make /readyz hang, and
   // the probe must not take a connection a request needs. Its statement cannot outlive the probe.
-  const readyTimeoutMs = options.readyTimeoutMs ?? 1000;
+  // Under a second with the HTTP answer around it, which is what a load balancer's probe allows.
+  const readyTimeoutMs = options.readyTimeoutMs ?? 800;
   const readiness: Sql = createClient({
     ...options,
     max: 1,
