@@ -24,6 +24,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Load {
   acknowledged: Set<string>;
+  /** Per webhook id: ms from its first send to its 200, retries included. */
+  took: Map<string, number>;
   statuses: Map<number, number>;
   /** Resolves when every notification got its 200 (or rejects when one did not in time). */
   done: Promise<void>;
@@ -40,6 +42,7 @@ function sendAll(
   deadlineMs = 40_000,
 ): Load {
   const acknowledged = new Set<string>();
+  const took = new Map<string, number>();
   const statuses = new Map<number, number>();
   let next = 0;
   let turn = 0;
@@ -54,6 +57,10 @@ function sendAll(
         statuses.set(status, (statuses.get(status) ?? 0) + 1);
         if (status === 200) {
           acknowledged.add(notification.webhookId);
+          took.set(
+            notification.webhookId,
+            Math.max(took.get(notification.webhookId) ?? 0, performance.now() - started),
+          );
           break;
         }
         if (status !== 0 && status < 500) throw new Error(`webhook answered ${status}`);
@@ -64,7 +71,7 @@ function sendAll(
     }
   }
   const done = Promise.all(Array.from({ length: concurrency }, lane)).then(() => {});
-  return { acknowledged, statuses, done };
+  return { acknowledged, took, statuses, done };
 }
 
 /** /readyz with the one-second deadline a load balancer would give it: its status, or "hung". */
@@ -169,7 +176,16 @@ describe.skipIf(!enabled)("PostgreSQL faults under three finality replicas", () 
     let rounds = 0;
     const slowReadyz: string[] = [];
     // Cut only this test's sessions (by application_name): other files share this server.
-    for (; rounds < 25 && load.acknowledged.size < (JOBS * 3) / 2; rounds++) {
+    let finished = false;
+    void load.done.then(
+      () => {
+        finished = true;
+      },
+      () => {
+        finished = true;
+      },
+    );
+    for (; rounds < 40 && !finished; rounds++) {
       const [row] = await admin.unsafe<{ n: number }[]>(
         "SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = ANY($1)",
         [names],
@@ -268,9 +284,12 @@ describe.skipIf(!enabled)("PostgreSQL faults under three finality replicas", () 
       );
       await sleep(attempt % 5);
       frozen.child.kill("SIGSTOP");
+      // Idle in transaction after SELECT ... FOR UPDATE on jobs (which takes RowShareLock on the table).
       const holding = await admin.unsafe<{ n: number }[]>(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND state = 'idle in transaction'",
-        [names[0] as string],
+        `SELECT count(*)::int AS n FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
+         WHERE a.application_name = $1 AND a.state = 'idle in transaction' AND l.mode = 'RowShareLock'
+           AND l.relation = to_regclass($2)`,
+        [names[0] as string, `"${schema}".jobs`],
       );
       if ((holding[0]?.n ?? 0) > 0) caught = true;
       else {
@@ -294,10 +313,17 @@ describe.skipIf(!enabled)("PostgreSQL faults under three finality replicas", () 
     await expect.poll(() => readyz(frozen.url), { timeout: 10_000 }).toBe(200);
     const result = await settled(admin, schema, JOBS, during, receiver);
     console.log(
-      `freeze: healthy replicas took ${all.length} webhooks in ${seconds.toFixed(1)} s while one was frozen; answers ${JSON.stringify(Object.fromEntries(during.statuses))}; /readyz ${readyAnswers.join(",")}`,
+      `freeze: healthy replicas took ${all.length} webhooks in ${seconds.toFixed(1)} s while one was frozen (slowest ${Math.max(...during.took.values()).toFixed(0)} ms, the locked job's ${["1", "2", "3"].map((k) => during.took.get(`msg_job-0_${k}`)?.toFixed(0)).join("/")} ms); answers ${JSON.stringify(Object.fromEntries(during.statuses))}; /readyz ${readyAnswers.join(",")}`,
     );
     expect(readyAnswers).not.toContain("hung");
     expect(seconds).toBeLessThan(15);
+    // The locked job's first webhook really waited for the frozen replica's lock, until the server
+    // ended that session (idle_in_transaction_session_timeout), then got its 200.
+    expect(during.took.get("msg_job-0_1")).toBeGreaterThan(900);
+    // Webhooks for other jobs than the locked one: each answered 200 within a few seconds.
+    const unrelated = [...during.took].filter(([id]) => !id.startsWith("msg_job-0_"));
+    expect(unrelated).toHaveLength(all.length - 3);
+    expect(Math.max(...unrelated.map(([, ms]) => ms))).toBeLessThan(3000);
     expect(exits).toEqual([]);
     expect(result.lost).toEqual([]);
     expect(result.wrong).toEqual([]);
