@@ -36,8 +36,10 @@ async function nodePostgres() {
     options: `-c search_path=${schema}`,
     connectionTimeoutMillis: 5000,
   });
-  // An idle client's socket error is emitted on the pool: without a listener it ends the process.
+  // An idle client's socket error is emitted on the pool, a checked-out one's (a FATAL between two
+  // statements) on the client: without a listener either ends the process. As in the store.
   pool.on("error", () => {});
+  pool.on("connect", (client) => client.on("error", () => {}));
   const names = new Map();
   const named = (text) => {
     let name = names.get(text);
