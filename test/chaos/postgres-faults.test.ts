@@ -274,7 +274,6 @@ describe.skipIf(!enabled)("PostgreSQL faults under three finality replicas", () 
     // (its session idle in transaction: it holds the job's row lock and waits for the frozen
     // process). Bounded: 30 tries.
     let caught = false;
-    const hot = all.filter((n) => n.body.jobId === "job-0");
     for (let attempt = 0; attempt < 30 && !caught; attempt++) {
       const burst = Array.from({ length: 12 }, (_, k) =>
         sendNotification(`${frozen.url}/webhooks/acme`, SECRET, {
