@@ -6,7 +6,7 @@ import { createFinality } from "../engine/create-finality.js";
 import type { Finality } from "../engine/finality.js";
 import { ledgerOptionsFromConfig } from "../host/from-config.js";
 import { isLoopbackHost } from "../http/loopback.js";
-import { openPostgresStore } from "../store/postgres/postgres-store.js";
+import { openPostgresStore, type PostgresStoreOptions } from "../store/postgres/postgres-store.js";
 import { createSqliteStore } from "../store/sqlite/sqlite-store.js";
 import type { Store } from "../store/store.js";
 
@@ -17,8 +17,7 @@ export async function finalityFromConfig(config: FinalityConfig): Promise<Finali
 
 /** The configured store, migrated. */
 export async function openStore(store: StoreConfig): Promise<Store> {
-  if ("postgres" in store)
-    return openPostgresStore({ url: store.postgres, ...(store.schema ? { schema: store.schema } : {}) });
+  if ("postgres" in store) return openPostgresStore(postgresStoreOptions(store));
   return createSqliteStore({ path: store.sqlite, synchronous: store.synchronous });
 }
 
@@ -44,4 +43,27 @@ export function assertSafeBinding(config: FinalityConfig): void {
       { details: { field: "server.host" } },
     );
   }
+}
+
+/** The PostgreSQL store's options from its configuration (seconds there, milliseconds here). */
+export function postgresStoreOptions(
+  store: Extract<StoreConfig, { postgres: string }>,
+): PostgresStoreOptions {
+  const ms = (seconds: number | undefined) =>
+    seconds === undefined ? undefined : Math.round(seconds * 1000);
+  const options: PostgresStoreOptions = {
+    url: store.postgres,
+    ...(store.schema ? { schema: store.schema } : {}),
+    ...(store.poolSize === undefined ? {} : { max: store.poolSize }),
+    ...(store.connectTimeoutSeconds === undefined
+      ? {}
+      : { connectTimeoutSeconds: store.connectTimeoutSeconds }),
+  };
+  const statement = ms(store.statementTimeoutSeconds);
+  const lock = ms(store.lockTimeoutSeconds);
+  const idle = ms(store.idleInTransactionTimeoutSeconds);
+  if (statement !== undefined) options.statementTimeoutMs = statement;
+  if (lock !== undefined) options.lockTimeoutMs = lock;
+  if (idle !== undefined) options.idleInTransactionTimeoutMs = idle;
+  return options;
 }

@@ -14,6 +14,7 @@ import type { ServiceMetrics } from "../http/service-metrics.js";
 import { createWebhookIntake } from "../http/webhook-intake.js";
 import { createRunService, type RunService } from "../runs/run-service.js";
 import { runServiceOptionsFrom } from "../runs/run-service-config.js";
+import type { PostgresStore } from "../store/postgres/postgres-store.js";
 import { createWebhookReceivers } from "../webhooks/webhook-receivers.js";
 import { type BackgroundLoop, createBackgroundLoops } from "./background-loop.js";
 import { isInteractive } from "./cli-output.js";
@@ -50,6 +51,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
     metrics = createPromMetrics({
       stats: () => finality.store.stats(finality.clock.now()),
       housekeeping: () => finality.store.housekeepingStats(),
+      ...("poolStats" in finality.store ? { pool: (finality.store as PostgresStore).poolStats } : {}),
     });
     const receivers = createWebhookReceivers(config.providers, () => finality.clock.now());
     const intake = createWebhookIntake({ finality, receivers, metrics });

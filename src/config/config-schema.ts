@@ -46,7 +46,30 @@ const postgresStoreSchema = z.strictObject({
     .string()
     .regex(/^[a-z_][a-z0-9_]*$/, "must be a lowercase SQL identifier")
     .optional(),
+  /** Connections in each process's pool (10). */
+  poolSize: z.number().int().min(1).max(1000).optional(),
+  /** Bound on opening a connection and on waiting for a pooled one (5): then a 503. */
+  connectTimeoutSeconds: positiveSeconds.optional(),
+  /** statement_timeout (15): a statement running longer is cancelled and answered 503. */
+  statementTimeoutSeconds: positiveSeconds.optional(),
+  /** lock_timeout (5): waiting longer for a row lock (a stalled peer holds it) is answered 503. */
+  lockTimeoutSeconds: positiveSeconds.optional(),
+  /**
+   * idle_in_transaction_session_timeout (10): PostgreSQL ends a session whose transaction sat
+   * idle this long (its replica frozen or cut off) and so releases the locks it held.
+   */
+  idleInTransactionTimeoutSeconds: positiveSeconds.optional(),
 });
+
+/** The keys of a PostgreSQL store other than its URL: what DATABASE_URL keeps from the file. */
+export const POSTGRES_STORE_SETTINGS = [
+  "schema",
+  "poolSize",
+  "connectTimeoutSeconds",
+  "statementTimeoutSeconds",
+  "lockTimeoutSeconds",
+  "idleInTransactionTimeoutSeconds",
+] as const;
 const storeSchema = z.union([sqliteStoreSchema, postgresStoreSchema], {
   error: 'expected {"sqlite": path} or {"postgres": url}',
 });

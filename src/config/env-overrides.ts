@@ -1,4 +1,5 @@
 import { FinalityError } from "../core/errors.js";
+import { POSTGRES_STORE_SETTINGS } from "./config-schema.js";
 
 export type Environment = Readonly<Record<string, string | undefined>>;
 type Json = Record<string, unknown>;
@@ -27,9 +28,11 @@ const OVERRIDES: readonly {
   {
     variable: "DATABASE_URL",
     apply: (c, v, file) => {
-      // The URL changes per deployment; the schema the file names for Finality's tables stays.
+      // The URL changes per deployment; the schema the file names for Finality's tables, and the
+      // pool's size and timeouts, stay.
       const store = objectAt(file, "store");
-      c.store = { postgres: v, ...("schema" in store ? { schema: store.schema } : {}) };
+      const kept = POSTGRES_STORE_SETTINGS.filter((key) => key in store).map((key) => [key, store[key]]);
+      c.store = { postgres: v, ...Object.fromEntries(kept) };
       return "store.postgres";
     },
   },

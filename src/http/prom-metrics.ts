@@ -1,5 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { HousekeepingStats } from "../store/housekeeping-store.js";
+import type { PoolStats } from "../store/postgres/postgres-client.js";
 import type { StoreStats } from "../store/store.js";
 import type { ServiceMetrics, WebhookOutcome } from "./service-metrics.js";
 
@@ -8,6 +9,8 @@ export interface PromMetricsOptions {
   stats: () => Promise<StoreStats>;
   /** Read at every scrape for the database size and the oldest row per table. */
   housekeeping?: () => Promise<HousekeepingStats>;
+  /** The PostgreSQL pool's counters, read at every scrape (none on SQLite). */
+  pool?: () => PoolStats;
   now?: () => number;
   /** Process metrics (CPU, RSS, event loop lag); on by default. */
   processMetrics?: boolean;
@@ -98,7 +101,39 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
     registers: [registry],
   });
 
+  // The pool's counts live in the store (it sees every checkout); a scrape copies them, first, so
+  // that they are there even when the database is too starved to answer the stats query.
+  const poolConnections = gauge(
+    "finality_db_pool_connections",
+    "PostgreSQL pool connections, by state (idle, busy).",
+    ["state"],
+  );
+  const poolWaiting = gauge(
+    "finality_db_pool_waiting",
+    "Callers waiting for a pooled PostgreSQL connection now.",
+  );
+  const poolEvents = gauge(
+    "finality_db_pool_events_total",
+    "PostgreSQL pool events since start: wait (no idle connection), wait-timeout (gave up: 503), " +
+      "statement-timeout, lock-timeout, connection-error (a connection died under a caller).",
+    ["event"],
+  );
+
+  function refreshPool(): void {
+    if (!options.pool) return;
+    const pool = options.pool();
+    poolConnections.set({ state: "idle" }, pool.idle);
+    poolConnections.set({ state: "busy" }, pool.total - pool.idle);
+    poolWaiting.set(pool.waiting);
+    poolEvents.set({ event: "wait" }, pool.waits);
+    poolEvents.set({ event: "wait-timeout" }, pool.waitTimeouts);
+    poolEvents.set({ event: "statement-timeout" }, pool.statementTimeouts);
+    poolEvents.set({ event: "lock-timeout" }, pool.lockTimeouts);
+    poolEvents.set({ event: "connection-error" }, pool.connectionErrors);
+  }
+
   async function refreshGauges(): Promise<void> {
+    refreshPool();
     const stats = await options.stats();
     openJobs.set(stats.openJobs);
     jobs.reset();

@@ -1,16 +1,79 @@
-import postgres from "postgres";
+import pg from "pg";
 import { FinalityError, isFinalityError, toError } from "../../core/errors.js";
 
-export type Sql = postgres.Sql;
-export type TxSql = postgres.TransactionSql;
+/**
+ * The store's view of the driver (node-postgres, `pg`; docs/postgres-driver.md says why): text
+ * with `$n` placeholders and an array of values, answered with the rows and `count` (rows
+ * affected). The names are those of the postgres.js calls the store used before, so the query
+ * code did not change: `unsafe(text, values, { prepare: true })`, `begin(mode, work)`,
+ * `savepoint(work)`.
+ */
+export interface Queryable {
+  unsafe<T = Record<string, unknown>>(
+    text: string,
+    values?: readonly unknown[],
+    options?: { prepare?: boolean },
+  ): Promise<T[] & { count: number }>;
+}
+
+/** One open transaction on one pooled connection. */
+export interface TxSql extends Queryable {
+  /** Runs `work` inside a SAVEPOINT: a failure rolls back only what `work` did. */
+  savepoint<T>(work: (sp: TxSql) => Promise<T>): Promise<T>;
+}
+
+/** What the pool has counted since it was created, for /metrics. */
+export interface PoolStats {
+  /** Connections open, idle, and callers waiting for one right now. */
+  total: number;
+  idle: number;
+  waiting: number;
+  /** Checkouts that found no idle connection and had to wait (or open one). */
+  waits: number;
+  /** Checkouts that gave up after `poolTimeoutSeconds` (the caller got store-unavailable). */
+  waitTimeouts: number;
+  /** Statements ended by statement_timeout, lock waits ended by lock_timeout. */
+  statementTimeouts: number;
+  lockTimeouts: number;
+  /** Connections that died under a caller (cut, server restart, idle-in-transaction timeout). */
+  connectionErrors: number;
+}
+
+export interface Sql extends Queryable {
+  begin<T>(mode: string, work: (tx: TxSql) => Promise<T>): Promise<T>;
+  begin<T>(work: (tx: TxSql) => Promise<T>): Promise<T>;
+  stats(): PoolStats;
+  /** How long the longest-waiting caller has waited for a pooled connection (0: none waits). */
+  starvedMs(): number;
+  end(options?: { timeout?: number }): Promise<void>;
+}
 
 export interface PostgresClientOptions {
   url: string;
   schema?: string | undefined;
   max?: number | undefined;
+  /** application_name of every connection ("finality"): how an operator finds them in pg_stat_activity. */
+  applicationName?: string | undefined;
   idleTimeoutSeconds?: number | undefined;
+  /** Opening a connection and waiting for a pooled one, each (5). */
   connectTimeoutSeconds?: number | undefined;
+  /** statement_timeout (15 s): a statement running longer is cancelled, the caller gets a 503. */
+  statementTimeoutMs?: number | undefined;
+  /** lock_timeout (5 s): waiting longer for a row lock (a frozen peer holds it) gives a 503. */
+  lockTimeoutMs?: number | undefined;
+  /**
+   * idle_in_transaction_session_timeout (10 s): the server ends a session whose transaction sat
+   * idle this long (its process frozen or cut off), releasing its locks.
+   */
+  idleInTransactionTimeoutMs?: number | undefined;
 }
+
+export const POSTGRES_TIMEOUT_DEFAULTS = {
+  connectTimeoutSeconds: 5,
+  statementTimeoutMs: 15_000,
+  lockTimeoutMs: 5_000,
+  idleInTransactionTimeoutMs: 10_000,
+} as const;
 
 // A schema name goes into search_path and an advisory-lock key: plain identifiers only, so that
 // no quoting mistake can turn it into something else.
@@ -24,36 +87,237 @@ export function assertSchemaName(schema: string): void {
   }
 }
 
+// bigint (identity cursors, counts, seqs, ms) as a JS number: every value Finality stores is a
+// safe integer, and `execute` callers then see the same numbers as on SQLite. Per pool, not the
+// global pg.types, so that an application's own pg use is not changed.
+const INT8 = 20;
+const types = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === INT8 && format !== "binary"
+      ? Number
+      : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
+};
+
+// Named prepared statements: each connection parses a text once. Names are per text, process-wide.
+const statementNames = new Map<string, string>();
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `finality_${statementNames.size + 1}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
+/** `?application_name=` of a postgres:// URL: an operator may name each replica's sessions so. */
+function applicationNameIn(url: string): string | undefined {
+  try {
+    return new URL(url).searchParams.get("application_name") ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// node-postgres's own connection failures carry no code, only these messages (pg 8.23,
+// lib/client.js and pg-pool). A socket error (ECONNRESET, ECONNREFUSED, ...) keeps its code.
+const DRIVER_CONNECTION_MESSAGE =
+  /Connection terminated|connection error and is not queryable|Client has already been connected|Client was closed|Query read timeout/;
+const POOL_TIMEOUT_MESSAGE = /timeout exceeded when trying to connect/;
+
+/** Gives the driver's code-less connection failures a code; anything else passes unchanged. */
+function driverError(error: unknown): unknown {
+  if (error instanceof pg.DatabaseError || !(error instanceof Error)) return error;
+  if (typeof (error as { code?: unknown }).code === "string") return error;
+  const code = POOL_TIMEOUT_MESSAGE.test(error.message)
+    ? "POOL_TIMEOUT"
+    : DRIVER_CONNECTION_MESSAGE.test(error.message)
+      ? "CONNECTION_CLOSED"
+      : undefined;
+  if (code !== undefined) Object.defineProperty(error, "code", { value: code, enumerable: true });
+  return error;
+}
+
 /**
- * One postgres.js pool. `search_path` is a startup parameter, so every pooled connection (and
- * every prepared statement on it) resolves the unqualified table names to the store's schema.
+ * One node-postgres pool. `search_path`, the time zone and the three timeouts are startup
+ * parameters, so every pooled connection has them from its first statement.
+ *
+ * No driver error ends the process: an idle connection's socket error is emitted on the pool and
+ * a checked-out one's on its client, and both have a listener here (an EventEmitter "error"
+ * without one would throw); a query on a dead connection rejects its caller, and a transaction
+ * whose connection failed destroys it instead of returning it to the pool.
  */
 export function createClient(options: PostgresClientOptions): Sql {
   if (options.schema !== undefined) assertSchemaName(options.schema);
-  return postgres(options.url, {
+  const d = POSTGRES_TIMEOUT_DEFAULTS;
+  const startup = [
+    // Timestamps come back as "...+00", which every Date parser reads; a zone with a historical
+    // offset in seconds (LMT) would not be.
+    "-c TimeZone=UTC",
+    `-c statement_timeout=${options.statementTimeoutMs ?? d.statementTimeoutMs}`,
+    `-c lock_timeout=${options.lockTimeoutMs ?? d.lockTimeoutMs}`,
+    `-c idle_in_transaction_session_timeout=${options.idleInTransactionTimeoutMs ?? d.idleInTransactionTimeoutMs}`,
+    ...(options.schema === undefined ? [] : [`-c search_path="${options.schema}"`]),
+  ];
+  const pool = new pg.Pool({
+    connectionString: options.url,
     max: options.max ?? 10,
-    idle_timeout: options.idleTimeoutSeconds ?? 30,
-    connect_timeout: options.connectTimeoutSeconds ?? 10,
-    // NOTICEs (e.g. "schema already exists, skipping") are not the application's business.
-    onnotice: () => {},
-    connection: {
-      application_name: "finality",
-      // Timestamps come back as "...+00", which every Date parser reads; a zone with a historical
-      // offset in seconds (LMT) would not be.
-      TimeZone: "UTC",
-      ...(options.schema === undefined ? {} : { search_path: `"${options.schema}"` }),
-    },
-    types: {
-      // bigint (identity cursors, counts, seqs, ms) as a JS number: every value Finality stores
-      // is a safe integer, and `execute` callers then see the same numbers as on SQLite.
-      int8: { to: 20, from: [20], serialize: (value: number) => String(value), parse: Number },
-    },
+    idleTimeoutMillis: (options.idleTimeoutSeconds ?? 30) * 1000,
+    connectionTimeoutMillis: (options.connectTimeoutSeconds ?? d.connectTimeoutSeconds) * 1000,
+    application_name: options.applicationName ?? applicationNameIn(options.url) ?? "finality",
+    options: startup.join(" "),
+    types,
   });
+  const counts = { waits: 0, waitTimeouts: 0, statementTimeouts: 0, lockTimeouts: 0, connectionErrors: 0 };
+  // An idle connection died (cut, restart): the pool drops it; the next checkout opens another.
+  pool.on("error", () => {});
+  // A checked-out connection that dies between two statements (a FATAL from the server, a reset)
+  // emits "error" on its client, which without a listener throws and ends the process. Its next
+  // statement then fails with "not queryable", which the caller sees, and the client is destroyed.
+  pool.on("connect", (client) => {
+    client.on("error", () => {
+      counts.connectionErrors++;
+    });
+  });
+
+  function count(error: unknown): void {
+    const state = error instanceof pg.DatabaseError ? error.code : (error as { code?: unknown }).code;
+    if (state === "57014") counts.statementTimeouts++;
+    else if (state === "55P03") counts.lockTimeouts++;
+    else if (state === "POOL_TIMEOUT") counts.waitTimeouts++;
+    else if (isConnectionError(error)) counts.connectionErrors++;
+  }
+
+  async function query<T>(
+    client: pg.PoolClient,
+    text: string,
+    values: readonly unknown[] | undefined,
+    prepare: boolean,
+  ): Promise<T[] & { count: number }> {
+    try {
+      const config: pg.QueryConfig = { text, values: values as unknown[] };
+      // Parameterless text goes by the simple protocol, which allows many statements (migrations).
+      if (prepare && values !== undefined && values.length > 0) config.name = statementName(text);
+      const answer: pg.QueryResult | pg.QueryResult[] = await client.query(config);
+      // Several statements in one simple-protocol text answer one result each: the last counts.
+      const result = Array.isArray(answer) ? answer.at(-1) : answer;
+      return Object.assign((result?.rows ?? []) as T[], { count: result?.rowCount ?? 0 });
+    } catch (error) {
+      const mapped = driverError(error);
+      count(mapped);
+      throw mapped;
+    }
+  }
+
+  function txSql(client: pg.PoolClient): TxSql {
+    let savepoints = 0;
+    const tx: TxSql = {
+      unsafe: (text, values, opts) => query(client, text, values, opts?.prepare ?? false),
+      async savepoint(work) {
+        const name = `finality_sp_${++savepoints}`;
+        await tx.unsafe(`SAVEPOINT ${name}`);
+        try {
+          const result = await work(tx);
+          await tx.unsafe(`RELEASE SAVEPOINT ${name}`);
+          return result;
+        } catch (error) {
+          await tx.unsafe(`ROLLBACK TO SAVEPOINT ${name}`);
+          throw error;
+        }
+      },
+    };
+    return tx;
+  }
+
+  // When each checkout still unanswered began: how long the oldest has waited says the pool is
+  // starved. (pg-pool hands idle connections out on the next tick, so every checkout is tracked.)
+  const waitingSince = new Set<{ at: number }>();
+  async function checkout(): Promise<pg.PoolClient> {
+    const waiter = { at: performance.now() };
+    waitingSince.add(waiter);
+    try {
+      const connecting = pool.connect();
+      // More callers queued than idle connections to hand them: this one waits for a release.
+      if (pool.waitingCount > pool.idleCount) counts.waits++;
+      return await connecting;
+    } catch (error) {
+      return failed(error);
+    } finally {
+      waitingSince.delete(waiter);
+    }
+  }
+
+  function failed(error: unknown): never {
+    const mapped = driverError(error);
+    count(mapped);
+    throw mapped;
+  }
+
+  async function begin<T>(
+    modeOrWork: string | ((tx: TxSql) => Promise<T>),
+    maybeWork?: (tx: TxSql) => Promise<T>,
+  ) {
+    const mode = typeof modeOrWork === "string" ? modeOrWork.replace(/[^a-z ]/gi, "") : "";
+    const work = typeof modeOrWork === "string" ? maybeWork : modeOrWork;
+    if (!work) throw new TypeError("begin needs a function");
+    const client = await checkout();
+    // Between statements a checked-out client's socket error is emitted on the client.
+    let broken: Error | undefined;
+    const onError = (error: Error) => {
+      broken = error;
+    };
+    client.on("error", onError);
+    try {
+      await query(client, `BEGIN${mode ? ` ${mode}` : ""}`, undefined, false);
+      const result = await work(txSql(client));
+      await query(client, "COMMIT", undefined, false);
+      return result;
+    } catch (error) {
+      await query(client, "ROLLBACK", undefined, false).catch((rollbackError: unknown) => {
+        broken ??= toError(rollbackError);
+      });
+      throw error;
+    } finally {
+      client.off("error", onError);
+      // A connection that failed is destroyed, not pooled again: the pool opens a fresh one.
+      client.release(broken);
+    }
+  }
+
+  return {
+    async unsafe(text, values, opts) {
+      const client = await checkout();
+      let broken: Error | undefined;
+      try {
+        return await query(client, text, values, opts?.prepare ?? false);
+      } catch (error) {
+        if (isConnectionError(error)) broken = toError(error);
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    },
+    starvedMs() {
+      let oldest = Number.POSITIVE_INFINITY;
+      for (const waiter of waitingSince) oldest = Math.min(oldest, waiter.at);
+      return oldest === Number.POSITIVE_INFINITY ? 0 : performance.now() - oldest;
+    },
+    begin: begin as Sql["begin"],
+    stats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, ...counts }),
+    async end(opts) {
+      // Lets queries already sent finish (bounded), then closes every pooled connection.
+      const ending = pool.end();
+      const bound = (opts?.timeout ?? 5) * 1000;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([ending, new Promise<void>((resolve) => (timer = setTimeout(resolve, bound)))]);
+      clearTimeout(timer);
+    },
+  };
 }
 
 // Driver and socket codes that mean "the database cannot be reached right now".
 const CONNECTION_CODES = new Set([
   "CONNECTION_CLOSED",
+  "POOL_TIMEOUT",
   "CONNECTION_ENDED",
   "CONNECTION_DESTROYED",
   "CONNECT_TIMEOUT",
@@ -69,7 +333,7 @@ const CONNECTION_CODES = new Set([
 
 /** SQLSTATE of a server error, or undefined for anything else. */
 export function sqlState(error: unknown): string | undefined {
-  return error instanceof postgres.PostgresError ? error.code : undefined;
+  return error instanceof pg.DatabaseError ? error.code : undefined;
 }
 
 /** Serialization failure or deadlock: the whole transaction may simply be run again. */
@@ -82,8 +346,10 @@ export function isConnectionError(error: unknown): boolean {
   const state = sqlState(error);
   if (state !== undefined) {
     // 08: connection exception; 53: out of resources (too many connections); 57P: shutting
-    // down or starting up; 28: authentication; 3D000: no such database.
-    return /^(08|53|57P|28)/.test(state) || state === "3D000";
+    // down or starting up; 28: authentication; 3D000: no such database; 57014: cancelled by
+    // statement_timeout; 55P03: lock_timeout; 25P03: idle_in_transaction_session_timeout. The
+    // last three are a stalled peer or an overloaded server: a retry later may well succeed.
+    return /^(08|53|57P|28)/.test(state) || ["3D000", "57014", "55P03", "25P03"].includes(state);
   }
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" && CONNECTION_CODES.has(code);

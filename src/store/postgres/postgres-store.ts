@@ -4,7 +4,7 @@ import { FinalityError } from "../../core/errors.js";
 import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
 import { clampLimit, encodeCursor } from "../json-column.js";
 import type { EffectOutcome, EffectQuery, JobQuery, Page, Store, StoreStats, StoreTx } from "../store.js";
-import { createClient, isTransient, type Sql, toStoreError } from "./postgres-client.js";
+import { createClient, isTransient, type PoolStats, type Sql, toStoreError } from "./postgres-client.js";
 import { type DatabaseClock, databaseClock } from "./postgres-clock.js";
 import { createPostgresHousekeeping } from "./postgres-housekeeping.js";
 import { createPostgresLifecycleReads, type Query } from "./postgres-lifecycle.js";
@@ -40,7 +40,19 @@ export interface PostgresStoreOptions {
   /** Connections in this process's pool (10). */
   max?: number;
   idleTimeoutSeconds?: number;
+  /** Bound on opening a connection and on waiting for a pooled one, each (5). */
   connectTimeoutSeconds?: number;
+  /** statement_timeout in ms (15,000): a longer statement is cancelled and its caller gets a 503. */
+  statementTimeoutMs?: number;
+  /** lock_timeout in ms (5,000): a longer wait for a lock (held by a stalled peer) gives a 503. */
+  lockTimeoutMs?: number;
+  /**
+   * idle_in_transaction_session_timeout in ms (10,000): the server ends a session whose
+   * transaction sat idle this long (a frozen or cut-off replica) and so releases its locks.
+   */
+  idleInTransactionTimeoutMs?: number;
+  /** How long /readyz waits for its answer before it says not ready (800 ms). */
+  readyTimeoutMs?: number;
   /** Apply pending migrations when the store opens (true). */
   migrate?: boolean;
   /** Runs of one transaction after a version conflict, serialization failure or deadlock (8). */
@@ -62,6 +74,8 @@ export interface PostgresStore extends Store {
    * another replica got there first); rejects with `store-unavailable` when the database is down.
    */
   opened(): Promise<number[]>;
+  /** The pool's counters and gauges (waits, timeouts, connections), for /metrics. */
+  poolStats(): PoolStats;
 }
 
 type Value = postgres.ParameterOrJSON<never>;
@@ -74,12 +88,23 @@ type Value = postgres.ParameterOrJSON<never>;
  */
 export function createPostgresStore(options: PostgresStoreOptions): PostgresStore {
   const sql: Sql = createClient(options);
+  // Readiness has a connection of its own: a starved main pool must not make /readyz hang, and
+  // the probe must not take a connection a request needs. Its statement cannot outlive the probe.
+  // Under a second with the HTTP answer around it, which is what a load balancer's probe allows.
+  const readyTimeoutMs = options.readyTimeoutMs ?? 800;
+  const readiness: Sql = createClient({
+    ...options,
+    max: 1,
+    connectTimeoutSeconds: readyTimeoutMs / 1000,
+    statementTimeoutMs: readyTimeoutMs,
+  });
   const maxAttempts = Math.max(1, options.maxAttempts ?? 8);
   let opening: Promise<number[]> | null = null;
   let closed = false;
   const clock = databaseClock(async () => {
-    const [row] = await sql<{ ms: number }[]>`
-      SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms`;
+    const [row] = await sql.unsafe<{ ms: number }>(
+      "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms",
+    );
     if (row === undefined) throw new FinalityError("internal", "clock_timestamp() returned no row");
     return row.ms;
   }, options.localClock ?? systemClock);
@@ -229,14 +254,28 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       });
     },
 
+    poolStats: () => sql.stats(),
+
+    /**
+     * Within `readyTimeoutMs`: false when callers have waited that long for a pooled connection
+     * (the pool is starved: this replica would hang a request) or the database does not answer
+     * on the readiness connection, or migrations are pending.
+     */
     async ready() {
       if (closed) return false;
+      if (sql.starvedMs() >= readyTimeoutMs) return false;
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), readyTimeoutMs);
+      });
+      const probe = (async () => {
+        await Promise.race([opened(), deadline]);
+        return (await pendingPostgresMigrations(readiness)) === 0;
+      })().catch(() => false);
       try {
-        await opened();
-        await sql`SELECT 1`;
-        return (await pendingPostgresMigrations(sql)) === 0;
-      } catch {
-        return false;
+        return await Promise.race([probe, deadline]);
+      } finally {
+        clearTimeout(timer);
       }
     },
 
@@ -269,7 +308,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       closed = true;
       clock.stop();
       // Lets queries already sent finish (bounded), then closes every pooled connection.
-      await sql.end({ timeout: 5 });
+      await Promise.all([sql.end({ timeout: 5 }), readiness.end({ timeout: 1 })]);
     },
   };
 }
