@@ -3,6 +3,7 @@ import { html, raw } from "hono/html";
 import type { Child } from "hono/jsx";
 import { DASHBOARD_CSS } from "./dashboard-style.js";
 import { FRAGMENT_HEADER, LIVE_REFRESH_SCRIPT } from "./live-refresh.js";
+import { TABLE_LABELS_SCRIPT } from "./table-labels.js";
 
 export type Section = "overview" | "jobs" | "effects" | "runs";
 
@@ -84,6 +85,7 @@ function Layout(page: PageOptions) {
             {page.live}
           </div>
         </main>
+        <script>{raw(TABLE_LABELS_SCRIPT)}</script>
         {page.refreshMs !== null && <script>{raw(LIVE_REFRESH_SCRIPT)}</script>}
       </body>
     </html>
