@@ -5,13 +5,14 @@ import { DASHBOARD_CSS } from "./dashboard-style.js";
 import { FRAGMENT_HEADER, LIVE_REFRESH_SCRIPT } from "./live-refresh.js";
 import { TABLE_LABELS_SCRIPT } from "./table-labels.js";
 
-export type Section = "overview" | "jobs" | "effects" | "runs";
+export type Section = "overview" | "jobs" | "effects" | "runs" | "config";
 
 const SECTIONS: [Section, string, string][] = [
   ["overview", "/", "Overview"],
   ["jobs", "/jobs", "Jobs"],
   ["effects", "/effects", "Effects"],
   ["runs", "/runs", "Runs"],
+  ["config", "/config", "Config"],
 ];
 
 export interface PageOptions {

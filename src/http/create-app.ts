@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { FinalityConfig } from "../config/config-schema.js";
 import { FinalityError } from "../core/errors.js";
 import { addDashboardRoutes } from "../dashboard/dashboard-routes.js";
+import type { ProviderActivity } from "../dashboard/provider-activity.js";
 import type { Finality } from "../engine/finality.js";
 import type { RunService } from "../runs/run-service.js";
 import type { WebhookReceiver } from "../webhooks/webhook-receiver.js";
@@ -45,6 +46,8 @@ interface AppBaseOptions {
   runs?: RunService;
   /** Who may call the worker routes; built from `config.workers.pools` when omitted. */
   authorizeWorker?: WorkerAuthorizer;
+  /** Each provider's last webhook and poll, for the dashboard's configuration page. */
+  activity?: ProviderActivity;
 }
 
 /**
@@ -83,7 +86,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   addEffectRoutes(app, finality);
   if (runs) addRunRoutes(app, { runs, metrics, bodyLimitBytes });
   addOpsRoutes(app, finality, metrics);
-  addDashboardRoutes(app, { finality, config, runs: runs !== undefined });
+  addDashboardRoutes(app, { finality, config, runs: runs !== undefined, activity: options.activity ?? null });
 
   // Registered after the real handlers: reached only by the methods those did not take.
   allowOnly(app, "/webhooks/:provider", "POST");

@@ -73,21 +73,32 @@ afterAll(async () => {
 
 /** How far the page scrolls sideways, and the elements that stick out past the window. */
 async function overflowOf(page: Page): Promise<{ scrollWidth: number; width: number; culprits: string[] }> {
-  return page.evaluate(() => {
+  // A string, not a function: the test files are typed without the DOM's types.
+  return page.evaluate(`(() => {
     const width = window.innerWidth;
-    const culprits: string[] = [];
-    for (const element of Array.from(document.querySelectorAll("body *"))) {
+    const culprits = [];
+    for (const element of document.querySelectorAll("body *")) {
       const box = element.getBoundingClientRect();
       if (box.right > width + 0.5 && culprits.length < 8) {
-        const name = `${element.tagName.toLowerCase()}${element.id ? `#${element.id}` : ""}${
-          element.classList.length ? `.${Array.from(element.classList).join(".")}` : ""
-        }`;
-        culprits.push(`${name} (right edge ${Math.round(box.right)} px)`);
+        const classes = element.classList.length ? "." + Array.from(element.classList).join(".") : "";
+        const id = element.id ? "#" + element.id : "";
+        culprits.push(element.tagName.toLowerCase() + id + classes + " (right edge " + Math.round(box.right) + " px)");
       }
     }
     return { scrollWidth: document.documentElement.scrollWidth, width, culprits };
-  });
+  })()`);
 }
+
+describe("the configuration page of a real `finality serve`", () => {
+  it("shows the webhooks the service took, per provider", async () => {
+    const response = await fetch(`${ledger.service.url}/config`);
+    const html = await response.text();
+    const acme = html.slice(html.indexOf('data-provider="acme"'));
+    expect(acme).toMatch(
+      /data-field="last-webhook"><span data-outcome="(applied|duplicate-delivery|duplicate|stale|lower-rank)">/,
+    );
+  });
+});
 
 describe("the dashboard on a narrow screen (390 × 844)", () => {
   it("the list of pages covers every page route the dashboard has", () => {
