@@ -27,8 +27,9 @@ th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line
 th { color: var(--muted); font-weight: 600; font-size: 12px; white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }
-/* Job ids and idempotency keys have no spaces; they break anywhere rather than widen the page. */
-.mono, code, h1, td, dd { overflow-wrap: anywhere; }
+/* Job ids and idempotency keys have no spaces; they break anywhere rather than widen the page.
+   Not every cell: "anywhere" also lets a table squeeze short words ("notif/y") to fit. */
+.mono, code, h1, dd, td a, td .small { overflow-wrap: anywhere; }
 pre { background: #f0f3f8; padding: 8px; border-radius: 6px; overflow-x: auto; max-height: 260px; margin: 0; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; background: #e8ecf2; color: #3b4454; white-space: nowrap; }
 .badge.pending { background: #eef1f6; color: #4a5568; } .badge.running { background: #e3ecff; color: #2446a8; }
@@ -70,8 +71,9 @@ svg.chart { width: 100%; height: auto; display: block; }
   tr { border: 1px solid var(--line); border-radius: 6px; margin-bottom: 8px; padding: 4px 0; background: var(--card); }
   td { border: 0; padding: 3px 10px; position: relative; }
   td.num { text-align: left; }
-  td[data-label] { padding-left: 112px; }
-  td[data-label]::before { content: attr(data-label); position: absolute; left: 10px; width: 94px; color: var(--muted); font-size: 12px; font-family: system-ui, sans-serif; }
+  td, td * { overflow-wrap: anywhere; }
+  td[data-label] { padding-left: 120px; }
+  td[data-label]::before { content: attr(data-label); position: absolute; left: 10px; width: 104px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; color: var(--muted); font-size: 12px; font-family: system-ui, sans-serif; }
   td:empty { display: none; }
   dl.facts { grid-template-columns: minmax(0, 1fr); } dl.facts dd { margin-bottom: 6px; }
   form.filters > * { flex: 1 1 140px; } form.filters input, form.filters select { width: 100%; }
