@@ -145,3 +145,22 @@ describe("the dashboard on a narrow screen (390 × 844)", () => {
     }
   });
 });
+
+describe("an empty dashboard on a narrow screen", () => {
+  it("the first steps fit in 390 px", async () => {
+    const empty = await startLedger();
+    const page = await browser.newPage();
+    try {
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.goto(`${empty.service.url}/?refresh=0`);
+      expect(await page.locator("#first-steps").count()).toBe(1);
+      const overflow = await overflowOf(page);
+      const shot = await screenshot(page, "narrow-empty-overview");
+      publishScreenshot(shot, "dashboard-390-empty-overview");
+      expect(overflow.scrollWidth, overflow.culprits.join(", ")).toBeLessThanOrEqual(overflow.width);
+    } finally {
+      await page.close();
+      await empty.close();
+    }
+  });
+});
