@@ -5,6 +5,7 @@ import type { Environment } from "../config/env-overrides.js";
 import { type ConfigFlags, loadConfig } from "../config/load-config.js";
 import { usesBuiltInProvider } from "../config/parse-config.js";
 import { FinalityError } from "../core/errors.js";
+import { createProviderActivity } from "../dashboard/provider-activity.js";
 import type { Finality } from "../engine/finality.js";
 import { createApp } from "../http/create-app.js";
 import { type NodeServer, startNodeServer } from "../http/node-server.js";
@@ -47,15 +48,18 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
   const runs = createRunService({ finality, ...runServiceOptionsFrom(config.workers) });
   let server: NodeServer;
   let metrics: ServiceMetrics;
+  const activity = createProviderActivity(Object.keys(config.providers), () => finality.clock.now());
   try {
-    metrics = createPromMetrics({
-      stats: () => finality.store.stats(finality.clock.now()),
-      housekeeping: () => finality.store.housekeepingStats(),
-      ...("poolStats" in finality.store ? { pool: (finality.store as PostgresStore).poolStats } : {}),
-    });
+    metrics = activity.observe(
+      createPromMetrics({
+        stats: () => finality.store.stats(finality.clock.now()),
+        housekeeping: () => finality.store.housekeepingStats(),
+        ...("poolStats" in finality.store ? { pool: (finality.store as PostgresStore).poolStats } : {}),
+      }),
+    );
     const receivers = createWebhookReceivers(config.providers, () => finality.clock.now());
     const intake = createWebhookIntake({ finality, receivers, metrics });
-    const app = createApp({ finality, config, metrics, logger, intake, runs });
+    const app = createApp({ finality, config, metrics, logger, intake, runs, activity });
     const bodyLimitBytes = config.server.bodyLimitBytes;
     const fastPath = createNodeWebhookHandler({ intake, bodyLimitBytes, logger, metrics });
     server = await startNodeServer(app, { host: config.server.host, port: config.server.port, fastPath });

@@ -13,6 +13,25 @@ const HEIGHT = 170;
 const LEFT = 40;
 const BOTTOM = 22;
 const TOP = 8;
+/** The fewest buckets a chart shows: a history shorter than this is not drawn as one sliver at the right. */
+export const MIN_BUCKETS = 10;
+
+/**
+ * The part of the window the chart draws: from the first bucket that holds data (at least
+ * MIN_BUCKETS before the end), so a service that started two minutes ago gets ten readable bars
+ * instead of sixty slots with everything squashed into the last one.
+ */
+export function shownWindow(series: TimeSeries, window: TimeWindow): TimeWindow {
+  const bucketCount = Math.max(1, Math.round((window.to - window.from) / window.bucketMs));
+  const first = Math.min(
+    bucketCount,
+    ...series.buckets.map((bucket) =>
+      Math.max(0, Math.floor((bucket.start - window.from) / window.bucketMs)),
+    ),
+  );
+  const skipped = Math.max(0, Math.min(first, bucketCount - MIN_BUCKETS));
+  return { ...window, from: window.from + skipped * window.bucketMs };
+}
 
 /** Per-key totals over the window; keys not listed fall under "other". */
 export function totalsByKey(series: TimeSeries, keys: readonly SeriesKey[]): Map<string, number> {
@@ -36,7 +55,8 @@ export function StackedBars(props: {
   window: TimeWindow;
   keys: readonly SeriesKey[];
 }) {
-  const { series, window } = props;
+  const { series } = props;
+  const window = shownWindow(series, props.window);
   const keys = [...props.keys, OTHER];
   const known = new Set(props.keys.map((k) => k.key));
   const bucketCount = Math.max(1, Math.round((window.to - window.from) / window.bucketMs));
@@ -103,7 +123,7 @@ export function StackedBars(props: {
               {key.label} {formatNumber(totals.get(key.key) ?? 0)}
             </span>
           ))}
-        {!series.complete && <span class="muted">(newest {formatNumber(window.cap)} only)</span>}
+        {!series.complete && <span class="muted">(newest {formatNumber(props.window.cap)} only)</span>}
       </figcaption>
     </figure>
   );

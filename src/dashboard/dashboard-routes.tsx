@@ -1,12 +1,15 @@
 import type { Context, Hono } from "hono";
 import type { FinalityConfig } from "../config/config-schema.js";
+import { BUILT_IN_PROVIDER } from "../config/parse-config.js";
 import { RUNS_PROVIDER } from "../core/run-model.js";
 import type { Finality } from "../engine/finality.js";
 import type { AppEnv } from "../http/app-env.js";
 import { Flash } from "./components.js";
+import { ConfigPage } from "./config-page.js";
 import { createDashboardAuth, type DashboardAuth } from "./dashboard-auth.js";
 import { addDashboardForms } from "./dashboard-forms.js";
 import { EffectsPage, loadEffects, parseEffectStatus, retryFlash } from "./effects-page.js";
+import { setupOf } from "./first-steps.js";
 import { JobPage, loadJobStory } from "./job-page.js";
 import { JobsFilters, JobsList, loadJobs, parseJobsFilter } from "./jobs-page.js";
 import { type PageOptions, renderPage } from "./layout.js";
@@ -14,6 +17,7 @@ import { FRAGMENT_HEADER } from "./live-refresh.js";
 import { loadOverview } from "./overview-data.js";
 import { OverviewPage } from "./overview-page.js";
 import { loadParked, MissingJobNote, ParkedPage } from "./parked-page.js";
+import type { ProviderActivity } from "./provider-activity.js";
 import { loadRuns, parseRunStatus, RunsFilters, RunsPage } from "./runs-page.js";
 
 export interface DashboardOptions {
@@ -21,6 +25,8 @@ export interface DashboardOptions {
   config: FinalityConfig;
   /** True when the service runs the runs API (runs then appear as jobs of provider `runs`). */
   runs: boolean;
+  /** Each provider's last webhook and poll; null where this process does not record them. */
+  activity?: ProviderActivity | null;
 }
 
 /** Paths the dashboard owns; none starts with /v1, /webhooks, /healthz, /readyz or /metrics. */
@@ -32,6 +38,7 @@ export const DASHBOARD_PATHS = [
   "/effects/*",
   "/runs",
   "/parked",
+  "/config",
   "/login",
   "/logout",
 ];
@@ -50,6 +57,7 @@ export function addDashboardRoutes(app: Hono<AppEnv>, options: DashboardOptions)
   const auth = createDashboardAuth(config.server.apiToken);
   const providers = [...Object.keys(config.providers), ...(options.runs ? [RUNS_PROVIDER] : [])];
   const now = () => finality.clock.now();
+  const setup = setupOf(config, BUILT_IN_PROVIDER);
 
   /** A GET page behind the sign-in: a browser without a session goes to the login form. */
   const page = (path: string, handler: (c: Context<AppEnv>) => Promise<Response>) =>
@@ -70,7 +78,7 @@ export function addDashboardRoutes(app: Hono<AppEnv>, options: DashboardOptions)
       title: "Overview",
       section: "overview",
       header: <Flash message={flash?.message ?? null} error={flash?.error} />,
-      live: <OverviewPage data={await loadOverview(store, now())} />,
+      live: <OverviewPage data={await loadOverview(store, now())} setup={setup} />,
     });
   });
 
@@ -166,6 +174,14 @@ export function addDashboardRoutes(app: Hono<AppEnv>, options: DashboardOptions)
       ),
     });
   });
+  page("/config", async (c) =>
+    renderPage(c, {
+      ...shell(c),
+      title: "Configuration",
+      section: "config",
+      live: <ConfigPage config={config} activity={options.activity ?? null} now={now()} />,
+    }),
+  );
 
   addDashboardForms(app, { finality, auth });
 }

@@ -5,9 +5,10 @@ export const DASHBOARD_CSS = `
 * { box-sizing: border-box; }
 body { margin: 0; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
 a { color: var(--accent); text-decoration: none; } a:hover { text-decoration: underline; }
-header.top { display: flex; align-items: center; gap: 24px; padding: 10px 24px; background: #1d2330; color: #fff; }
+header.top { display: flex; flex-wrap: wrap; align-items: center; gap: 8px 24px; padding: 10px 24px; background: #1d2330; color: #fff; }
 header.top .brand { font-weight: 700; letter-spacing: .02em; color: #fff; }
-header.top nav a { color: #c9d3e3; margin-right: 16px; padding: 4px 0; }
+header.top nav { display: flex; flex-wrap: wrap; gap: 4px 16px; }
+header.top nav a { color: #c9d3e3; padding: 4px 0; }
 header.top nav a.active { color: #fff; border-bottom: 2px solid #7aa2ff; }
 header.top .right { margin-left: auto; display: flex; align-items: center; gap: 12px; color: #c9d3e3; font-size: 12px; }
 header.top .right button { background: none; border: 1px solid #56607a; color: #c9d3e3; border-radius: 4px; padding: 2px 8px; cursor: pointer; }
@@ -17,13 +18,18 @@ h1 { font-size: 20px; margin: 0 0 16px; } h1 .mono { font-size: 18px; } h2 { fon
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px; }
 .card .label { color: var(--muted); font-size: 12px; } .card .value { font-size: 24px; font-weight: 600; margin-top: 4px; }
 .card.alert .value { color: var(--bad); } .card a.value { display: block; color: inherit; }
-.grid2 { display: grid; grid-template-columns: repeat(auto-fit, minmax(520px, 1fr)); gap: 16px; }
+/* min(): on a screen narrower than two columns, one column the screen's width, never wider. */
+.grid2 { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(520px, 100%), 1fr)); gap: 16px; }
+.grid2 > * { min-width: 0; }
 .panel { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 12px 16px; margin-top: 12px; overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; background: var(--card); }
 th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; font-size: 13px; }
 th { color: var(--muted); font-weight: 600; font-size: 12px; white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }
+/* Job ids and idempotency keys have no spaces; they break anywhere rather than widen the page.
+   Not every cell: "anywhere" also lets a table squeeze short words ("notif/y") to fit. */
+.mono, code, h1, dd, td a, td .small { overflow-wrap: anywhere; }
 pre { background: #f0f3f8; padding: 8px; border-radius: 6px; overflow-x: auto; max-height: 260px; margin: 0; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; background: #e8ecf2; color: #3b4454; white-space: nowrap; }
 .badge.pending { background: #eef1f6; color: #4a5568; } .badge.running { background: #e3ecff; color: #2446a8; }
@@ -45,7 +51,7 @@ button.secondary { background: #fff; color: var(--accent); }
 .flash { padding: 10px 14px; border-radius: 6px; margin-bottom: 14px; background: #e0f4e8; color: #185c35; border: 1px solid #b7e1c7; }
 .flash.error { background: #fde5e5; color: #8b1f1f; border-color: #f2b8b8; }
 .muted { color: var(--muted); } .small { font-size: 12px; }
-dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 0; }
+dl.facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 4px 16px; margin: 0; }
 dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; }
 .share { display: flex; height: 14px; border-radius: 7px; overflow: hidden; background: #e8ecf2; margin: 8px 0; }
 .legend { display: flex; flex-wrap: wrap; gap: 14px; font-size: 12px; color: var(--muted); margin-top: 6px; }
@@ -53,4 +59,25 @@ dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; }
 svg.chart { width: 100%; height: auto; display: block; }
 .login { max-width: 380px; margin: 80px auto; background: var(--card); border: 1px solid var(--line); border-radius: 10px; padding: 24px; }
 .login form { display: flex; flex-direction: column; gap: 12px; } .login input { width: 100%; }
+/* Narrow screens (a phone in portrait): tables become one card per row, each cell labelled with
+   its column's heading (data-label, set by the layout's script); the header wraps. */
+@media (max-width: 720px) {
+  header.top { padding: 8px 12px; gap: 6px 16px; }
+  header.top .right { margin-left: 0; }
+  main { padding: 12px 10px 32px; }
+  .panel { padding: 10px; }
+  table, tbody, tr, td { display: block; width: 100%; }
+  thead { display: none; }
+  tr { border: 1px solid var(--line); border-radius: 6px; margin-bottom: 8px; padding: 4px 0; background: var(--card); }
+  td { border: 0; padding: 3px 10px; position: relative; }
+  td.num { text-align: left; }
+  td, td * { overflow-wrap: anywhere; }
+  td[data-label] { padding-left: 120px; }
+  td[data-label]::before { content: attr(data-label); position: absolute; left: 10px; width: 104px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; color: var(--muted); font-size: 12px; font-family: system-ui, sans-serif; }
+  td:empty { display: none; }
+  dl.facts { grid-template-columns: minmax(0, 1fr); } dl.facts dd { margin-bottom: 6px; }
+  form.filters > * { flex: 1 1 140px; } form.filters input, form.filters select { width: 100%; }
+  pre { max-width: 100%; }
+  .cards { grid-template-columns: repeat(auto-fill, minmax(110px, 1fr)); }
+}
 `;

@@ -3,8 +3,9 @@ import { html, raw } from "hono/html";
 import type { Child } from "hono/jsx";
 import { DASHBOARD_CSS } from "./dashboard-style.js";
 import { FRAGMENT_HEADER, LIVE_REFRESH_SCRIPT } from "./live-refresh.js";
+import { TABLE_LABELS_SCRIPT } from "./table-labels.js";
 
-export type Section = "overview" | "jobs" | "effects" | "runs" | "parked";
+export type Section = "overview" | "jobs" | "effects" | "runs" | "parked" | "config";
 
 const SECTIONS: [Section, string, string][] = [
   ["overview", "/", "Overview"],
@@ -12,6 +13,7 @@ const SECTIONS: [Section, string, string][] = [
   ["effects", "/effects", "Effects"],
   ["runs", "/runs", "Runs"],
   ["parked", "/parked", "Parked"],
+  ["config", "/config", "Config"],
 ];
 
 export interface PageOptions {
@@ -131,6 +133,7 @@ function Layout(page: PageOptions) {
             {page.live}
           </div>
         </main>
+        <script>{raw(TABLE_LABELS_SCRIPT)}</script>
         {page.refreshMs !== null && <script>{raw(LIVE_REFRESH_SCRIPT)}</script>}
       </body>
     </html>

@@ -2,6 +2,7 @@ import type { Job } from "../core/model.js";
 import { type SeriesKey, StackedBars, totalsByKey } from "./charts.js";
 import { CountCard, JobTable } from "./components.js";
 import { EffectTable } from "./effect-table.js";
+import { FirstSteps, type Setup, UnsignedWarning } from "./first-steps.js";
 import { formatCount, formatShare, queryString } from "./format.js";
 import type { OverviewData } from "./overview-data.js";
 
@@ -25,13 +26,16 @@ export const WEBHOOK_OUTCOMES: SeriesKey[] = [
 ];
 
 /** The live part of the overview: counts, charts, and what needs attention. */
-export function OverviewPage(props: { data: OverviewData }) {
+export function OverviewPage(props: { data: OverviewData; setup?: Setup }) {
   const d = props.data;
+  const empty = d.states.every(({ count }) => count.count === 0);
   const settledTotals = totalsByKey(d.settlements, SETTLED_BY);
   const settledAll = [...settledTotals.values()].reduce((a, b) => a + b, 0);
   return (
     <>
       <h1>Overview</h1>
+      {props.setup && <UnsignedWarning setup={props.setup} />}
+      {props.setup && empty && <FirstSteps setup={props.setup} />}
       <div class="cards">
         <CountCard name="open" label="open jobs" count={d.open} href="/jobs?open=true" />
         <CountCard name="due" label="due for a poll now" count={d.due} />

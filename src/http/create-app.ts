@@ -3,6 +3,7 @@ import type { FinalityConfig } from "../config/config-schema.js";
 import { FinalityError } from "../core/errors.js";
 import { addDashboardRoutes } from "../dashboard/dashboard-routes.js";
 import { renderNotFoundPage, renderRefusalPage } from "../dashboard/layout.js";
+import type { ProviderActivity } from "../dashboard/provider-activity.js";
 import type { Finality } from "../engine/finality.js";
 import type { RunService } from "../runs/run-service.js";
 import type { WebhookReceiver } from "../webhooks/webhook-receiver.js";
@@ -47,6 +48,8 @@ interface AppBaseOptions {
   runs?: RunService;
   /** Who may call the worker routes; built from `config.workers.pools` when omitted. */
   authorizeWorker?: WorkerAuthorizer;
+  /** Each provider's last webhook and poll, for the dashboard's configuration page. */
+  activity?: ProviderActivity;
 }
 
 /**
@@ -95,7 +98,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   addParkedRoutes(app, finality);
   if (runs) addRunRoutes(app, { runs, metrics, bodyLimitBytes });
   addOpsRoutes(app, finality, metrics);
-  addDashboardRoutes(app, { finality, config, runs: runs !== undefined });
+  addDashboardRoutes(app, { finality, config, runs: runs !== undefined, activity: options.activity ?? null });
 
   // Registered after the real handlers: reached only by the methods those did not take.
   allowOnly(app, "/webhooks/:provider", "POST");

@@ -35,14 +35,14 @@ describe("the Workers deploy template", () => {
     );
   });
 
-  it("carries a configuration the ledger accepts once its secrets are set, and README names every secret", () => {
+  it("carries a configuration the ledger accepts once its secrets are set, and docs/cloudflare-workers.md names every secret", () => {
     const names = secretNames(wrangler.vars.FINALITY_CONFIG);
     expect(names.length).toBeGreaterThan(0);
     const secrets = Object.fromEntries(names.map((name) => [name, `whsec_${"A".repeat(32)}`]));
     const config = entry.configFromBindings({ FINALITY_CONFIG: wrangler.vars.FINALITY_CONFIG, ...secrets });
     expect(Object.keys(config.providers).sort()).toEqual(["openai", "replicate"]);
     expect(config.effects).toHaveLength(1);
-    const readme = read("README.md");
+    const readme = read("docs/cloudflare-workers.md");
     for (const name of names) expect(readme).toContain(`wrangler secret put ${name}`);
     // Without its secrets the configuration is refused, naming the missing one.
     expect(() => entry.configFromBindings({ FINALITY_CONFIG: wrangler.vars.FINALITY_CONFIG })).toThrow(
