@@ -1,4 +1,3 @@
-import type postgres from "postgres";
 import type { JobKey, Observation } from "../../core/model.js";
 import type { TerminalState } from "../../core/states.js";
 import { clampLimit, decodeCursor, encodeCursor } from "../json-column.js";
@@ -21,7 +20,8 @@ export type Query = <T = Record<string, unknown>>(
   values?: readonly unknown[],
 ) => Promise<T[] & { count: number }>;
 type Read = <T>(what: string, text: string, values?: readonly unknown[]) => Promise<T[] & { count: number }>;
-type Value = postgres.ParameterOrJSON<never>;
+/** A bound parameter: node-postgres sends each as text (JSON is cast with `::text::jsonb`). */
+type Value = unknown;
 
 interface TombstoneRow {
   provider: string;

@@ -1,4 +1,3 @@
-import type postgres from "postgres";
 import type { RunStoreTx } from "../run-store.js";
 import type { TxSql } from "./postgres-client.js";
 import { assignments, placeholders } from "./postgres-rows.js";
@@ -37,7 +36,8 @@ const SQL = {
                    ON CONFLICT (dedupe_key) DO NOTHING`,
 } as const;
 
-type Value = postgres.ParameterOrJSON<never>;
+/** A bound parameter: node-postgres sends each as text (JSON is cast with `::text::jsonb`). */
+type Value = unknown;
 
 /** The runs part of the PostgreSQL StoreTx, on the transaction's connection. */
 export function createPostgresRunTx(tx: TxSql): RunStoreTx {

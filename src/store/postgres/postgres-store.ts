@@ -1,4 +1,3 @@
-import type postgres from "postgres";
 import { type Clock, systemClock } from "../../core/clock.js";
 import { FinalityError } from "../../core/errors.js";
 import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
@@ -78,7 +77,8 @@ export interface PostgresStore extends Store {
   poolStats(): PoolStats;
 }
 
-type Value = postgres.ParameterOrJSON<never>;
+/** A bound parameter: node-postgres sends each as text (JSON is cast with `::text::jsonb`). */
+type Value = unknown;
 
 /**
  * The PostgreSQL store. Returns at once, like the SQLite one, so configuration code stays

@@ -1,4 +1,3 @@
-import type postgres from "postgres";
 import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
 import type { StoreTx } from "../store.js";
 import type { TxSql } from "./postgres-client.js";
@@ -40,7 +39,8 @@ const SQL = {
 } as const;
 
 // Our parameters are strings, numbers, booleans, Dates and null, all of which postgres.js serialises.
-type Value = postgres.ParameterOrJSON<never>;
+/** A bound parameter: node-postgres sends each as text (JSON is cast with `::text::jsonb`). */
+type Value = unknown;
 
 /** The StoreTx over one open READ COMMITTED transaction on one pooled connection. */
 export function createPostgresTx(tx: TxSql): StoreTx {
