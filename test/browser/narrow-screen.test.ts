@@ -39,6 +39,7 @@ function pages(): { name: string; path: string; route: string; docs?: boolean }[
     { name: "effects-dead", path: "/effects?status=dead", route: "/effects" },
     { name: "runs", path: "/runs", route: "/runs", docs: true },
     { name: "config", path: "/config", route: "/config", docs: true },
+    { name: "parked", path: "/parked", route: "/parked" },
   ];
 }
 
