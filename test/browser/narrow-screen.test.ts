@@ -1,6 +1,7 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DASHBOARD_PATHS } from "../../src/dashboard/dashboard-routes.js";
+import { SECRET } from "../http/helpers/webhooks.js";
 import { type Browser, openBrowser, publishScreenshot, screenshot } from "./helpers/chromium.js";
 import {
   eventually,
@@ -44,10 +45,19 @@ function pages(): { name: string; path: string; route: string; docs?: boolean }[
 }
 
 beforeAll(async () => {
-  ledger = await startLedger();
+  // `strict` takes webhooks only for registered jobs: one for an unregistered job is parked.
+  const generic = { type: "generic", webhook: { secrets: [SECRET] } };
+  ledger = await startLedger({
+    extraConfig: {
+      providers: { acme: generic, beta: generic, strict: { ...generic, unknownJobs: "registered-only" } },
+    },
+  });
   await seedJobs(ledger);
   await seedRuns(ledger);
   await webhook(ledger, "acme", { jobId: LONG_ID, state: "succeeded", seq: 1 });
+  const parked = await webhook(ledger, "strict", { jobId: LONG_ID, state: "succeeded", seq: 1 });
+  if (parked.outcome !== "parked")
+    throw new Error(`expected a parked observation: ${JSON.stringify(parked)}`);
   const answer = await fetch(
     `${ledger.service.url}/v1/jobs/acme/${encodeURIComponent(LONG_RESULT_ID)}/observations`,
     {
