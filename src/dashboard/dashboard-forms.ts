@@ -1,26 +1,41 @@
 import type { Context, Hono } from "hono";
+import type { ProviderConfig } from "../config/config-schema.js";
 import { FinalityError, isFinalityError } from "../core/errors.js";
 import { retryEffect } from "../engine/effect-admin.js";
 import type { Finality } from "../engine/finality.js";
 import type { AppEnv } from "../http/app-env.js";
 import { readBody } from "../http/read-body.js";
+import { signTestWebhook } from "../webhooks/test-webhook.js";
 import { type DashboardAuth, localPath } from "./dashboard-auth.js";
 import { renderLogin } from "./layout.js";
+import {
+  deliveredLocation,
+  parseTestWebhookForm,
+  TEST_WEBHOOK_PATH,
+  type TestWebhookNotice,
+} from "./test-webhook-form.js";
 
 /** Forms are a token or an id and a path: anything larger is not one of ours. */
 const FORM_LIMIT_BYTES = 16 * 1024;
 
 /**
- * The dashboard's form posts: sign in, sign out, retry an effect. Each answers with a redirect.
+ * The dashboard's form posts: sign in, sign out, retry an effect, send a test webhook. Each
+ * answers with a redirect, or with its page again when the input is refused.
  * A post from another site or origin, or (without a token) under a host name that is not
  * loopback, never reaches them: createApp's cross-site guard (http/cross-site-guard.ts) refuses
  * it first, as on every route but the webhooks and the health checks.
  */
 export function addDashboardForms(
   app: Hono<AppEnv>,
-  options: { finality: Finality; auth: DashboardAuth },
+  options: {
+    finality: Finality;
+    auth: DashboardAuth;
+    providers: Readonly<Record<string, ProviderConfig>>;
+    /** The configuration page with a test webhook's notice, at `status`. */
+    renderConfig: (c: Context<AppEnv>, notice: TestWebhookNotice, status: 200 | 400) => Promise<Response>;
+  },
 ): void {
-  const { finality, auth } = options;
+  const { finality, auth, providers } = options;
 
   app.get("/login", async (c) => {
     c.set("route", "/login");
@@ -69,6 +84,44 @@ export function addDashboardForms(
         return c.redirect(withFlash(back, "retry-error", error.code), 303);
       throw error;
     }
+  });
+
+  app.post(TEST_WEBHOOK_PATH, async (c) => {
+    c.set("route", TEST_WEBHOOK_PATH);
+    if (!(await auth.signedIn(c))) throw new FinalityError("unauthorized", "sign in to the dashboard first");
+    const request = parseTestWebhookForm(await readForm(c), providers);
+    if ("refused" in request) {
+      c.var.log.outcome = "test-webhook-refused";
+      return options.renderConfig(c, request, 400);
+    }
+    const signed = await signTestWebhook(request.provider, request.config, {
+      jobId: request.jobId,
+      state: request.state,
+      now: finality.clock.now(),
+      ...(request.result === undefined ? {} : { result: request.result }),
+    });
+    // Through the app's own webhook route, as a sender's request: the same verify → ingest,
+    // counted and logged as a webhook (and shown as the provider's last one).
+    const response = await app.request(signed.path, {
+      method: "POST",
+      headers: signed.headers,
+      body: signed.body,
+    });
+    const answer = (await response.json().catch(() => ({}))) as {
+      outcome?: string;
+      code?: string;
+      detail?: string;
+    };
+    if (response.status === 200 && typeof answer.outcome === "string")
+      return c.redirect(deliveredLocation(request.provider, answer.outcome, request.jobId), 303);
+    const notice: TestWebhookNotice = {
+      provider: request.provider,
+      status: response.status,
+      outcome: answer.code ?? "error",
+      jobId: request.jobId,
+      ...(answer.detail === undefined ? {} : { detail: answer.detail }),
+    };
+    return options.renderConfig(c, notice, 200);
   });
 }
 

@@ -19,6 +19,7 @@ import { OverviewPage } from "./overview-page.js";
 import { loadParked, MissingJobNote, ParkedPage } from "./parked-page.js";
 import type { ProviderActivity } from "./provider-activity.js";
 import { loadRuns, parseRunStatus, RunsFilters, RunsPage } from "./runs-page.js";
+import { deliveredNotice, TestWebhookForms, type TestWebhookNotice } from "./test-webhook-form.js";
 
 export interface DashboardOptions {
   finality: Finality;
@@ -39,6 +40,7 @@ export const DASHBOARD_PATHS = [
   "/runs",
   "/parked",
   "/config",
+  "/config/*",
   "/login",
   "/logout",
 ];
@@ -48,8 +50,8 @@ const DEFAULT_REFRESH_MS = 5000;
 /**
  * The dashboard: server-rendered pages over the same ledger as the API, behind the same token.
  * Reads only through bounded, indexed store queries (see store/overview-reads.ts), so every view
- * costs the same with a thousand jobs or a million. Its paths (/, /jobs, /effects, /runs, /login,
- * /logout) stay clear of /v1, /webhooks, /healthz, /readyz and /metrics.
+ * costs the same with a thousand jobs or a million. Its paths (/, /jobs, /effects, /runs, /parked,
+ * /config, /login, /logout) stay clear of /v1, /webhooks, /healthz, /readyz and /metrics.
  */
 export function addDashboardRoutes(app: Hono<AppEnv>, options: DashboardOptions): void {
   const { finality, config } = options;
@@ -174,16 +176,23 @@ export function addDashboardRoutes(app: Hono<AppEnv>, options: DashboardOptions)
       ),
     });
   });
-  page("/config", async (c) =>
+  const renderConfig = (c: Context<AppEnv>, notice: TestWebhookNotice | null, status: 200 | 400) =>
     renderPage(c, {
       ...shell(c),
       title: "Configuration",
       section: "config",
+      status,
       live: <ConfigPage config={config} activity={options.activity ?? null} now={now()} />,
-    }),
-  );
+      footer: <TestWebhookForms providers={config.providers} notice={notice} />,
+    });
+  page("/config", async (c) => renderConfig(c, deliveredNotice(c.req.query(), config.providers), 200));
 
-  addDashboardForms(app, { finality, auth });
+  addDashboardForms(app, {
+    finality,
+    auth,
+    providers: config.providers,
+    renderConfig: async (c, notice, status) => renderConfig(c, notice, status),
+  });
 }
 
 /** No session: the page asks for the login form; the refresh script gets a 401 and reloads. */

@@ -43,7 +43,7 @@ pre { background: #f0f3f8; padding: 8px; border-radius: 6px; overflow-x: auto; m
 .badge.src-worker { background: #e0f4e8; color: var(--ok); } .badge.src-lease { background: #efe5fb; color: #6b3fb3; }
 tr.ignored td { color: var(--muted); }
 form.filters { margin-bottom: 14px; display: flex; flex-wrap: wrap; gap: 10px; align-items: end; background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 12px; }
-form.filters label { display: flex; flex-direction: column; font-size: 12px; color: var(--muted); gap: 4px; }
+form.filters label, form.filters .field { display: flex; flex-direction: column; font-size: 12px; color: var(--muted); gap: 4px; }
 input, select { font: inherit; padding: 5px 8px; border: 1px solid #c5ccd8; border-radius: 5px; background: #fff; }
 button { white-space: nowrap; font: inherit; padding: 5px 12px; border-radius: 5px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
 button.secondary { background: #fff; color: var(--accent); }

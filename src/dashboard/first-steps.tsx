@@ -1,4 +1,4 @@
-import type { FinalityConfig } from "../config/config-schema.js";
+import type { FinalityConfig, ProviderConfig } from "../config/config-schema.js";
 
 /** What the overview needs to know about the set-up to tell a new user what to do. */
 export interface Setup {
@@ -12,15 +12,16 @@ export interface Setup {
 
 export function setupOf(config: FinalityConfig, builtInName: string): Setup {
   const entries = Object.entries(config.providers);
-  const unsigned = entries
-    .filter(([, provider]) => {
-      const webhook = provider.webhook as { secrets?: string[]; jwt?: unknown } | undefined;
-      return (webhook?.secrets?.length ?? 0) === 0 && webhook?.jwt === undefined;
-    })
-    .map(([name]) => name);
+  const unsigned = entries.filter(([, provider]) => !hasWebhookSecret(provider)).map(([name]) => name);
   const builtIn =
     entries.length === 1 && entries[0]?.[0] === builtInName && entries[0]?.[1].type === "generic";
   return { providers: entries.map(([name]) => name), unsigned, builtIn };
+}
+
+/** True when the instance can check a webhook: a secret, or Gemini's JWT keys. */
+export function hasWebhookSecret(provider: ProviderConfig): boolean {
+  const webhook = provider.webhook as { secrets?: string[]; jwt?: unknown } | undefined;
+  return (webhook?.secrets?.length ?? 0) > 0 || webhook?.jwt !== undefined;
 }
 
 /** Providers whose webhooks are refused because no secret is set: shown whether or not there are jobs. */

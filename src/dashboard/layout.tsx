@@ -27,7 +27,9 @@ export interface PageOptions {
   header?: Child;
   /** The live part: what a refresh replaces. */
   live: Child;
-  status?: 200 | 401 | 404 | 409;
+  /** Below the live part, never replaced by a refresh (forms). */
+  footer?: Child;
+  status?: 200 | 400 | 401 | 404 | 409;
 }
 
 /**
@@ -132,6 +134,7 @@ function Layout(page: PageOptions) {
           <div id="live" data-refresh-ms={page.refreshMs ?? undefined}>
             {page.live}
           </div>
+          {page.footer}
         </main>
         <script>{raw(TABLE_LABELS_SCRIPT)}</script>
         {page.refreshMs !== null && <script>{raw(LIVE_REFRESH_SCRIPT)}</script>}

@@ -35,6 +35,28 @@ export interface SignedTestWebhook {
   body: string;
 }
 
+/**
+ * Why no test webhook can be signed for this provider instance (its type's webhooks carry no
+ * state, it has no secret, or only public keys), or null when one can.
+ */
+export function testWebhookUnavailable(provider: string, config: ProviderConfig): string | null {
+  if (config.type !== "generic" && config.type !== "replicate")
+    return `provider "${provider}" is of type ${config.type}, whose webhooks only name the job: the service then fetches it from ${config.type}'s API, which a test webhook cannot stand in for (use a generic or replicate provider, or \`finality jobs observe\`)`;
+  if (config.webhook === undefined)
+    return `provider "${provider}" has no webhook secret: the service refuses its webhooks (add providers.${provider}.webhook.secrets)`;
+  const standard = config.type === "replicate" || config.webhook.scheme === "standard-webhooks";
+  if (signingSecretOf(config.webhook.secrets, standard) === undefined)
+    return `provider "${provider}" has only whpk_ public keys: they check v1a signatures but cannot make one`;
+  return null;
+}
+
+/** The states a test webhook of this provider instance can report (replicate has no "lost"). */
+export function testWebhookStates(config: ProviderConfig): readonly CanonicalState[] {
+  if (config.type !== "replicate") return CANONICAL_STATES;
+  const reported = new Set(Object.values(REPLICATE_PREDICTION_STATES));
+  return CANONICAL_STATES.filter((state) => reported.has(state));
+}
+
 export async function signTestWebhook(
   provider: string,
   config: ProviderConfig,
@@ -42,20 +64,22 @@ export async function signTestWebhook(
 ): Promise<SignedTestWebhook> {
   if (!CANONICAL_STATES.includes(input.state))
     throw refused(`unknown state "${input.state}": expected one of ${CANONICAL_STATES.join(", ")}`);
+  const unavailable = testWebhookUnavailable(provider, config);
+  if (unavailable !== null) throw refused(unavailable);
   const id = input.id ?? `msg_test_${input.now.toString(36)}_${Math.random().toString(36).slice(2, 10)}`;
   const timestampSeconds = Math.floor(input.now / 1000);
   const path = `/webhooks/${encodeURIComponent(provider)}`;
   const json = { "content-type": "application/json" };
 
   if (config.type === "generic") {
-    const webhook = config.webhook;
-    if (webhook === undefined) throw noSecret(provider);
+    // Checked by testWebhookUnavailable above.
+    const webhook = config.webhook as NonNullable<typeof config.webhook>;
     const body = JSON.stringify({
       jobId: input.jobId,
       state: input.state,
       ...(input.result === undefined ? {} : { result: input.result }),
     });
-    const secret = signingSecret(provider, webhook.secrets, webhook.scheme === "standard-webhooks");
+    const secret = signingSecret(webhook.secrets, webhook.scheme === "standard-webhooks");
     if (webhook.scheme === "standard-webhooks") {
       const headers = await signStandardWebhookWeb({ id, timestampSeconds, body, secret });
       return { path, headers: { ...json, ...headers }, body };
@@ -78,7 +102,7 @@ export async function signTestWebhook(
   }
 
   if (config.type === "replicate") {
-    if (config.webhook === undefined) throw noSecret(provider);
+    const webhook = config.webhook as NonNullable<typeof config.webhook>;
     const status = Object.entries(REPLICATE_PREDICTION_STATES).find(
       ([, state]) => state === input.state,
     )?.[0];
@@ -88,30 +112,23 @@ export async function signTestWebhook(
       status,
       ...(input.result === undefined ? {} : { output: input.result }),
     });
-    const secret = signingSecret(provider, config.webhook.secrets, true);
+    const secret = signingSecret(webhook.secrets, true);
     const headers = await signStandardWebhookWeb({ id, timestampSeconds, body, secret });
     return { path, headers: { ...json, ...headers }, body };
   }
 
-  throw refused(
-    `provider "${provider}" is of type ${config.type}, whose webhooks only name the job: the service then fetches it from ${config.type}'s API, which a test webhook cannot stand in for (use a generic or replicate provider, or \`finality jobs observe\`)`,
-  );
+  throw new Error(`unreachable: provider type ${config.type} passed testWebhookUnavailable`);
 }
 
 /** The first secret that can sign: a `whpk_` public key only checks (v1a), it cannot sign. */
-function signingSecret(provider: string, secrets: readonly string[], standard: boolean): string {
-  const secret = standard ? secrets.find((s) => !isPublicKeySecret(s)) : secrets[0];
-  if (secret === undefined)
-    throw refused(
-      `provider "${provider}" has only whpk_ public keys: they check v1a signatures but cannot make one`,
-    );
-  return secret;
+function signingSecretOf(secrets: readonly string[], standard: boolean): string | undefined {
+  return standard ? secrets.find((s) => !isPublicKeySecret(s)) : secrets[0];
 }
 
-function noSecret(provider: string): FinalityError {
-  return refused(
-    `provider "${provider}" has no webhook secret: the service refuses its webhooks (add providers.${provider}.webhook.secrets)`,
-  );
+function signingSecret(secrets: readonly string[], standard: boolean): string {
+  const secret = signingSecretOf(secrets, standard);
+  if (secret === undefined) throw new Error("unreachable: checked by testWebhookUnavailable");
+  return secret;
 }
 
 function refused(message: string): FinalityError {
