@@ -48,7 +48,8 @@ async function serve(name: string, server: Record<string, unknown>): Promise<[Se
 }
 
 beforeAll(async () => {
-  [service, dbPath] = await serve("token", { apiToken: TOKEN });
+  // A small body limit, under the form's own (16 KiB): the webhook route refuses a big result.
+  [service, dbPath] = await serve("token", { apiToken: TOKEN, bodyLimitBytes: 4096 });
   [open, openDbPath] = await serve("open", {});
 });
 
@@ -191,6 +192,17 @@ describe("the configuration page's test webhook form", () => {
     expect(sectionOf(await page(again.location ?? ""), "acme")).toContain(
       'data-notice="conflicting-terminal"',
     );
+  });
+
+  it("a webhook the route refuses shows its status and problem, and changes nothing", async () => {
+    const before = ledgerOf(dbPath);
+    const result = JSON.stringify({ blob: "x".repeat(6000) });
+    const answer = await send({ provider: "acme", jobId: "too-big", state: "succeeded", result });
+    expect(answer.status).toBe(200);
+    const section = sectionOf(answer.body, "acme");
+    expect(section).toContain('data-notice="payload-too-large"');
+    expect(section).toMatch(/: 413 <strong>payload-too-large<\/strong>/);
+    expect(ledgerOf(dbPath)).toBe(before);
   });
 
   it("refuses bad input with a clear message, keeps what was typed, and changes nothing", async () => {
