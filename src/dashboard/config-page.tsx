@@ -10,6 +10,9 @@ const GOOD_OUTCOMES = new Set([
   "duplicate",
   "stale",
   "lower-rank",
+  // Kept for a job not registered yet, or answered by a pruned job's tombstone: both as designed.
+  "parked",
+  "already-settled-pruned",
   "observed",
 ]);
 

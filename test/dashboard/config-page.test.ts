@@ -153,6 +153,21 @@ describe("the configuration page", () => {
     expect(rowOf(html, 'data-provider="openai"')).toContain("none since start");
   });
 
+  it("shows a parked or tombstoned webhook as taken, not as a problem", async () => {
+    const { get, metrics } = await app(CONFIG);
+    metrics.webhookReceived("acme", "parked");
+    metrics.webhookReceived("beta", "already-settled-pruned");
+    metrics.webhookReceived("openai", "signature-invalid");
+    const html = await get("/config");
+    expect(rowOf(html, 'data-provider="acme"')).toContain('<span class="badge applied">parked</span>');
+    expect(rowOf(html, 'data-provider="beta"')).toContain(
+      '<span class="badge applied">already-settled-pruned</span>',
+    );
+    expect(rowOf(html, 'data-provider="openai"')).toContain(
+      '<span class="badge failed">signature-invalid</span>',
+    );
+  });
+
   it("records only configured provider names (a webhook to any name cannot grow it)", () => {
     const activity = createProviderActivity(["acme"], () => 1);
     const metrics = activity.observe(noopMetrics);
