@@ -15,7 +15,7 @@ import {
   type TestWebhookNotice,
 } from "./test-webhook-form.js";
 
-/** Forms are a token or an id and a path: anything larger is not one of ours. */
+/** Forms are a token, an id and a path, or a test webhook's small result: anything larger is not ours. */
 const FORM_LIMIT_BYTES = 16 * 1024;
 
 /**
