@@ -1,3 +1,4 @@
+export { PROVIDER_TYPES, type ProviderType } from "./config/provider-config-schema.js";
 export { type Clock, manualClock, type Random, seededRandom, systemClock } from "./core/clock.js";
 export { type ErrorCode, FinalityError, isFinalityError } from "./core/errors.js";
 export type {
@@ -65,15 +66,16 @@ export {
 export { createOpenAIAdapter } from "./providers/openai/openai-adapter.js";
 export type { AdapterDeps, ProviderAdapter } from "./providers/provider-adapter.js";
 export { createProviderAdapter } from "./providers/provider-adapters.js";
-export { PROVIDER_TYPES, type ProviderType } from "./providers/provider-config-schema.js";
 export {
   type AuthFailure,
   createProviderHealth,
   type ProviderHealth,
   providerHealth,
 } from "./providers/provider-health.js";
+export { webhookReceiversFromConfig } from "./providers/provider-registry.js";
 export { createReplicateAdapter } from "./providers/replicate/replicate-adapter.js";
 export { mapState, type StateTable } from "./providers/state-map.js";
+export { createWebhookReceivers } from "./providers/webhook-receivers.js";
 export {
   decideLeaseExpiry,
   LEASE_EXPIRY_OUTCOMES,
@@ -102,7 +104,6 @@ export { createSqliteStore, type SqliteStoreOptions } from "./store/sqlite/sqlit
 export type { EffectQuery, JobQuery, Page, Store, StoreTx } from "./store/store.js";
 export { createHmacHeaderVerifier } from "./webhooks/hmac-signature.js";
 export { createJwtVerifier } from "./webhooks/jwt-signature.js";
-export { webhookReceiversFromConfig } from "./webhooks/receivers-from-config.js";
 export {
   createStandardWebhookVerifier,
   type ReceivedWebhookHeaders,
@@ -113,5 +114,4 @@ export { createStripeSignatureVerifier } from "./webhooks/stripe-signature.js";
 export type { WebhookSignatureConfig, WebhookVerifiers } from "./webhooks/verifiers.js";
 export { signStandardWebhookWeb, webVerifiers } from "./webhooks/web-verifiers.js";
 export type { WebhookParseContext, WebhookReceiver } from "./webhooks/webhook-receiver.js";
-export { createWebhookReceivers } from "./webhooks/webhook-receivers.js";
 export { createWebhookVerifier, nodeVerifiers } from "./webhooks/webhook-verifier.js";

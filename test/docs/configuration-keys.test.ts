@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { configSchema } from "../../src/config/config-schema.js";
-import { providerSchema } from "../../src/providers/provider-config-schema.js";
+import { providerSchema } from "../../src/config/provider-config-schema.js";
 import { proseOf, ROOT, read } from "./markdown.js";
 import { uniqueSchemaKeys } from "./schema-keys.js";
 
