@@ -3,7 +3,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
 // The dependency rule of docs/architecture.md, checked on every relative import under src/:
-// `core ← config ← store ← engine/runs ← webhooks/providers ← http/dashboard ← host ← cli/cloudflare`.
+// `core ← config ← store ← engine/runs ← webhooks/providers ← http/dashboard ← host ← cli/cloudflare/exports`.
 // Folders on one tier may import each other (but not in a cycle, see below); a folder may never
 // import from a tier above it.
 
@@ -15,7 +15,7 @@ const TIERS = [
   ["webhooks", "providers"],
   ["http", "dashboard"],
   ["host"],
-  ["cli", "cloudflare"],
+  ["cli", "cloudflare", "exports"],
 ];
 const tierOf = new Map(TIERS.flatMap((folders, tier) => folders.map((folder) => [folder, tier] as const)));
 
