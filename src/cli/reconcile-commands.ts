@@ -149,7 +149,7 @@ function countingSweeps(runs: RunService, counts: Partial<SweepCounts>): RunServ
 
 /**
  * The reconciler reports every poll that did not observe a state as a "reconcile poll" warning
- * (see background-loop.ts); counting those gives the outcome of each poll. Other warnings and
+ * (see host/node/background-loop.ts); counting those gives the outcome of each poll. Other warnings and
  * errors go to stderr.
  */
 function createPollTally() {

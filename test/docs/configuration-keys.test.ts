@@ -39,7 +39,7 @@ describe("docs/configuration.md", () => {
     const missing = providerKeys.filter((key) => !documented.has(key));
     expect(
       missing,
-      `keys in src/providers/provider-config-schema.ts with no row in docs/configuration.md: ${missing.join(", ")}`,
+      `keys in src/config/provider-config-schema.ts with no row in docs/configuration.md: ${missing.join(", ")}`,
     ).toEqual([]);
   });
 
