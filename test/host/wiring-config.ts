@@ -100,7 +100,7 @@ export const ELSEWHERE: Record<string, { test: string } | { unchecked: string }>
   // The Worker's cron and alarm budgets: read by src/cloudflare/ledger-object.ts, not the Node host.
   "cloudflare.pollsPerRun": { test: "test/cloudflare/worker-cron-effects.test.ts" },
   "cloudflare.effectsPerRun": { unchecked: "no Worker test sets it yet (issue 23 follow-up)" },
-  "cloudflare.pruneBatch": { unchecked: "no Worker test sets it yet (issue 23 follow-up)" },
+  "cloudflare.pruneBatch": { test: "test/cloudflare/worker-budgets.test.ts" },
   $schema: { unchecked: "an editor's hint, ignored by design" },
 };
 
