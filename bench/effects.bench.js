@@ -10,7 +10,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createDispatcher, createFinality } from "../dist/index.js";
+import { createFinality } from "../dist/exports/sqlite.js";
+import { createDispatcher } from "../dist/index.js";
 import { startServer } from "./lib/processes.js";
 import { fmt, percentile } from "./lib/stats.js";
 

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { createFinality } from "../dist/index.js";
+import { createFinality } from "../dist/exports/sqlite.js";
 import { fmt, median } from "./lib/stats.js";
 
 const JOBS = Number(process.env.BENCH_METRICS_JOBS ?? 1_000_000);

@@ -14,7 +14,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { DEFAULT_RETENTION, pruneOnce } from "../dist/engine/retention.js";
-import { createFinality, manualClock } from "../dist/index.js";
+import { createFinality } from "../dist/exports/sqlite.js";
+import { manualClock } from "../dist/index.js";
 import { fmt, percentile } from "./lib/stats.js";
 
 const OLD_JOBS = Number(process.env.BENCH_PRUNE_JOBS ?? 100_000);

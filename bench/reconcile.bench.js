@@ -12,7 +12,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { createFinality, createGenericPoller, createReconciler, manualClock } from "../dist/index.js";
+import { createFinality } from "../dist/exports/sqlite.js";
+import { createGenericPoller, createReconciler, manualClock } from "../dist/index.js";
 import { FakeProvider } from "../dist/testing/fake-provider.js";
 import { fmt, median } from "./lib/stats.js";
 

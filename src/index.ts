@@ -1,3 +1,5 @@
+export { PROVIDER_TYPES, type ProviderType } from "./config/provider-config-schema.js";
+// The `finality` entry: the engine, the providers and the webhook schemes, and their types.
 export { type Clock, manualClock, type Random, seededRandom, systemClock } from "./core/clock.js";
 export { type ErrorCode, FinalityError, isFinalityError } from "./core/errors.js";
 export type {
@@ -30,7 +32,6 @@ export {
   type Source,
   TERMINAL_STATES,
 } from "./core/states.js";
-export { createFinality } from "./engine/create-finality.js";
 export { DeliveryError } from "./engine/delivery-error.js";
 export { createDispatcher, type Dispatcher, type DispatcherOptions } from "./engine/dispatcher.js";
 export { replayEffects, retryEffect } from "./engine/effect-admin.js";
@@ -54,6 +55,8 @@ export {
   type RetentionLoop,
   type RetentionWindows,
 } from "./engine/retention.js";
+// The webhook schemes and the provider registry, also the `finality/webhooks` entry.
+export * from "./exports/webhooks.js";
 export { createAnthropicAdapter } from "./providers/anthropic/anthropic-adapter.js";
 export { createGeminiAdapter } from "./providers/gemini/gemini-adapter.js";
 export { createGenericAdapter } from "./providers/generic/generic-adapter.js";
@@ -65,7 +68,6 @@ export {
 export { createOpenAIAdapter } from "./providers/openai/openai-adapter.js";
 export type { AdapterDeps, ProviderAdapter } from "./providers/provider-adapter.js";
 export { createProviderAdapter } from "./providers/provider-adapters.js";
-export { PROVIDER_TYPES, type ProviderType } from "./providers/provider-config-schema.js";
 export {
   type AuthFailure,
   createProviderHealth,
@@ -91,27 +93,9 @@ export {
 export type { RunRetryPolicy } from "./runs/run-transitions.js";
 export type { WorkerEvent, WorkerEventType } from "./runs/worker-event.js";
 export type { PruneTarget } from "./store/housekeeping-store.js";
-export {
-  createPostgresStore,
-  openPostgresStore,
-  type PostgresStore,
-  type PostgresStoreOptions,
-} from "./store/postgres/postgres-store.js";
+// The stores are entries of their own (`finality/sqlite`, `finality/postgres`): importing
+// `finality` loads no database driver. Their types stay here, erased at run time.
+export type { PostgresStore, PostgresStoreOptions } from "./store/postgres/postgres-store.js";
 export type { DueLease, RunPage, RunQuery, RunStore, RunStoreTx } from "./store/run-store.js";
-export { createSqliteStore, type SqliteStoreOptions } from "./store/sqlite/sqlite-store.js";
+export type { SqliteStoreOptions } from "./store/sqlite/sqlite-store.js";
 export type { EffectQuery, JobQuery, Page, Store, StoreTx } from "./store/store.js";
-export { createHmacHeaderVerifier } from "./webhooks/hmac-signature.js";
-export { createJwtVerifier } from "./webhooks/jwt-signature.js";
-export { webhookReceiversFromConfig } from "./webhooks/receivers-from-config.js";
-export {
-  createStandardWebhookVerifier,
-  type ReceivedWebhookHeaders,
-  signStandardWebhook,
-  type VerifiedWebhook,
-} from "./webhooks/standard-webhooks.js";
-export { createStripeSignatureVerifier } from "./webhooks/stripe-signature.js";
-export type { WebhookSignatureConfig, WebhookVerifiers } from "./webhooks/verifiers.js";
-export { signStandardWebhookWeb, webVerifiers } from "./webhooks/web-verifiers.js";
-export type { WebhookParseContext, WebhookReceiver } from "./webhooks/webhook-receiver.js";
-export { createWebhookReceivers } from "./webhooks/webhook-receivers.js";
-export { createWebhookVerifier, nodeVerifiers } from "./webhooks/webhook-verifier.js";

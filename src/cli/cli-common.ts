@@ -2,7 +2,7 @@ import { type Command, CommanderError, InvalidArgumentError } from "commander";
 import type { FinalityConfig } from "../config/config-schema.js";
 import { loadConfig } from "../config/load-config.js";
 import type { Finality } from "../engine/finality.js";
-import { finalityFromConfig, requireExistingDatabase } from "./finality-from-config.js";
+import { finalityFromConfig, requireExistingDatabase } from "../host/node/finality-from-config.js";
 
 /**
  * What every command shares: the same configuration as `serve` (`--config`, FINALITY_CONFIG

@@ -4,10 +4,11 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { serve } from "../host/node/serve.js";
 import { FakeProvider } from "../testing/fake-provider.js";
 import { createTraffic, type Traffic, webhookTally } from "./demo-traffic.js";
 import { startDemoWorkers } from "./demo-workers.js";
-import { serve } from "./serve.js";
+import { cliPrettyLog } from "./pretty-log.js";
 
 export interface DemoOptions {
   port: number;
@@ -62,7 +63,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       2,
     ),
   );
-  const service = await serve({ configFile, flags: {}, env: {} });
+  const service = await serve({ configFile, flags: {}, env: {}, prettyLog: cliPrettyLog() });
 
   const downFrom = started + options.downAfterSeconds * 1000;
   const downUntil = downFrom + options.downForSeconds * 1000;

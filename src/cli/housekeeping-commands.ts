@@ -2,9 +2,9 @@ import type { Environment } from "../config/env-overrides.js";
 import { type ConfigFlags, loadConfig } from "../config/load-config.js";
 import { FinalityError } from "../core/errors.js";
 import { type PruneCounts, pruneOnce } from "../engine/retention.js";
+import { openStore, requireExistingDatabase } from "../host/node/finality-from-config.js";
 import { PRUNE_TARGETS, type PruneTarget } from "../store/housekeeping-store.js";
 import { backupSqlite, checkSqliteBackup, restoreSqlite } from "../store/sqlite/sqlite-backup.js";
-import { openStore, requireExistingDatabase } from "./finality-from-config.js";
 
 interface CommandOptions {
   configFile?: string | undefined;

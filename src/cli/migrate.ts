@@ -1,6 +1,6 @@
 import type { Environment } from "../config/env-overrides.js";
 import { type ConfigFlags, loadConfig } from "../config/load-config.js";
-import { openStore } from "./finality-from-config.js";
+import { openStore } from "../host/node/finality-from-config.js";
 
 /** `finality migrate`: applies pending migrations (serve also does this at start) and says so. */
 export async function migrate(options: {

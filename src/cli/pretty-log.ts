@@ -1,10 +1,16 @@
-import { type Style, styleFor } from "./cli-output.js";
+import type { PrettyLog } from "../host/node/serve.js";
+import { isInteractive, type Style, styleFor } from "./cli-output.js";
+
+/** What the Node host logs to: readable lines on a terminal (for `log.format` "auto"), as `serve` asks. */
+export function cliPrettyLog(): PrettyLog {
+  return { interactive: isInteractive(process.stdout), stream: () => prettyLogStream() };
+}
 
 /**
  * Readable log lines for a person at a terminal, in place of pino's JSON: what pino-pretty would
  * print, without its dozen dependencies in every install.
  * `09:48:12.345 INFO  listening url=http://127.0.0.1:8787 providers=["generic"]`
- * Used only when stdout is a terminal (see serve.ts); a pipe or a file gets the JSON lines.
+ * Used only when stdout is a terminal (see host/node/serve.ts); a pipe or a file gets the JSON lines.
  */
 export function prettyLogStream(
   out: { write(text: string): unknown } = process.stdout,

@@ -2,13 +2,12 @@ import type { Command } from "commander";
 import type { FinalityConfig } from "../config/config-schema.js";
 import { RUNS_PROVIDER } from "../core/run-model.js";
 import type { Finality } from "../engine/finality.js";
-import { reconcilerFromConfig } from "../host/from-config.js";
+import { reconcilerOnNode } from "../host/node/finality-from-config.js";
 import type { Logger } from "../http/request-log.js";
 import type { SweepCounts } from "../runs/lease-sweep.js";
 import { createRunService, type RunService } from "../runs/run-service.js";
 import { runServiceOptionsFrom } from "../runs/run-service-config.js";
 import { sweepUntilDone } from "../runs/sweep-once.js";
-import { nodeVerifiers } from "../webhooks/webhook-verifier.js";
 import {
   examples,
   type JsonOption,
@@ -41,10 +40,7 @@ polled twice at once.\n`,
       const result = await withLedger(options, async (finality, config) => {
         const started = Date.now();
         const tally = createPollTally();
-        const reconciler = reconcilerFromConfig(finality, config, {
-          logger: tally.logger,
-          verifiers: nodeVerifiers,
-        });
+        const reconciler = reconcilerOnNode(finality, config, tally.logger);
         const due = await finality.store.countJobs({ of: "due", now: finality.clock.now() }, DUE_COUNT_CAP);
         const bar = options.json ? null : progressBar("polling", due.count);
         const now = finality.clock.now();
@@ -153,7 +149,7 @@ function countingSweeps(runs: RunService, counts: Partial<SweepCounts>): RunServ
 
 /**
  * The reconciler reports every poll that did not observe a state as a "reconcile poll" warning
- * (see background-loop.ts); counting those gives the outcome of each poll. Other warnings and
+ * (see host/node/background-loop.ts); counting those gives the outcome of each poll. Other warnings and
  * errors go to stderr.
  */
 function createPollTally() {

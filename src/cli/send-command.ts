@@ -3,7 +3,7 @@ import { loadConfig } from "../config/load-config.js";
 import { FinalityError } from "../core/errors.js";
 import { CANONICAL_STATES, type CanonicalState } from "../core/states.js";
 import { errorCode } from "../engine/poller.js";
-import { signTestWebhook } from "../webhooks/test-webhook.js";
+import { signTestWebhook } from "../providers/test-webhook.js";
 import { examples, type JsonOption, jsonArgument, usageError, withJsonOption } from "./cli-common.js";
 import { printJson, styleFor } from "./cli-output.js";
 

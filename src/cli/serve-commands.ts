@@ -1,8 +1,9 @@
 import type { Command } from "commander";
 import type { ConfigFlags } from "../config/load-config.js";
+import { serve } from "../host/node/serve.js";
 import { examples, type StoreOptions, withStoreOptions } from "./cli-common.js";
 import { migrate } from "./migrate.js";
-import { serve } from "./serve.js";
+import { cliPrettyLog } from "./pretty-log.js";
 
 interface ServeOptions extends StoreOptions {
   port?: number;
@@ -45,7 +46,12 @@ export function addServeCommands(program: Command, exit: ExitHandlers): void {
       process.once("SIGTERM", onSignal);
       process.once("SIGINT", onSignal);
 
-      const service = await serve({ configFile: options.config, flags: flagsOf(options), env: process.env });
+      const service = await serve({
+        configFile: options.config,
+        flags: flagsOf(options),
+        env: process.env,
+        prettyLog: cliPrettyLog(),
+      });
       stopService = () => {
         service.stop().then(
           () => process.exit(0),

@@ -1,18 +1,8 @@
-import type { FinalityConfig } from "../config/config-schema.js";
-import { FinalityError, toError } from "../core/errors.js";
-import type { Dispatcher } from "../engine/dispatcher.js";
-import { type Finality, finalityOn } from "../engine/finality.js";
-import type { Reconciler } from "../engine/reconciler.js";
+import { toError } from "../core/errors.js";
 import { type PruneCounts, pruneOnce } from "../engine/retention.js";
-import { dispatcherFromConfig, ledgerOptionsFromConfig, reconcilerFromConfig } from "../host/from-config.js";
-import { createApp } from "../http/create-app.js";
+import { type WorkersLedger, workersLedgerFromConfig } from "../host/workers/ledger-from-config.js";
 import { problemResponse, toProblem } from "../http/problem.js";
-import type { Logger } from "../http/request-log.js";
-import { providerHealth } from "../providers/provider-health.js";
-import { webhookReceiversFromConfig } from "../webhooks/receivers-from-config.js";
-import { webVerifiers } from "../webhooks/web-verifiers.js";
 import type { DurableObjectState } from "./cloudflare-types.js";
-import { consoleLogger } from "./console-logger.js";
 import { createDurableObjectStore, nextEffectDueAt } from "./durable-object-store.js";
 import { configFromBindings } from "./worker-config.js";
 
@@ -25,15 +15,6 @@ export interface TickSummary {
   pruned: PruneCounts;
 }
 
-interface Ledger {
-  config: FinalityConfig;
-  finality: Finality;
-  app: { fetch(request: Request): Response | Promise<Response> };
-  reconciler: Reconciler;
-  dispatcher: Dispatcher | null;
-  logger: Logger;
-}
-
 /**
  * The ledger as a Durable Object: one object holds the SQLite ledger and runs the same Hono app as
  * `finality serve` on it, so every webhook and API call is answered by the single writer that
@@ -43,7 +24,7 @@ interface Ledger {
  */
 export class FinalityLedger {
   readonly #ctx: DurableObjectState;
-  readonly #ledger: Ledger | null = null;
+  readonly #ledger: WorkersLedger | null = null;
   readonly #failure: unknown = null;
   /** The time this object last set its alarm for (null after an eviction: nothing to compare). */
   #alarmAt: number | null = null;
@@ -106,30 +87,10 @@ export class FinalityLedger {
     return summary;
   }
 
-  #open(env: Readonly<Record<string, unknown>>): Ledger {
-    const config = configFromBindings(env);
-    // A Worker is on the internet: without a token anyone could register jobs and read results.
-    // (`finality serve` makes the same refusal for any address but loopback.)
-    if (config.server.apiToken === undefined)
-      throw new FinalityError(
-        "invalid-config",
-        "config error: server.apiToken: a Worker is reachable from the internet; set the FINALITY_API_TOKEN secret (npx wrangler secret put FINALITY_API_TOKEN)",
-        { details: { field: "server.apiToken" } },
-      );
-    const logger = consoleLogger(config.log.level);
+  /** The Workers host on this object's own SQLite database. */
+  #open(env: Readonly<Record<string, unknown>>): WorkersLedger {
     const store = createDurableObjectStore(this.#ctx.storage);
-    const finality = finalityOn({ store, ...ledgerOptionsFromConfig(config) });
-    const receivers = webhookReceiversFromConfig(config.providers, {
-      now: () => finality.clock.now(),
-      health: providerHealth,
-      verifiers: webVerifiers,
-    });
-    const app = createApp({ finality, config, logger, receivers });
-    const reconciler = reconcilerFromConfig(finality, config, { logger, verifiers: webVerifiers });
-    const deliver = config.effects.length > 0 && config.effectDelivery.enabled;
-    const dispatcher = deliver ? dispatcherFromConfig(finality, config, { logger }) : null;
-    if (dispatcher) finality.onEffectsEnqueued(() => void this.#wakeAt(Date.now()));
-    return { config, finality, app, reconciler, dispatcher, logger };
+    return workersLedgerFromConfig(configFromBindings(env), store, () => void this.#wakeAt(Date.now()));
   }
 
   async #deliverEffects(): Promise<number> {

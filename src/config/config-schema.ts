@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { providerNameSchema } from "../core/validation.js";
-import { PROVIDER_TYPES, type ProviderType, providerSchema } from "../providers/provider-config-schema.js";
+import { PROVIDER_TYPES, type ProviderType, providerSchema } from "./provider-config-schema.js";
 
 export { PROVIDER_TYPES, type ProviderType };
 

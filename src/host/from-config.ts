@@ -11,12 +11,10 @@ import {
 import { createReconciler, type ProviderReconcileOptions, type Reconciler } from "../engine/reconciler.js";
 import type { Logger } from "../http/request-log.js";
 import type { ServiceMetrics } from "../http/service-metrics.js";
-import { createProviderAdapter } from "../providers/provider-adapters.js";
-import { type ProviderHealth, providerHealth } from "../providers/provider-health.js";
-import type { WebhookVerifiers } from "../webhooks/verifiers.js";
+import type { ProviderRegistry } from "../providers/provider-registry.js";
 
-// The engine's parts as the configuration describes them, for every host: `finality serve`
-// (src/cli) and the Workers entry (src/cloudflare). Nothing here is Node-only.
+// The engine's parts as the configuration describes them, for every host: the Node host
+// (host/node, `finality serve`) and the Workers host (host/workers). Nothing here is Node-only.
 
 /** Each provider instance's ledger policy, and the effect definitions. */
 export function ledgerOptionsFromConfig(config: FinalityConfig): {
@@ -94,20 +92,21 @@ export function dispatcherFromConfig(
 
 /**
  * The reconciler the configuration describes: one lane per provider instance, polling with that
- * instance's adapter. A provider that refuses the API key is logged once (until it accepts it again).
+ * instance's poller from the registry (the adapters the webhook receivers come from). A provider
+ * that refuses the API key is logged once (until it accepts it again).
  */
 export function reconcilerFromConfig(
   finality: Finality,
   config: FinalityConfig,
-  context: { logger: Logger; verifiers: WebhookVerifiers; health?: ProviderHealth; metrics?: ServiceMetrics },
+  context: { logger: Logger; providers: ProviderRegistry; metrics?: ServiceMetrics },
 ): Reconciler {
   const { logger, metrics } = context;
-  const health = context.health ?? providerHealth;
+  const { health } = context.providers;
   const providers: Record<string, ProviderReconcileOptions> = {};
-  const deps = { now: () => finality.clock.now(), health, verifiers: context.verifiers };
   for (const [name, provider] of Object.entries(config.providers)) {
     const reconcile = { ...config.reconcile, ...provider.reconcile };
-    const adapter = createProviderAdapter(name, provider, deps);
+    const polling = context.providers.pollers.get(name);
+    if (polling === undefined) throw new Error(`the provider registry has no provider "${name}"`);
     const { ratePerSecond } = reconcile;
     providers[name] = {
       minMs: reconcile.minIntervalSeconds * 1000,
@@ -122,8 +121,8 @@ export function reconcilerFromConfig(
               burst: reconcile.burst ?? Math.max(1, Math.ceil(ratePerSecond)),
             },
           }),
-      ...(adapter.poller ? { poller: adapter.poller } : {}),
-      ...(adapter.pollTimeoutMs ? { timeoutMs: adapter.pollTimeoutMs } : {}),
+      ...(polling.poller ? { poller: polling.poller } : {}),
+      ...(polling.timeoutMs ? { timeoutMs: polling.timeoutMs } : {}),
     };
   }
   // Runs have no status to poll: their lane only flags a run still open after `stuckAfterSeconds`

@@ -3,17 +3,19 @@ import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
 // The dependency rule of docs/architecture.md, checked on every relative import under src/:
-// `core ← store ← engine/runs ← webhooks/providers ← http/dashboard ← host ← cli/cloudflare`.
-// Folders on one tier may import each other; a folder may never import from a tier above it.
+// `core ← config ← store ← engine/runs ← webhooks/providers ← http/dashboard ← host ← cli/cloudflare/exports`.
+// Folders on one tier may import each other (but not in a cycle, see below); a folder may never
+// import from a tier above it.
 
 const TIERS = [
   ["core"],
+  ["config"],
   ["store"],
   ["engine", "runs"],
   ["webhooks", "providers"],
   ["http", "dashboard"],
   ["host"],
-  ["cli", "cloudflare"],
+  ["cli", "cloudflare", "exports"],
 ];
 const tierOf = new Map(TIERS.flatMap((folders, tier) => folders.map((folder) => [folder, tier] as const)));
 
@@ -23,6 +25,13 @@ const EXPLAINED = new Set([
   "engine/http-effect-target.ts -> webhooks/signature-common.ts",
   "engine/http-effect-target.ts -> webhooks/web-standard-webhooks.ts",
 ]);
+
+/**
+ * Folder cycles that are known and not yet undone: `http/create-app.ts` mounts the dashboard's
+ * routes and pages, and the dashboard reads requests with `http/`'s body reader, bearer check and
+ * `AppEnv`. A new cycle fails the test; one that goes must leave this list.
+ */
+const KNOWN_FOLDER_CYCLES = [["dashboard", "http"]];
 
 const SRC = resolve(import.meta.dirname, "../../src");
 
@@ -49,6 +58,54 @@ function relativeImports(file: string): string[] {
 const files = sourceFiles(SRC);
 const folderOf = (path: string) => path.split("/")[0] as string;
 
+/** The folders under src/ and, for each, the folders its files import (type-only imports too). */
+function folderGraph(): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  for (const file of files) {
+    const from = folderOf(relative(SRC, file));
+    if (!from.includes(".")) {
+      const edges = graph.get(from) ?? new Set<string>();
+      graph.set(from, edges);
+      for (const target of relativeImports(file)) {
+        const to = folderOf(target);
+        if (to !== from && !to.includes(".")) edges.add(to);
+      }
+    }
+  }
+  return graph;
+}
+
+/** Each group of two or more folders that import one another round a cycle (Tarjan's SCCs). */
+function folderCycles(graph: Map<string, Set<string>>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const cycles: string[][] = [];
+  const visit = (folder: string) => {
+    index.set(folder, index.size);
+    low.set(folder, index.get(folder) as number);
+    stack.push(folder);
+    for (const next of graph.get(folder) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(folder, Math.min(low.get(folder) as number, low.get(next) as number));
+      } else if (stack.includes(next)) {
+        low.set(folder, Math.min(low.get(folder) as number, index.get(next) as number));
+      }
+    }
+    if (low.get(folder) !== index.get(folder)) return;
+    const group: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop() as string;
+      group.push(member);
+    } while (member !== folder);
+    if (group.length > 1) cycles.push(group.sort());
+  };
+  for (const folder of graph.keys()) if (!index.has(folder)) visit(folder);
+  return cycles;
+}
+
 describe("the dependency rule", () => {
   it("finds the source files and their imports (the check below is not vacuous)", () => {
     expect(files.length).toBeGreaterThan(100);
@@ -70,6 +127,26 @@ describe("the dependency rule", () => {
     expect(upward.filter((edge) => !EXPLAINED.has(edge))).toEqual([]);
     // An exception that no longer exists should leave the list.
     expect([...EXPLAINED].filter((edge) => !upward.includes(edge))).toEqual([]);
+  });
+
+  it("no folders under src/ import one another round a cycle", () => {
+    const graph = folderGraph();
+    expect(graph.get("host")).toContain("config");
+    expect(folderCycles(graph)).toEqual(KNOWN_FOLDER_CYCLES);
+  });
+
+  it("the cycle check finds a cycle where there is one", () => {
+    const graph = new Map([
+      ["a", new Set(["b"])],
+      ["b", new Set(["c"])],
+      ["c", new Set(["a"])],
+      ["d", new Set(["a"])],
+    ]);
+    expect(folderCycles(graph)).toEqual([["a", "b", "c"]]);
+    // The real graph with the config → providers edge it had (the provider schema) put back.
+    const real = folderGraph();
+    real.get("config")?.add("providers");
+    expect(folderCycles(real)).toContainEqual(["config", "providers"]);
   });
 
   it("keeps core free of node:* imports and of the system clock outside clock.ts", () => {

@@ -1,11 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { type BackgroundLoop, createBackgroundLoops } from "../../src/cli/background-loop.js";
 import { parseConfig } from "../../src/config/parse-config.js";
 import { manualClock } from "../../src/core/clock.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import type { Finality } from "../../src/engine/finality.js";
 import { ledgerOptionsFromConfig } from "../../src/host/from-config.js";
+import { type BackgroundLoop, createBackgroundLoops } from "../../src/host/node/background-loop.js";
 import type { Logger } from "../../src/http/request-log.js";
+import { createNodeProviders } from "../../src/providers/webhook-receivers.js";
 import { signStandardWebhook } from "../../src/webhooks/standard-webhooks.js";
 import { signStandardWebhookWeb } from "../../src/webhooks/web-standard-webhooks.js";
 import { EffectReceiver } from "../helpers/receiver.js";
@@ -43,7 +44,7 @@ interface Warned {
 }
 
 /**
- * `finality serve`'s background loops (cli/background-loop.ts → host/from-config.ts → the
+ * `finality serve`'s background loops (host/node/background-loop.ts → host/from-config.ts → the
  * dispatcher) on a ledger built from `effectDelivery`, with a manual clock; `warned` collects the
  * "effect not delivered" log lines, `until` waits for one.
  */
@@ -74,7 +75,8 @@ function serveLoops(effectDelivery: Record<string, unknown>) {
       wake();
     },
   };
-  const loops = createBackgroundLoops({ finality, config, logger });
+  const providers = createNodeProviders(config.providers, () => finality.clock.now());
+  const loops = createBackgroundLoops({ finality, config, logger, providers });
   const dispatcher = loops.find((loop) => loop.name === "dispatcher") as BackgroundLoop;
   dispatcher.start();
   opened.push({ finality, dispatcher, dir });

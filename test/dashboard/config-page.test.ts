@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { finalityFromConfig } from "../../src/cli/finality-from-config.js";
 import { parseConfig } from "../../src/config/load-config.js";
 import { redactedOrigin } from "../../src/dashboard/config-page.js";
 import { createProviderActivity } from "../../src/dashboard/provider-activity.js";
 import type { Finality } from "../../src/engine/finality.js";
+import { finalityFromConfig } from "../../src/host/node/finality-from-config.js";
 import { createApp } from "../../src/http/create-app.js";
 import { noopMetrics } from "../../src/http/service-metrics.js";
-import { createWebhookReceivers } from "../../src/webhooks/webhook-receivers.js";
+import { createWebhookReceivers } from "../../src/providers/webhook-receivers.js";
 import { SECRET, signWith } from "../http/helpers/webhooks.js";
 
 // Issue 19, item 8: the configuration page and the overview's empty states, through app.request().

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { configSchema } from "../../src/config/config-schema.js";
-import { providerSchema } from "../../src/providers/provider-config-schema.js";
+import { providerSchema } from "../../src/config/provider-config-schema.js";
 import { proseOf, ROOT, read } from "./markdown.js";
 import { uniqueSchemaKeys } from "./schema-keys.js";
 
@@ -39,7 +39,7 @@ describe("docs/configuration.md", () => {
     const missing = providerKeys.filter((key) => !documented.has(key));
     expect(
       missing,
-      `keys in src/providers/provider-config-schema.ts with no row in docs/configuration.md: ${missing.join(", ")}`,
+      `keys in src/config/provider-config-schema.ts with no row in docs/configuration.md: ${missing.join(", ")}`,
     ).toEqual([]);
   });
 

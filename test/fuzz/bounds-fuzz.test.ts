@@ -6,7 +6,7 @@ import { exceedsDepth, jsonSize, LIMITS } from "../../src/core/validation.js";
 import type { Reconciler } from "../../src/engine/reconciler.js";
 import { reconcilerFromConfig } from "../../src/host/from-config.js";
 import { silentLogger } from "../../src/http/request-log.js";
-import { nodeVerifiers } from "../../src/webhooks/webhook-verifier.js";
+import { createNodeProviders } from "../../src/providers/webhook-receivers.js";
 import { FakeServer, RawJson } from "../fakes/fake-server.js";
 import { GeminiFake } from "../fakes/gemini-fake.js";
 import { loopbackOnly } from "../fakes/loopback-only.js";
@@ -87,7 +87,10 @@ beforeAll(async () => {
       },
     },
   });
-  reconciler = reconcilerFromConfig(t.finality, t.config, { logger: silentLogger, verifiers: nodeVerifiers });
+  reconciler = reconcilerFromConfig(t.finality, t.config, {
+    logger: silentLogger,
+    providers: createNodeProviders(t.config.providers, () => t.finality.clock.now()),
+  });
 });
 afterAll(async () => {
   console.log(counter.report("oversized and out-of-range values, every source"));

@@ -1,12 +1,12 @@
 import type { Hono } from "hono";
-import { finalityFromConfig } from "../../src/cli/finality-from-config.js";
 import type { FinalityConfig } from "../../src/config/config-schema.js";
 import { parseConfig } from "../../src/config/load-config.js";
 import type { Finality } from "../../src/engine/finality.js";
+import { finalityFromConfig } from "../../src/host/node/finality-from-config.js";
 import type { AppEnv } from "../../src/http/app-env.js";
 import { createApp } from "../../src/http/create-app.js";
+import { createWebhookReceivers } from "../../src/providers/webhook-receivers.js";
 import { createRunService } from "../../src/runs/run-service.js";
-import { createWebhookReceivers } from "../../src/webhooks/webhook-receivers.js";
 import { SECRET } from "../http/helpers/webhooks.js";
 
 export const BODY_LIMIT = 262_144;

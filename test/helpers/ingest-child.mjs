@@ -1,7 +1,7 @@
 // A second process for the SQLite race test: reads its observations as one JSON line on stdin,
 // opens the built package on the given file, says "ready", waits for "go", ingests, reports.
 import { createInterface } from "node:readline";
-import { createFinality, createSqliteStore } from "../../dist/index.js";
+import { createFinality, createSqliteStore } from "../../dist/exports/sqlite.js";
 
 const [path, chunkText] = process.argv.slice(2);
 const chunk = Number(chunkText ?? "10");

@@ -1,15 +1,15 @@
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { finalityFromConfig } from "../../src/cli/finality-from-config.js";
 import { parseConfig } from "../../src/config/load-config.js";
 import type { Finality } from "../../src/engine/finality.js";
+import { finalityFromConfig } from "../../src/host/node/finality-from-config.js";
 import { createApp } from "../../src/http/create-app.js";
 import { type NodeServer, startNodeServer } from "../../src/http/node-server.js";
 import { createNodeWebhookHandler, type NodeRequestHandler } from "../../src/http/node-webhook-handler.js";
 import { createPromMetrics } from "../../src/http/prom-metrics.js";
 import type { Logger } from "../../src/http/request-log.js";
 import { createWebhookIntake } from "../../src/http/webhook-intake.js";
-import { createWebhookReceivers } from "../../src/webhooks/webhook-receivers.js";
+import { createWebhookReceivers } from "../../src/providers/webhook-receivers.js";
 import { OTHER_SECRET, SECRET, signWith } from "./helpers/webhooks.js";
 
 // `finality serve` answers webhooks through a fast path that skips the router

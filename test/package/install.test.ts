@@ -17,6 +17,7 @@ const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as
   version: string;
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
+  exports: Record<string, unknown>;
 };
 
 const work = mkdtempSync(join(tmpdir(), "finality-pack-"));
@@ -114,6 +115,27 @@ describe("the package", () => {
     expect(stdout.trim()).toBe(manifest.version);
     const help = await run(join(app, "node_modules/.bin/finality"), ["--help"], { cwd: app });
     expect(help.stdout).toContain("Usage: finality");
+    // Every entry of "exports" imports from the installed package (test/package/entries.test.ts
+    // checks which drivers each loads).
+    const entries = Object.keys(manifest.exports).map((subpath) =>
+      subpath === "." ? "finality" : `finality/${subpath.slice(2)}`,
+    );
+    const imported = await run(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        "for (const s of process.argv.slice(1)) console.log(s, Object.keys(await import(s)).length)",
+        ...entries,
+      ],
+      { cwd: app },
+    );
+    expect(
+      imported.stdout
+        .trim()
+        .split("\n")
+        .map((line) => line.split(" ")[0]),
+    ).toEqual(entries);
     // For docs/notes/firsthour.md: what the install costs.
     const megabytes = sizeOf(join(app, "node_modules")) / 1e6;
     console.info(

@@ -9,10 +9,10 @@ import { createApp } from "../../dist/http/create-app.js";
 import { startNodeServer } from "../../dist/http/node-server.js";
 import { addRunRoutes, addWorkerRoutes } from "../../dist/http/run-routes.js";
 import { createWorkerAuthorizer } from "../../dist/http/worker-auth.js";
+import { createWebhookReceivers } from "../../dist/providers/webhook-receivers.js";
 import { createLeaseSweeper } from "../../dist/runs/lease-sweeper.js";
 import { createRunService } from "../../dist/runs/run-service.js";
 import { createSqliteStore } from "../../dist/store/sqlite/sqlite-store.js";
-import { createWebhookReceivers } from "../../dist/webhooks/webhook-receivers.js";
 
 const [file, optionsText] = process.argv.slice(2);
 const options = { sweepIntervalMs: 100, retryBaseMs: 50, pools: {}, ...JSON.parse(optionsText ?? "{}") };

@@ -4,9 +4,9 @@ import { manualClock } from "../../src/core/clock.js";
 import { RUNS_PROVIDER } from "../../src/core/run-model.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import { ledgerOptionsFromConfig, reconcilerFromConfig } from "../../src/host/from-config.js";
+import { createNodeProviders } from "../../src/providers/webhook-receivers.js";
 import { createRunService } from "../../src/runs/run-service.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import { nodeVerifiers } from "../../src/webhooks/webhook-verifier.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { SECRET } from "../http/helpers/webhooks.js";
 
@@ -35,7 +35,10 @@ function serveLike() {
   cleanups.push(() => finality.close());
   const runs = createRunService({ finality, random: () => 0.5 });
   const silent = { info() {}, warn() {}, error() {} };
-  const reconciler = reconcilerFromConfig(finality, config, { logger: silent, verifiers: nodeVerifiers });
+  const reconciler = reconcilerFromConfig(finality, config, {
+    logger: silent,
+    providers: createNodeProviders(config.providers, () => finality.clock.now()),
+  });
   cleanups.push(() => reconciler.stop());
   const stuckAlerts = async (id: string) =>
     (await finality.store.listEffects({ provider: RUNS_PROVIDER, jobId: id })).items.filter(

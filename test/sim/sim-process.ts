@@ -8,9 +8,9 @@ import type { Poller } from "../../src/engine/poller.js";
 import { createReconciler, type Reconciler } from "../../src/engine/reconciler.js";
 import { noopMetrics } from "../../src/http/service-metrics.js";
 import { createWebhookIntake, type WebhookIntake } from "../../src/http/webhook-intake.js";
+import { createWebhookReceivers } from "../../src/providers/webhook-receivers.js";
 import { createRunService, type RunService } from "../../src/runs/run-service.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import { createWebhookReceivers } from "../../src/webhooks/webhook-receivers.js";
 import { type CrashSwitch, crashableStore } from "./crashable-store.js";
 import { SECRET, SIM } from "./sim-types.js";
 

@@ -1,23 +1,24 @@
 import { describe, expect, it } from "vitest";
+import { openPostgresStore } from "../../src/exports/postgres.js";
 import {
   createDispatcher,
-  createFinality,
   createRunService,
   DEFAULT_RETENTION,
+  finalityOn,
   manualClock,
-  openPostgresStore,
   pruneOnce,
 } from "../../src/index.js";
 import { dropSchema, POSTGRES_TEST_URL, postgresSuite, uniqueSchemaName } from "../helpers/postgres.js";
 import { T0 } from "../helpers/records.js";
 
-// What a library user does with PostgreSQL, through the package's own entry point only.
+// What a library user does with PostgreSQL, through the package's own entry points only
+// (`finality` and `finality/postgres`: no SQLite driver on the way).
 const { enabled, admin } = await postgresSuite("the library on PostgreSQL");
 
 describe.skipIf(!enabled)("the finality library on PostgreSQL", () => {
   it("claims and heartbeats runs with a lease of a fraction of a millisecond over whole seconds", async () => {
     const schema = uniqueSchemaName();
-    const finality = createFinality({
+    const finality = finalityOn({
       store: await openPostgresStore({ url: POSTGRES_TEST_URL, schema, max: 2 }),
     });
     try {
@@ -43,7 +44,7 @@ describe.skipIf(!enabled)("the finality library on PostgreSQL", () => {
     const schema = uniqueSchemaName();
     const clock = manualClock(T0);
     const delivered: string[] = [];
-    const finality = createFinality({
+    const finality = finalityOn({
       store: await openPostgresStore({ url: POSTGRES_TEST_URL, schema, max: 2 }),
       clock,
       effects: [

@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { finalityFromConfig } from "../../src/cli/finality-from-config.js";
 import { parseConfig } from "../../src/config/parse-config.js";
 import { type Clock, manualClock } from "../../src/core/clock.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import { createDispatcher } from "../../src/engine/dispatcher.js";
 import type { EffectDelivery } from "../../src/engine/effect-definitions.js";
 import type { Finality } from "../../src/engine/finality.js";
+import { finalityFromConfig } from "../../src/host/node/finality-from-config.js";
 import { createRunService, type RunService } from "../../src/runs/run-service.js";
 import { openPostgresStore, type PostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { dropSchema, POSTGRES_TEST_URL, postgresSuite, uniqueSchemaName } from "../helpers/postgres.js";

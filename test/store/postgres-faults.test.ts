@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { postgresStoreOptions } from "../../src/cli/finality-from-config.js";
 import { parseConfig } from "../../src/config/load-config.js";
 import { isFinalityError } from "../../src/core/errors.js";
+import { postgresStoreOptions } from "../../src/host/node/finality-from-config.js";
 import { openPostgresStore, type PostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { POSTGRES_TEST_URL, postgresSuite, uniqueSchemaName } from "../helpers/postgres.js";
 import { makeJob } from "../helpers/records.js";

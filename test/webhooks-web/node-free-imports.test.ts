@@ -13,8 +13,10 @@ const NODE_ONLY_PACKAGES = ["better-sqlite3", "pino", "prom-client"];
 const ENTRY_POINTS = [
   "src/webhooks/web-verifiers.ts",
   "src/webhooks/jwt-signature.ts",
-  "src/webhooks/receivers-from-config.ts",
+  "src/providers/provider-registry.ts",
   "src/providers/provider-adapters.ts",
+  "src/providers/test-webhook.ts",
+  "src/host/workers/ledger-from-config.ts",
   "src/engine/http-effect-target.ts",
   "src/dashboard/dashboard-routes.tsx",
 ];

@@ -1,8 +1,8 @@
+import { providerSchema } from "../../../src/config/provider-config-schema.js";
 import type { Job } from "../../../src/core/model.js";
 import type { PollResult } from "../../../src/engine/poller.js";
 import type { ProviderAdapter } from "../../../src/providers/provider-adapter.js";
 import { createProviderAdapter } from "../../../src/providers/provider-adapters.js";
-import { providerSchema } from "../../../src/providers/provider-config-schema.js";
 import { createProviderHealth, type ProviderHealth } from "../../../src/providers/provider-health.js";
 import { nodeVerifiers } from "../../../src/webhooks/webhook-verifier.js";
 

@@ -2,7 +2,7 @@ import type { Reconciler } from "../../../src/engine/reconciler.js";
 import { reconcilerFromConfig } from "../../../src/host/from-config.js";
 import type { Logger } from "../../../src/http/request-log.js";
 import { createProviderHealth, type ProviderHealth } from "../../../src/providers/provider-health.js";
-import { nodeVerifiers } from "../../../src/webhooks/webhook-verifier.js";
+import { createNodeProviders } from "../../../src/providers/webhook-receivers.js";
 import type { SignedDelivery } from "../../fakes/webhook-delivery.js";
 import { type InProcess, inProcessApp } from "../../http/helpers/in-process.js";
 
@@ -38,8 +38,7 @@ export async function providerApp(
   const health = createProviderHealth();
   const reconciler = reconcilerFromConfig(app.finality, app.config, {
     logger,
-    health,
-    verifiers: nodeVerifiers,
+    providers: createNodeProviders(app.config.providers, () => app.finality.clock.now(), { health }),
   });
   return {
     ...app,

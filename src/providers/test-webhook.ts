@@ -1,11 +1,11 @@
 import type { ProviderConfig } from "../config/config-schema.js";
 import { FinalityError } from "../core/errors.js";
 import { CANONICAL_STATES, type CanonicalState } from "../core/states.js";
-import { REPLICATE_PREDICTION_STATES } from "../providers/replicate/replicate-states.js";
-import { encodeBase64, encodeHex } from "./byte-encoding.js";
-import { isPublicKeySecret } from "./signature-common.js";
-import { signedContent, signHmac, utf8HmacKey } from "./web-crypto-keys.js";
-import { signStandardWebhookWeb } from "./web-standard-webhooks.js";
+import { encodeBase64, encodeHex } from "../webhooks/byte-encoding.js";
+import { isPublicKeySecret } from "../webhooks/signature-common.js";
+import { signedContent, signHmac, utf8HmacKey } from "../webhooks/web-crypto-keys.js";
+import { signStandardWebhookWeb } from "../webhooks/web-standard-webhooks.js";
+import { REPLICATE_PREDICTION_STATES } from "./replicate/replicate-states.js";
 
 /**
  * A webhook signed the way a provider instance's configuration says its sender signs, so that a

@@ -1,31 +1,39 @@
 import { createServer } from "node:net";
 import { pino } from "pino";
-import type { FinalityConfig } from "../config/config-schema.js";
-import type { Environment } from "../config/env-overrides.js";
-import { type ConfigFlags, loadConfig } from "../config/load-config.js";
-import { usesBuiltInProvider } from "../config/parse-config.js";
-import { FinalityError } from "../core/errors.js";
-import { createProviderActivity } from "../dashboard/provider-activity.js";
-import type { Finality } from "../engine/finality.js";
-import { createApp } from "../http/create-app.js";
-import { type NodeServer, startNodeServer } from "../http/node-server.js";
-import { createNodeWebhookHandler } from "../http/node-webhook-handler.js";
-import { createPromMetrics } from "../http/prom-metrics.js";
-import type { ServiceMetrics } from "../http/service-metrics.js";
-import { createWebhookIntake } from "../http/webhook-intake.js";
-import { createRunService, type RunService } from "../runs/run-service.js";
-import { runServiceOptionsFrom } from "../runs/run-service-config.js";
-import type { PostgresStore } from "../store/postgres/postgres-store.js";
-import { createWebhookReceivers } from "../webhooks/webhook-receivers.js";
+import type { FinalityConfig } from "../../config/config-schema.js";
+import type { Environment } from "../../config/env-overrides.js";
+import { type ConfigFlags, loadConfig } from "../../config/load-config.js";
+import { usesBuiltInProvider } from "../../config/parse-config.js";
+import { FinalityError } from "../../core/errors.js";
+import { createProviderActivity } from "../../dashboard/provider-activity.js";
+import type { Finality } from "../../engine/finality.js";
+import { createApp } from "../../http/create-app.js";
+import { type NodeServer, startNodeServer } from "../../http/node-server.js";
+import { createNodeWebhookHandler } from "../../http/node-webhook-handler.js";
+import { createPromMetrics } from "../../http/prom-metrics.js";
+import type { ServiceMetrics } from "../../http/service-metrics.js";
+import { createWebhookIntake } from "../../http/webhook-intake.js";
+import { createNodeProviders } from "../../providers/webhook-receivers.js";
+import { createRunService, type RunService } from "../../runs/run-service.js";
+import { runServiceOptionsFrom } from "../../runs/run-service-config.js";
+import type { PostgresStore } from "../../store/postgres/postgres-store.js";
 import { type BackgroundLoop, createBackgroundLoops } from "./background-loop.js";
-import { isInteractive } from "./cli-output.js";
 import { assertSafeBinding, finalityFromConfig } from "./finality-from-config.js";
-import { prettyLogStream } from "./pretty-log.js";
 
 export interface ServeOptions {
   configFile?: string | undefined;
   flags: ConfigFlags;
   env: Environment;
+  /**
+   * Readable log lines for a person: used for `log.format` "pretty", and for "auto" when
+   * `interactive` (stdout is a terminal). The CLI gives its own; without it the lines are JSON.
+   */
+  prettyLog?: PrettyLog | undefined;
+}
+
+export interface PrettyLog {
+  interactive: boolean;
+  stream(): { write(line: string): void };
 }
 
 export interface RunningService {
@@ -39,7 +47,7 @@ export interface RunningService {
 export async function serve(options: ServeOptions): Promise<RunningService> {
   const config = loadConfig({ file: options.configFile, env: options.env, flags: options.flags });
   assertSafeBinding(config);
-  const logger = pino({ level: config.log.level }, logDestination(config.log.format));
+  const logger = pino({ level: config.log.level }, logDestination(config.log.format, options.prettyLog));
   // Before the store: a port in use must not leave a new empty database (or migrated schema) behind.
   await assertPortFree(config.server.host, config.server.port);
   const flushLogs = setInterval(() => logger.flush(), 1000);
@@ -48,6 +56,8 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
   const runs = createRunService({ finality, ...runServiceOptionsFrom(config.workers) });
   let server: NodeServer;
   let metrics: ServiceMetrics;
+  // Each adapter built once: the intake takes its receiver, the reconciler its poller.
+  const providers = createNodeProviders(config.providers, () => finality.clock.now());
   const activity = createProviderActivity(Object.keys(config.providers), () => finality.clock.now());
   try {
     metrics = activity.observe(
@@ -57,8 +67,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
         ...("poolStats" in finality.store ? { pool: (finality.store as PostgresStore).poolStats } : {}),
       }),
     );
-    const receivers = createWebhookReceivers(config.providers, () => finality.clock.now());
-    const intake = createWebhookIntake({ finality, receivers, metrics });
+    const intake = createWebhookIntake({ finality, receivers: providers.receivers, metrics });
     const app = createApp({ finality, config, metrics, logger, intake, runs, activity });
     const bodyLimitBytes = config.server.bodyLimitBytes;
     const fastPath = createNodeWebhookHandler({ intake, bodyLimitBytes, logger, metrics });
@@ -67,7 +76,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
     await finality.close();
     throw error;
   }
-  const loops = createBackgroundLoops({ finality, config, logger, runs, metrics });
+  const loops = createBackgroundLoops({ finality, config, logger, providers, runs, metrics });
   for (const loop of loops) loop.start();
   warnAboutUnsignedProviders(config, logger);
   logger.info({ url: server.url, providers: Object.keys(config.providers) }, "listening");
@@ -88,9 +97,11 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
  * lines. JSON lines go out buffered and asynchronously (4 KiB, flushed every second and on stop):
  * a log line never waits on a slow pipe, and a busy server makes one write per ~20 lines.
  */
-function logDestination(format: FinalityConfig["log"]["format"]) {
-  const pretty = format === "pretty" || (format === "auto" && isInteractive(process.stdout));
-  return pretty ? prettyLogStream() : pino.destination({ dest: 1, sync: false, minLength: 4096 });
+function logDestination(format: FinalityConfig["log"]["format"], prettyLog: PrettyLog | undefined) {
+  const pretty = format === "pretty" || (format === "auto" && prettyLog?.interactive === true);
+  return pretty && prettyLog
+    ? prettyLog.stream()
+    : pino.destination({ dest: 1, sync: false, minLength: 4096 });
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Logger } from "../http/request-log.js";
+import type { Logger } from "../../http/request-log.js";
 
 const RANK = { trace: 5, debug: 10, info: 20, warn: 30, error: 40, fatal: 50, silent: 100 } as const;
 

@@ -1,14 +1,14 @@
-import type { FinalityConfig } from "../config/config-schema.js";
-import type { Finality } from "../engine/finality.js";
-import { createNodeHttpTransport } from "../engine/node-http-transport.js";
-import { createRetentionLoop } from "../engine/retention.js";
-import { dispatcherFromConfig, reconcilerFromConfig } from "../host/from-config.js";
-import type { Logger } from "../http/request-log.js";
-import type { ServiceMetrics } from "../http/service-metrics.js";
-import { createLeaseSweeper } from "../runs/lease-sweeper.js";
-import type { RunService } from "../runs/run-service.js";
-import { signStandardWebhook } from "../webhooks/standard-webhooks.js";
-import { nodeVerifiers } from "../webhooks/webhook-verifier.js";
+import type { FinalityConfig } from "../../config/config-schema.js";
+import type { Finality } from "../../engine/finality.js";
+import { createNodeHttpTransport } from "../../engine/node-http-transport.js";
+import { createRetentionLoop } from "../../engine/retention.js";
+import type { Logger } from "../../http/request-log.js";
+import type { ServiceMetrics } from "../../http/service-metrics.js";
+import type { ProviderRegistry } from "../../providers/provider-registry.js";
+import { createLeaseSweeper } from "../../runs/lease-sweeper.js";
+import type { RunService } from "../../runs/run-service.js";
+import { signStandardWebhook } from "../../webhooks/standard-webhooks.js";
+import { dispatcherFromConfig, reconcilerFromConfig } from "../from-config.js";
 
 /** A loop that runs beside the HTTP server: the outbox dispatcher, the reconciler, ... */
 export interface BackgroundLoop {
@@ -26,6 +26,8 @@ export function createBackgroundLoops(context: {
   finality: Finality;
   config: FinalityConfig;
   logger: Logger;
+  /** The provider adapters the webhook intake uses too: the reconciler polls with theirs. */
+  providers: ProviderRegistry;
   runs?: RunService;
   metrics?: ServiceMetrics;
 }): BackgroundLoop[] {
@@ -57,7 +59,7 @@ export function createBackgroundLoops(context: {
 
   const reconciler = reconcilerFromConfig(finality, config, {
     logger,
-    verifiers: nodeVerifiers,
+    providers: context.providers,
     ...(context.metrics ? { metrics: context.metrics } : {}),
   });
   loops.push({ name: "reconciler", start: () => reconciler.start(), stop: () => reconciler.stop() });

@@ -1,0 +1,58 @@
+import type { FinalityConfig } from "../../config/config-schema.js";
+import { FinalityError } from "../../core/errors.js";
+import type { Dispatcher } from "../../engine/dispatcher.js";
+import { type Finality, finalityOn } from "../../engine/finality.js";
+import type { Reconciler } from "../../engine/reconciler.js";
+import { createApp } from "../../http/create-app.js";
+import type { Logger } from "../../http/request-log.js";
+import { providerHealth } from "../../providers/provider-health.js";
+import { createProviders } from "../../providers/provider-registry.js";
+import type { Store } from "../../store/store.js";
+import { webVerifiers } from "../../webhooks/web-verifiers.js";
+import { dispatcherFromConfig, ledgerOptionsFromConfig, reconcilerFromConfig } from "../from-config.js";
+import { consoleLogger } from "./console-logger.js";
+
+/** The service a Worker runs, as the ledger Durable Object (src/cloudflare) holds it. */
+export interface WorkersLedger {
+  config: FinalityConfig;
+  finality: Finality;
+  app: { fetch(request: Request): Response | Promise<Response> };
+  reconciler: Reconciler;
+  /** Null when no effect is configured or delivery is off. */
+  dispatcher: Dispatcher | null;
+  logger: Logger;
+}
+
+/**
+ * The Workers host: the same app, reconciler and dispatcher as `finality serve` on the given
+ * store, with WebCrypto signature checks and signer, `fetch` for effects and console logs.
+ * `onEffectsEnqueued` is called after each commit that enqueued effects (the object sets its alarm).
+ */
+export function workersLedgerFromConfig(
+  config: FinalityConfig,
+  store: Store,
+  onEffectsEnqueued: () => void,
+): WorkersLedger {
+  // A Worker is on the internet: without a token anyone could register jobs and read results.
+  // (`finality serve` makes the same refusal for any address but loopback.)
+  if (config.server.apiToken === undefined)
+    throw new FinalityError(
+      "invalid-config",
+      "config error: server.apiToken: a Worker is reachable from the internet; set the FINALITY_API_TOKEN secret (npx wrangler secret put FINALITY_API_TOKEN)",
+      { details: { field: "server.apiToken" } },
+    );
+  const logger = consoleLogger(config.log.level);
+  const finality = finalityOn({ store, ...ledgerOptionsFromConfig(config) });
+  // Each adapter built once: the app takes its receiver, the reconciler its poller.
+  const providers = createProviders(config, {
+    now: () => finality.clock.now(),
+    health: providerHealth,
+    verifiers: webVerifiers,
+  });
+  const app = createApp({ finality, config, logger, receivers: providers.receivers });
+  const reconciler = reconcilerFromConfig(finality, config, { logger, providers });
+  const deliver = config.effects.length > 0 && config.effectDelivery.enabled;
+  const dispatcher = deliver ? dispatcherFromConfig(finality, config, { logger }) : null;
+  if (dispatcher) finality.onEffectsEnqueued(onEffectsEnqueued);
+  return { config, finality, app, reconciler, dispatcher, logger };
+}
