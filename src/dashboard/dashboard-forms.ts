@@ -5,7 +5,7 @@ import { retryEffect } from "../engine/effect-admin.js";
 import type { Finality } from "../engine/finality.js";
 import type { AppEnv } from "../http/app-env.js";
 import { readBody } from "../http/read-body.js";
-import { signTestWebhook } from "../webhooks/test-webhook.js";
+import { signTestWebhook } from "../providers/test-webhook.js";
 import { type DashboardAuth, localPath } from "./dashboard-auth.js";
 import { renderLogin } from "./layout.js";
 import {

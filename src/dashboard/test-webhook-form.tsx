@@ -1,7 +1,7 @@
 import type { ProviderConfig } from "../config/config-schema.js";
 import { IGNORE_REASONS } from "../core/model.js";
 import type { CanonicalState } from "../core/states.js";
-import { testWebhookStates, testWebhookUnavailable } from "../webhooks/test-webhook.js";
+import { testWebhookStates, testWebhookUnavailable } from "../providers/test-webhook.js";
 import { JobLink } from "./components.js";
 import { hasWebhookSecret } from "./first-steps.js";
 import { queryString } from "./format.js";
