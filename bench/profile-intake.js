@@ -9,7 +9,9 @@
  *   npm run build && node bench/profile-intake.js
  *
  * Knobs: BENCH_SECONDS (5), BENCH_CONNECTIONS (50), BENCH_LOG_LEVEL (info), BENCH_PROFILE_KEEP
- * (a directory to keep the .cpuprofile in, for Chrome DevTools).
+ * (a directory to keep the .cpuprofile in, for Chrome DevTools), BENCH_PROFILE_DIST (another
+ * build's dist/ to profile, e.g. the commit before a change), BENCH_PROFILE_OTHER (list what
+ * fell in no stage).
  */
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,7 +23,9 @@ import { hasWrk, runWrk } from "./lib/wrk.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const CLI = fileURLToPath(new URL("../dist/cli/main.js", import.meta.url));
+const CLI = process.env.BENCH_PROFILE_DIST
+  ? join(process.env.BENCH_PROFILE_DIST, "cli/main.js")
+  : fileURLToPath(new URL("../dist/cli/main.js", import.meta.url));
 
 if (!hasWrk()) {
   console.log("SKIPPED: wrk is not installed (Debian: apt-get install -y wrk)");
