@@ -9,7 +9,7 @@ export interface PostgresGroupCommitOptions {
   maxBatch: number;
   /** How long a group is collected before it starts (0: until the event loop is idle). */
   maxWaitMs: number;
-  /** Groups in flight at once on this replica, each on its own connection (2). */
+  /** Groups in flight at once on this replica, each on its own connection. */
   concurrency: number;
   /** Runs of one caller's work after a version conflict, deadlock or serialization failure. */
   maxAttempts: number;

@@ -77,7 +77,7 @@ export interface PostgresStoreOptions {
   groupCommitMaxBatch?: number;
   /** How long a group is collected before it starts, in ms (0: until the event loop is idle). */
   groupCommitMaxWaitMs?: number;
-  /** Groups in flight at once, each on its own connection (2, at most `max`). */
+  /** Groups in flight at once, each on its own connection (`max` - 1, at least 1). */
   groupCommitConcurrency?: number;
 }
 
@@ -178,12 +178,16 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       const result = await sql.begin("isolation level read committed", (tx) => work(createPostgresTx(tx)));
       return result as T;
     });
+  const pool = options.max ?? 10;
   const committer = createPostgresGroupCommitter(
     sql,
     {
       maxBatch: Math.max(1, options.groupCommitMaxBatch ?? 32),
       maxWaitMs: Math.max(0, options.groupCommitMaxWaitMs ?? 0),
-      concurrency: Math.max(1, Math.min(options.max ?? 10, options.groupCommitConcurrency ?? 2)),
+      // Groups only form when this many transactions are in flight already: below that, each
+      // ingest runs at once on a connection of its own, as without group commit. One connection
+      // of the pool is left for reads and the dispatcher.
+      concurrency: Math.max(1, Math.min(pool, options.groupCommitConcurrency ?? pool - 1)),
       maxAttempts,
     },
     { opened, alone },
