@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { postgresStoreOptions } from "../../src/cli/finality-from-config.js";
 import { parseConfig } from "../../src/config/load-config.js";
 import { isFinalityError } from "../../src/core/errors.js";
+import { createFinality } from "../../src/engine/create-finality.js";
 import {
   openPostgresStore,
   type PostgresStore,
@@ -143,5 +144,29 @@ describe.skipIf(!enabled)("PostgreSQL group commit", () => {
     const rest = ["b", "c", "d"].map((id) => store.transaction(insert(id), order(id)));
     await Promise.all([first, ...rest]);
     expect(store.groupCommitStats()).toMatchObject({ largestBatch: 2, batchedCallers: 4 });
+  });
+
+  it("the ledger's ingests and registrations carry a lock order, so they are grouped", async () => {
+    fresh();
+    const store = await open({ groupCommitConcurrency: 1 });
+    const finality = createFinality({ store });
+    const ids = ["a", "b", "c", "d"];
+    await Promise.all(ids.map((id) => finality.register({ provider: "generic", id })));
+    const afterRegister = store.groupCommitStats().batchedCallers;
+    await Promise.all(
+      ids.map((id) =>
+        finality.ingest({
+          provider: "generic",
+          id,
+          state: "running",
+          source: "webhook",
+          deliveryId: `d-${id}`,
+        }),
+      ),
+    );
+    // Each call reaches the store in the turn it was made: the four share one group.
+    expect(afterRegister).toBe(4);
+    expect(store.groupCommitStats().batchedCallers - afterRegister).toBe(4);
+    for (const id of ids) expect((await store.getJob(key(id)))?.state).toBe("running");
   });
 });
