@@ -1,11 +1,13 @@
 /**
- * Signed-webhook ingest rate on PostgreSQL: one `finality serve` with 1, 2 and 4 client
- * connections, and two replicas sharing the database (two wrk processes, one per replica, each
- * with half the connections), printed beside `finality serve` on SQLite with the same connection
- * counts, in the same run. This machine has 2 cores shared by the database, the servers and wrk:
+ * Signed-webhook ingest rate on PostgreSQL: one `finality serve` with 1, 4 and 16 client
+ * connections, with and without group commit (`store.groupCommitMaxBatch: 1`), and two replicas
+ * sharing the database (two wrk processes, one per replica, each with half the connections),
+ * printed beside `finality serve` on SQLite with the same connection counts, in the same run, as
+ * ratios. This machine has 2 cores shared by the database, the servers and wrk:
  * read the ratios, not the absolute rates.
  *
- * Knobs: BENCH_PG_SECONDS (5), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test).
+ * Knobs: BENCH_PG_SECONDS (5), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test),
+ * BENCH_PG_CONNECTIONS (1,4,16), BENCH_PG_SCHEMA (finality_bench: the schemas' name prefix).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,6 +19,10 @@ import { startServer } from "./lib/processes.js";
 import { hasWrk, runWrk } from "./lib/wrk.js";
 
 const SECONDS = Number(process.env.BENCH_PG_SECONDS ?? 5);
+const CONNECTIONS = (process.env.BENCH_PG_CONNECTIONS ?? "1,4,16").split(",").map(Number);
+const SCHEMA = process.env.BENCH_PG_SCHEMA ?? "finality_bench";
+// Group commit is on by default; groupCommitMaxBatch 1 turns it off (one transaction per ingest).
+const MODES = { off: { groupCommitMaxBatch: 1 }, on: {} };
 const URL_ = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const CLI = fileURLToPath(new URL("../dist/cli/main.js", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "finality-bench-pg-"));
@@ -65,19 +71,24 @@ async function rate(servers, connections) {
   return results.reduce((sum, r) => sum + r.rate, 0);
 }
 
+// Interleaved: for each connection count, SQLite, PostgreSQL without group commit, PostgreSQL
+// with it, one after another, so that a busy moment on this shared machine hits them alike.
 const rows = [];
-for (const connections of [1, 2, 4]) {
+for (const connections of CONNECTIONS) {
   const sqlite = await serve({ sqlite: join(dir, `bench-${connections}.db`) });
   const sqliteRate = await rate([sqlite], connections);
   await sqlite.stop();
-  const schema = `finality_bench_${process.pid}_${connections}`;
-  const pg = await serve({ postgres: URL_, schema });
-  const pgRate = await rate([pg], connections);
-  await pg.stop();
-  rows.push({ connections, sqliteRate, pgRate });
-  await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  const pgRates = {};
+  for (const [mode, settings] of Object.entries(MODES)) {
+    const schema = `${SCHEMA}_${process.pid}_${connections}_${mode}`;
+    const pg = await serve({ postgres: URL_, schema, ...settings });
+    pgRates[mode] = await rate([pg], connections);
+    await pg.stop();
+    await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  }
+  rows.push({ connections, sqliteRate, ...pgRates });
 }
-const schema = `finality_bench_${process.pid}_replicas`;
+const schema = `${SCHEMA}_${process.pid}_replicas`;
 const first = await serve({ postgres: URL_, schema });
 const second = await serve({ postgres: URL_, schema });
 const replicasRate = await rate([first, second], 4);
@@ -85,16 +96,27 @@ await Promise.all([first.stop(), second.stop()]);
 await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
 
 const fmt = (n) => Math.round(n).toLocaleString("en-US");
+const x = (a, b) => `${(a / b).toFixed(2)}x`;
 console.log(`${SECONDS} s per measure; webhooks/s, each a fresh signed delivery`);
-console.log("connections  sqlite  postgres  postgres/sqlite");
+console.log(
+  "connections  sqlite  pg, no group commit  pg, group commit  group/no group  group/sqlite  no group/sqlite",
+);
 for (const r of rows) {
   console.log(
-    `${String(r.connections).padStart(11)}  ${fmt(r.sqliteRate).padStart(6)}  ${fmt(r.pgRate).padStart(8)}  ${(r.pgRate / r.sqliteRate).toFixed(2).padStart(15)}`,
+    [
+      String(r.connections).padStart(11),
+      fmt(r.sqliteRate).padStart(6),
+      fmt(r.off).padStart(19),
+      fmt(r.on).padStart(16),
+      x(r.on, r.off).padStart(14),
+      x(r.on, r.sqliteRate).padStart(12),
+      x(r.off, r.sqliteRate).padStart(15),
+    ].join("  "),
   );
 }
-const one = rows.at(-1).pgRate;
+const four = rows.find((r) => r.connections === 4) ?? rows.at(-1);
 console.log(
-  `2 replicas on PostgreSQL, 4 connections: ${fmt(replicasRate)} webhooks/s (${(replicasRate / one).toFixed(2)}x one replica)`,
+  `2 replicas on PostgreSQL (group commit), 4 connections: ${fmt(replicasRate)} webhooks/s (${x(replicasRate, four.on)} one replica)`,
 );
 await admin.end();
 rmSync(dir, { recursive: true, force: true });

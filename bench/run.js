@@ -10,7 +10,8 @@
  *   (a slow result is a result, not a failure);
  * - read knobs from BENCH_* environment variables and print the ones used.
  *
- * `npm run bench -- webhooks` runs only the files whose name contains "webhooks".
+ * `npm run bench -- webhooks` runs only the files whose name contains "webhooks"; a filter that is
+ * a benchmark's whole name (`postgres`) runs that one alone, not `postgres-driver` too.
  */
 import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
@@ -21,8 +22,14 @@ const here = dirname(fileURLToPath(import.meta.url));
 const filters = process.argv.slice(2);
 const files = readdirSync(here)
   .filter((file) => file.endsWith(".bench.js"))
-  .filter((file) => filters.length === 0 || filters.some((filter) => file.includes(filter)))
+  .filter((file) => filters.length === 0 || filters.some((filter) => matches(file, filter)))
   .sort();
+
+/** A filter that names a benchmark exactly (`postgres`) runs that one only, else every file containing it. */
+function matches(file, filter) {
+  const exact = `${filter}.bench.js`;
+  return readdirSync(here).includes(exact) ? file === exact : file.includes(filter);
+}
 
 if (files.length === 0) {
   console.error(`no bench/*.bench.js file matches ${filters.join(", ") || "(all)"}`);

@@ -12,7 +12,9 @@
  * Once with SQLite synchronous=NORMAL and once with FULL. Each design gets a fresh database.
  *
  * Knobs: BENCH_ROUNDS (3), BENCH_SECONDS (10), BENCH_WARMUP_SECONDS (3), BENCH_CONNECTIONS (50),
- * BENCH_REQUESTS (400000 per round), BENCH_SYNC ("NORMAL,FULL"), BENCH_LOG_LEVEL ("info").
+ * BENCH_REQUESTS (400000 per round), BENCH_SYNC ("NORMAL,FULL"), BENCH_LOG_LEVEL ("info"),
+ * BENCH_BASELINE_DIST (another build's dist/ directory, e.g. the commit before a change: adds
+ * (e) `finality-baseline-no-effects`, that build's intake, interleaved with the others).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -35,8 +37,9 @@ const PATH = "/webhooks/acme";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const CLI = here("../dist/cli/main.js");
+const BASELINE_DIST = env.BENCH_BASELINE_DIST;
 
-function startFinality(dir, sync, effectUrl) {
+function startFinality(dir, sync, effectUrl, cli = CLI) {
   const config = join(dir, "finality.config.json");
   writeFileSync(
     config,
@@ -47,7 +50,7 @@ function startFinality(dir, sync, effectUrl) {
   );
   return startServer(
     process.execPath,
-    [CLI, "serve", "--config", config, "--port", "0", "--db", join(dir, "f.db")],
+    [cli, "serve", "--config", config, "--port", "0", "--db", join(dir, "f.db")],
     {
       FINALITY_SQLITE_SYNCHRONOUS: sync,
       FINALITY_LOG_LEVEL: LOG_LEVEL,
@@ -65,6 +68,14 @@ const DESIGNS = {
       BENCH_SECRET,
     ]),
   finality: (dir, sync, receiverUrl) => startFinality(dir, sync, `${receiverUrl}/done`),
+  // Before this build's own run: a design measured later in a round was seen to get ~15% more
+  // CPU per request here with the same build in both places, so the baseline takes that place.
+  ...(BASELINE_DIST
+    ? {
+        "finality-baseline-no-effects": (dir, sync) =>
+          startFinality(dir, sync, null, join(BASELINE_DIST, "cli/main.js")),
+      }
+    : {}),
   "finality-no-effects": (dir, sync) => startFinality(dir, sync, null),
 };
 
@@ -152,6 +163,13 @@ async function main() {
       const p99 = median(results[design].map((r) => r.p99Us)) / 1000;
       console.log(
         `  ${design}: /bare ${toBare.toFixed(2)}x (target >= 0.5)  /hand ${toHand.toFixed(2)}x (target >= 1.2)  p99 ${p99.toFixed(1)} ms (target < 20)`,
+      );
+    }
+    if (BASELINE_DIST) {
+      const cpu = (d) => median(results[d].map((r) => r.cpuUsPerRequest));
+      const [now, before] = ["finality-no-effects", "finality-baseline-no-effects"];
+      console.log(
+        `  this build / baseline (${BASELINE_DIST}), no effects: rate ${(rate(now) / rate(before)).toFixed(2)}x, cpu/req ${(cpu(now) / cpu(before)).toFixed(2)}x`,
       );
     }
   }

@@ -59,6 +59,10 @@ const postgresStoreSchema = z.strictObject({
    * idle this long (its replica frozen or cut off) and so releases the locks it held.
    */
   idleInTransactionTimeoutSeconds: positiveSeconds.optional(),
+  /** Concurrent ingests committed in one transaction (32); 1 turns group commit off. */
+  groupCommitMaxBatch: z.number().int().min(1).max(1000).optional(),
+  /** Milliseconds a group is collected before it starts (0: until the event loop is idle). */
+  groupCommitMaxWaitMs: z.number().min(0).max(1000).optional(),
 });
 
 /** The keys of a PostgreSQL store other than its URL: what DATABASE_URL keeps from the file. */
@@ -69,6 +73,8 @@ export const POSTGRES_STORE_SETTINGS = [
   "statementTimeoutSeconds",
   "lockTimeoutSeconds",
   "idleInTransactionTimeoutSeconds",
+  "groupCommitMaxBatch",
+  "groupCommitMaxWaitMs",
 ] as const;
 const storeSchema = z.union([sqliteStoreSchema, postgresStoreSchema], {
   error: 'expected {"sqlite": path} or {"postgres": url}',

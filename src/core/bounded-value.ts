@@ -2,7 +2,7 @@ import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import type { Observation } from "./model.js";
 import { isCanonicalState } from "./states.js";
-import { exceedsDepth, jsonSize, LIMITS } from "./validation.js";
+import { exceedsDepth, jsonText, LIMITS, utf8Length } from "./validation.js";
 
 /**
  * What is stored in place of a result or error that cannot be stored whole: too large, nested
@@ -29,8 +29,12 @@ export function boundJsonValue(value: unknown, maxBytes: number = LIMITS.resultB
   // (6 bytes a character at most: a control character or lone surrogate is written as \uXXXX.)
   if (typeof value === "string" && value.length * 6 + 2 <= maxBytes) return value;
   if (typeof value === "object" && exceedsDepth(value, LIMITS.jsonDepth)) return marker("too-deep", maxBytes);
-  const size = jsonSize(value);
-  if (size === null) return marker("not-json", maxBytes);
+  const json = jsonText(value);
+  if (json === null) return marker("not-json", maxBytes);
+  // UTF-8 takes at most 3 bytes per UTF-16 unit: a text that short fits without being encoded
+  // (the usual result, on the hot path of every webhook that settles a job).
+  if (json.length * 3 <= maxBytes) return value;
+  const size = utf8Length(json);
   if (size > maxBytes) return { ...marker("too-large", maxBytes), bytes: size };
   return value;
 }

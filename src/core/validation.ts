@@ -149,12 +149,24 @@ export function parseWith<T extends z.ZodType>(
 
 /** Byte length of a value's JSON text, or null when it cannot be serialised. */
 export function jsonSize(value: unknown): number | null {
+  const json = jsonText(value);
+  return json === null ? null : utf8Length(json);
+}
+
+/** A value's JSON text, or null when it cannot be serialised (a cycle, a BigInt, undefined). */
+export function jsonText(value: unknown): string | null {
   try {
-    const json = JSON.stringify(value);
-    return json === undefined ? null : new TextEncoder().encode(json).length;
+    return JSON.stringify(value) ?? null;
   } catch {
     return null;
   }
+}
+
+const encoder = new TextEncoder();
+
+/** Bytes of `text` in UTF-8. */
+export function utf8Length(text: string): number {
+  return encoder.encode(text).length;
 }
 
 /** Whether a parsed JSON value nests arrays/objects deeper than `max`. Iterative: no stack to overflow. */

@@ -4,7 +4,7 @@ import { FinalityError } from "../core/errors.js";
 import type { Job, JobEvent, JobKey, Observation, UnknownJobPolicy } from "../core/model.js";
 import { RUNS_PROVIDER } from "../core/run-model.js";
 import { parseJobKey, parseObservation, parseRegistration } from "../core/validation.js";
-import type { JobQuery, Page, Store } from "../store/store.js";
+import { type JobQuery, jobLockOrder, type Page, type Store } from "../store/store.js";
 import type { EffectDefinition } from "./effect-definitions.js";
 import {
   type IngestContext,
@@ -115,7 +115,9 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
 
   async function ingestTrusted(observation: Observation): Promise<IngestOutcome> {
     const ctx = contextFor(observation.provider, clock.now());
-    const outcome = await store.transaction((tx) => ingestInTx(tx, observation, ctx));
+    const outcome = await store.transaction((tx) => ingestInTx(tx, observation, ctx), {
+      lockOrder: jobLockOrder(observation, observation.deliveryId),
+    });
     if (outcome.effects.length > 0) announceEffects();
     return outcome;
   }
@@ -137,7 +139,9 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
     async register(input) {
       const registration = refuseRunsProvider(parseRegistration(input), "invalid-request");
       const ctx = contextFor(registration.provider, clock.now());
-      const outcome = await store.transaction((tx) => registerInTx(tx, registration, ctx));
+      const outcome = await store.transaction((tx) => registerInTx(tx, registration, ctx), {
+        lockOrder: jobLockOrder(registration),
+      });
       // A late kind or a parked completion may have enqueued effects: wake the dispatcher.
       if (outcome.effects.length > 0) announceEffects();
       return outcome;

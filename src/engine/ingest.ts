@@ -1,7 +1,7 @@
 import { boundObservation, truncatedFields } from "../core/bounded-value.js";
 import { checkObservationTimes } from "../core/bounds.js";
 import { FinalityError } from "../core/errors.js";
-import type { IgnoreReason, Job, JobKey, Observation, UnknownJobPolicy } from "../core/model.js";
+import type { IgnoreReason, Job, Observation, UnknownJobPolicy } from "../core/model.js";
 import { type Registration, reduce, register } from "../core/reducer.js";
 import type { ParkedObservation } from "../store/lifecycle-store.js";
 import type { StoreTx } from "../store/store.js";
@@ -246,7 +246,6 @@ function appendEvent(
   reason: IgnoreReason | null,
   extra?: Record<string, unknown>,
 ) {
-  const key: JobKey = { provider: obs.provider, id: obs.id };
   const truncated = truncatedFields(obs);
   const ordering =
     obs.seq !== undefined || obs.updateTime !== undefined || truncated.length > 0
@@ -254,7 +253,8 @@ function appendEvent(
       : null;
   const detail = extra === undefined ? ordering : { ...ordering, ...extra };
   return tx.appendEvent({
-    ...key,
+    provider: obs.provider,
+    id: obs.id,
     source: obs.source,
     rawState: obs.rawState ?? null,
     state: obs.state,

@@ -8,6 +8,7 @@ import {
   type TokenBucket,
   takeToken,
 } from "../core/token-bucket.js";
+import { jobLockOrder } from "../store/store.js";
 import type { Finality } from "./finality.js";
 import { errorCode, type Poller, type PollResult } from "./poller.js";
 import { type ReconcilePolicy, recordPollInTx } from "./reconcile-tx.js";
@@ -101,8 +102,9 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
       const now = finality.clock.now();
       try {
         const ctx = finality.contextFor(provider, now);
-        const recorded = await finality.store.transaction((tx) =>
-          recordPollInTx(tx, job, result, ctx, o, random),
+        const recorded = await finality.store.transaction(
+          (tx) => recordPollInTx(tx, job, result, ctx, o, random),
+          { lockOrder: jobLockOrder(job) },
         );
         if (recorded.effectsFired) finality.announceEffects();
         options.onPoll?.({

@@ -1,10 +1,11 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import { FinalityError } from "../core/errors.js";
+import type { ReceivedWebhookHeaders } from "../webhooks/standard-webhooks.js";
 import { problemHeaders, toProblem } from "./problem.js";
 import { tooLarge } from "./read-body.js";
 import type { Logger } from "./request-log.js";
 import type { ServiceMetrics } from "./service-metrics.js";
-import type { WebhookIntake } from "./webhook-intake.js";
+import type { WebhookAnswer, WebhookIntake } from "./webhook-intake.js";
 import { WEBHOOK_ROUTE } from "./webhook-routes.js";
 
 /** Only plain provider names take the fast path; anything odd goes to the router. */
@@ -26,56 +27,78 @@ export function createNodeWebhookHandler(options: {
   metrics: ServiceMetrics;
 }): NodeRequestHandler {
   const { intake, bodyLimitBytes, logger, metrics } = options;
+
+  // One async function per request rather than a chain of closures: fewer allocations on the
+  // route that carries nearly all the traffic. It runs synchronously up to reading the body, so
+  // the body's listeners are attached in the same turn as before.
+  async function handle(request: IncomingMessage, response: ServerResponse, url: string, provider: string) {
+    const started = performance.now();
+    const log: Record<string, unknown> = {};
+    try {
+      let answer: WebhookAnswer | undefined;
+      try {
+        answer = await intake.receive(
+          provider,
+          new NodeWebhookHeaders(request.headers),
+          () => readNodeBody(request, bodyLimitBytes),
+          log,
+        );
+      } catch (error) {
+        const { problem, exposed } = toProblem(error);
+        if (!exposed) logger.error({ err: error, path: WEBHOOK_ROUTE }, "unexpected error");
+        // A refused body may still be arriving: answer, then close the connection rather than
+        // read it all. Closing at once would reset the socket before the client reads the answer.
+        if (!request.complete) lingerThenClose(request);
+        send(response, problem.status, problemHeaders(problem), JSON.stringify(problem));
+      }
+      if (answer !== undefined) sendJson(response, JSON.stringify(answer));
+      const status = response.statusCode;
+      metrics.requestFinished(WEBHOOK_ROUTE, "POST", status);
+      const fields = {
+        method: "POST",
+        path: pathOf(url),
+        route: WEBHOOK_ROUTE,
+        status,
+        ms: Math.round((performance.now() - started) * 100) / 100,
+        ...log,
+      };
+      if (status >= 500) logger.error(fields, "request failed");
+      else if (status >= 400) logger.warn(fields, "request refused");
+      else logger.info(fields, "request");
+    } catch (error) {
+      // Nothing above should throw; if it does, it must not become an unhandled rejection.
+      logger.error({ err: error, path: WEBHOOK_ROUTE }, "webhook handler failed");
+    }
+  }
+
   return (request, response) => {
     if (request.method !== "POST") return false;
     const url = request.url ?? "";
     const match = WEBHOOK_PATH.exec(url);
     if (match === null) return false;
-    const started = performance.now();
-    const log: Record<string, unknown> = {};
-    const headers = request.headers;
-    intake
-      .receive(
-        match[1] as string,
-        {
-          id: single(headers["webhook-id"]),
-          timestamp: single(headers["webhook-timestamp"]),
-          signature: single(headers["webhook-signature"]),
-          get: (name) => single(headers[name]),
-        },
-        () => readNodeBody(request, bodyLimitBytes),
-        log,
-      )
-      .then(
-        (answer) => send(response, 200, { "content-type": "application/json" }, JSON.stringify(answer)),
-        (error: unknown) => {
-          const { problem, exposed } = toProblem(error);
-          if (!exposed) logger.error({ err: error, path: WEBHOOK_ROUTE }, "unexpected error");
-          // A refused body may still be arriving: answer, then close the connection rather than
-          // read it all. Closing at once would reset the socket before the client reads the answer.
-          if (!request.complete) lingerThenClose(request);
-          send(response, problem.status, problemHeaders(problem), JSON.stringify(problem));
-        },
-      )
-      .then(() => {
-        const status = response.statusCode;
-        metrics.requestFinished(WEBHOOK_ROUTE, "POST", status);
-        const fields = {
-          method: "POST",
-          path: url.split("?", 1)[0],
-          route: WEBHOOK_ROUTE,
-          status,
-          ms: Math.round((performance.now() - started) * 100) / 100,
-          ...log,
-        };
-        if (status >= 500) logger.error(fields, "request failed");
-        else if (status >= 400) logger.warn(fields, "request refused");
-        else logger.info(fields, "request");
-      })
-      // Nothing above should throw; if it does, it must not become an unhandled rejection.
-      .catch((error: unknown) => logger.error({ err: error, path: WEBHOOK_ROUTE }, "webhook handler failed"));
+    void handle(request, response, url, match[1] as string);
     return true;
   };
+}
+
+/** The request's headers as the verifiers read them; `get` on the prototype, not a closure per request. */
+class NodeWebhookHeaders implements ReceivedWebhookHeaders {
+  readonly id: string | undefined;
+  readonly timestamp: string | undefined;
+  readonly signature: string | undefined;
+  constructor(private readonly headers: IncomingHttpHeaders) {
+    this.id = single(headers["webhook-id"]);
+    this.timestamp = single(headers["webhook-timestamp"]);
+    this.signature = single(headers["webhook-signature"]);
+  }
+  get(name: string): string | undefined {
+    return single(this.headers[name]);
+  }
+}
+
+function pathOf(url: string): string {
+  const query = url.indexOf("?");
+  return query === -1 ? url : url.slice(0, query);
 }
 
 function single(value: IncomingHttpHeaders[string]): string | undefined {
@@ -85,6 +108,13 @@ function single(value: IncomingHttpHeaders[string]): string | undefined {
 function send(response: ServerResponse, status: number, headers: Record<string, string>, body: string): void {
   if (response.headersSent) return;
   response.writeHead(status, { ...headers, "content-length": Buffer.byteLength(body) });
+  response.end(body);
+}
+
+/** The 200 answer: the same headers as `send` writes, without copying a headers object. */
+function sendJson(response: ServerResponse, body: string): void {
+  if (response.headersSent) return;
+  response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
   response.end(body);
 }
 

@@ -155,38 +155,44 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
     }
   }
 
-  // prom-client hashes a label object on every inc(); the hot path looks children up by a string key instead.
+  // prom-client hashes a label object on every inc(); the hot path looks children up by a string
+  // key instead, resolving each label set once (no closure or label object per request).
   const webhookChildren = new Map<string, Counter.Internal>();
   const requestChildren = new Map<string, Counter.Internal>();
   const appliedChildren = new Map<string, Counter.Internal>();
   const ignoredChildren = new Map<string, Counter.Internal>();
-  const child = <T>(cache: Map<string, T>, key: string, make: () => T): T => {
-    let found = cache.get(key);
-    if (found === undefined) {
-      found = make();
-      cache.set(key, found);
-    }
-    return found;
+  const remember = <T>(cache: Map<string, T>, key: string, made: T): T => {
+    cache.set(key, made);
+    return made;
   };
 
   return {
     registry,
     webhookReceived(provider: string, outcome: WebhookOutcome) {
-      child(webhookChildren, `${provider} ${outcome}`, () => webhooks.labels({ provider, outcome })).inc();
+      const key = `${provider} ${outcome}`;
+      (
+        webhookChildren.get(key) ?? remember(webhookChildren, key, webhooks.labels({ provider, outcome }))
+      ).inc();
     },
     ingestCommitted(seconds: number) {
       ingestSeconds.observe(seconds);
     },
     eventRecorded(source: string, wasApplied: boolean, reason: string | null) {
-      if (wasApplied) child(appliedChildren, source, () => applied.labels({ source })).inc();
-      else {
+      if (wasApplied) {
+        (appliedChildren.get(source) ?? remember(appliedChildren, source, applied.labels({ source }))).inc();
+      } else {
         const why = reason ?? "unknown";
-        child(ignoredChildren, `${source} ${why}`, () => ignored.labels({ source, reason: why })).inc();
+        const key = `${source} ${why}`;
+        (
+          ignoredChildren.get(key) ?? remember(ignoredChildren, key, ignored.labels({ source, reason: why }))
+        ).inc();
       }
     },
     requestFinished(route: string, method: string, status: number) {
-      child(requestChildren, `${route} ${method} ${status}`, () =>
-        requests.labels({ route, method, status: String(status) }),
+      const key = `${route} ${method} ${status}`;
+      (
+        requestChildren.get(key) ??
+        remember(requestChildren, key, requests.labels({ route, method, status: String(status) }))
       ).inc();
     },
     pollFinished(provider: string, outcome: string) {

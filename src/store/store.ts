@@ -25,7 +25,7 @@ export interface Store extends RunStore, HousekeepingStore, OverviewReads, Lifec
    * Adapters may commit several callers' work together (group commit); each caller's work is
    * still atomic on its own.
    */
-  transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: StoreTx) => Promise<T>, options?: TransactionOptions): Promise<T>;
 
   getJob(key: JobKey): Promise<Job | null>;
   listJobs(query: JobQuery): Promise<Page<Job>>;
@@ -55,6 +55,24 @@ export interface Store extends RunStore, HousekeepingStore, OverviewReads, Lifec
   /** Counts for /metrics; `dueJobs` are the open jobs whose next check is at or before `now`. */
   stats(now: number): Promise<StoreStats>;
   close(): Promise<void>;
+}
+
+export interface TransactionOptions {
+  /**
+   * The key of the rows `work` locks (its job's provider and id, then its delivery id): an
+   * adapter that commits several callers together runs them in this order, so that two replicas
+   * batching the same jobs take their locks in one order and cannot deadlock. Work without one
+   * runs in a transaction of its own on such an adapter.
+   */
+  lockOrder?: string;
+}
+
+/**
+ * The lock order of a transaction on one job (see TransactionOptions): the job key, then the
+ * delivery id, so that one job's callers stay together and its deliveries sort among themselves.
+ */
+export function jobLockOrder(key: JobKey, deliveryId?: string): string {
+  return `${key.provider}\u0000${key.id}\u0000${deliveryId ?? ""}`;
 }
 
 /** What a transaction may do. Every write goes through here. */

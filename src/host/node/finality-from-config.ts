@@ -74,5 +74,7 @@ export function postgresStoreOptions(
   if (statement !== undefined) options.statementTimeoutMs = statement;
   if (lock !== undefined) options.lockTimeoutMs = lock;
   if (idle !== undefined) options.idleInTransactionTimeoutMs = idle;
+  if (store.groupCommitMaxBatch !== undefined) options.groupCommitMaxBatch = store.groupCommitMaxBatch;
+  if (store.groupCommitMaxWaitMs !== undefined) options.groupCommitMaxWaitMs = store.groupCommitMaxWaitMs;
   return options;
 }

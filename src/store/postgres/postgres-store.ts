@@ -2,9 +2,19 @@ import { type Clock, systemClock } from "../../core/clock.js";
 import { FinalityError } from "../../core/errors.js";
 import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
 import { clampLimit, encodeCursor } from "../json-column.js";
-import type { EffectOutcome, EffectQuery, JobQuery, Page, Store, StoreStats, StoreTx } from "../store.js";
+import type {
+  EffectOutcome,
+  EffectQuery,
+  JobQuery,
+  Page,
+  Store,
+  StoreStats,
+  StoreTx,
+  TransactionOptions,
+} from "../store.js";
 import { createClient, isTransient, type PoolStats, type Sql, toStoreError } from "./postgres-client.js";
 import { type DatabaseClock, databaseClock } from "./postgres-clock.js";
+import { createPostgresGroupCommitter, type GroupCommitStats } from "./postgres-group-commit.js";
 import { createPostgresHousekeeping } from "./postgres-housekeeping.js";
 import { createPostgresLifecycleReads, type Query } from "./postgres-lifecycle.js";
 import { migratePostgres, pendingPostgresMigrations } from "./postgres-migrate.js";
@@ -63,6 +73,12 @@ export interface PostgresStoreOptions {
   localClock?: Clock;
   /** How often `clock` measures its offset to the database's clock again (30 s). */
   clockSyncIntervalMs?: number;
+  /** Most concurrent transactions committed together (32); 1 turns group commit off. */
+  groupCommitMaxBatch?: number;
+  /** How long a group is collected before it starts, in ms (0: until the event loop is idle). */
+  groupCommitMaxWaitMs?: number;
+  /** Groups in flight at once, each on its own connection (`max` - 1, at least 1). */
+  groupCommitConcurrency?: number;
 }
 
 export interface PostgresStore extends Store {
@@ -75,6 +91,8 @@ export interface PostgresStore extends Store {
   opened(): Promise<number[]>;
   /** The pool's counters and gauges (waits, timeouts, connections), for /metrics. */
   poolStats(): PoolStats;
+  /** What the group commit has done (postgres-group-commit.ts). */
+  groupCommitStats(): GroupCommitStats;
 }
 
 /** A bound parameter: node-postgres sends each as text (JSON is cast with `::text::jsonb`). */
@@ -154,6 +172,27 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       return result as T;
     });
 
+  /** One caller's work in a transaction of its own, re-run after a lost race. */
+  const alone = <T>(work: (tx: StoreTx) => Promise<T>): Promise<T> =>
+    run("transaction", async () => {
+      const result = await sql.begin("isolation level read committed", (tx) => work(createPostgresTx(tx)));
+      return result as T;
+    });
+  const pool = options.max ?? 10;
+  const committer = createPostgresGroupCommitter(
+    sql,
+    {
+      maxBatch: Math.max(1, options.groupCommitMaxBatch ?? 32),
+      maxWaitMs: Math.max(0, options.groupCommitMaxWaitMs ?? 0),
+      // Groups only form when this many transactions are in flight already: below that, each
+      // ingest runs at once on a connection of its own, as without group commit. One connection
+      // of the pool is left for reads and the dispatcher.
+      concurrency: Math.max(1, Math.min(pool, options.groupCommitConcurrency ?? pool - 1)),
+      maxAttempts,
+    },
+    { opened, alone },
+  );
+
   return {
     ...createPostgresRunReads(read),
     ...createPostgresHousekeeping(read, transact),
@@ -163,11 +202,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     clock,
     opened,
 
-    transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
-      return run("transaction", async () => {
-        const result = await sql.begin("isolation level read committed", (tx) => work(createPostgresTx(tx)));
-        return result as T;
-      });
+    transaction<T>(work: (tx: StoreTx) => Promise<T>, txOptions?: TransactionOptions): Promise<T> {
+      return committer.enqueue(work, txOptions?.lockOrder);
     },
 
     async hasDelivery(provider: string, deliveryId: string) {
@@ -255,6 +291,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     },
 
     poolStats: () => sql.stats(),
+    groupCommitStats: () => committer.stats(),
 
     /**
      * Within `readyTimeoutMs`: false when callers have waited that long for a pooled connection
@@ -307,6 +344,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       if (closed) return;
       closed = true;
       clock.stop();
+      // Callers already queued are answered (committed or refused) before the pool closes.
+      await committer.drain();
       // Lets queries already sent finish (bounded), then closes every pooled connection.
       await Promise.all([sql.end({ timeout: 5 }), readiness.end({ timeout: 1 })]);
     },

@@ -1,0 +1,172 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { postgresStoreOptions } from "../../src/cli/finality-from-config.js";
+import { parseConfig } from "../../src/config/load-config.js";
+import { isFinalityError } from "../../src/core/errors.js";
+import { createFinality } from "../../src/engine/create-finality.js";
+import {
+  openPostgresStore,
+  type PostgresStore,
+  type PostgresStoreOptions,
+} from "../../src/store/postgres/postgres-store.js";
+import { jobLockOrder, type StoreTx } from "../../src/store/store.js";
+import { dropSchema, POSTGRES_TEST_URL, postgresSuite, uniqueSchemaName } from "../helpers/postgres.js";
+import { makeJob } from "../helpers/records.js";
+
+// Group commit on PostgreSQL (postgres-group-commit.ts): concurrent transactions with a lock
+// order share one transaction, each in its own savepoint, answered only after the shared COMMIT.
+const { enabled, admin } = await postgresSuite("PostgreSQL group commit");
+
+const key = (id: string) => ({ provider: "generic", id });
+const order = (id: string) => ({ lockOrder: jobLockOrder(key(id)) });
+const insert = (id: string) => async (tx: StoreTx) => tx.insertJob(makeJob({ id }));
+const outcomes = (results: PromiseSettledResult<unknown>[]) =>
+  results.map((r) =>
+    r.status === "fulfilled" ? "ok" : isFinalityError(r.reason) ? r.reason.code : String(r.reason),
+  );
+
+describe.skipIf(!enabled)("PostgreSQL group commit", () => {
+  let schema = "";
+  let stores: PostgresStore[] = [];
+  async function open(options: Partial<PostgresStoreOptions> = {}): Promise<PostgresStore> {
+    const store = await openPostgresStore({ url: POSTGRES_TEST_URL, schema, max: 4, ...options });
+    stores.push(store);
+    return store;
+  }
+  afterEach(async () => {
+    for (const store of stores) await store.close();
+    stores = [];
+    if (admin) await dropSchema(admin, schema);
+    schema = "";
+  });
+  const fresh = () => {
+    schema = uniqueSchemaName("finality_perf_gc");
+  };
+
+  it("commits batch-mates of a failing caller and rolls back only that caller's writes", async () => {
+    fresh();
+    const store = await open({ groupCommitConcurrency: 1 });
+    const before = store.groupCommitStats().batches;
+    const results = await Promise.allSettled([
+      store.transaction(insert("a"), order("a")),
+      store.transaction(async (tx) => {
+        await tx.insertJob(makeJob({ id: "b" }));
+        throw new Error("the caller's own failure");
+      }, order("b")),
+      store.transaction(async (tx) => {
+        await tx.insertJob(makeJob({ id: "c" }));
+        // A failing statement: on PostgreSQL it aborts the transaction until a rollback.
+        await tx.execute("SELECT 1 / 0");
+      }, order("c")),
+      store.transaction(insert("d"), order("d")),
+    ]);
+    expect(outcomes(results)).toEqual(["ok", "Error: the caller's own failure", "internal", "ok"]);
+    // One shared transaction held all four.
+    expect(store.groupCommitStats().batches - before).toBe(1);
+    expect((await store.getJob(key("a")))?.id).toBe("a");
+    expect(await store.getJob(key("b"))).toBeNull();
+    expect(await store.getJob(key("c"))).toBeNull();
+    expect((await store.getJob(key("d")))?.id).toBe("d");
+  });
+
+  it("tells no caller success when the connection dies before the shared COMMIT", async () => {
+    fresh();
+    const store = await open({ groupCommitConcurrency: 1 });
+    const results = await Promise.allSettled([
+      store.transaction(insert("a"), order("a")),
+      store.transaction(async (tx) => {
+        await tx.insertJob(makeJob({ id: "b" }));
+        const [row] = await tx.execute("SELECT pg_backend_pid() AS pid");
+        await admin?.unsafe("SELECT pg_terminate_backend($1)", [row?.pid as number]);
+        return tx.getJob(key("b"));
+      }, order("b")),
+      store.transaction(insert("c"), order("c")),
+    ]);
+    expect(outcomes(results)).toEqual(["store-unavailable", "store-unavailable", "store-unavailable"]);
+    for (const id of ["a", "b", "c"]) expect(await store.getJob(key(id))).toBeNull();
+    // The pool replaced the dead connection: the next group commits.
+    const after = await Promise.all([
+      store.transaction(insert("a"), order("a")),
+      store.transaction(insert("c"), order("c")),
+    ]);
+    expect(after).toEqual([true, true]);
+  });
+
+  it("two stores batching the same jobs in opposite orders do not deadlock", async () => {
+    fresh();
+    const [first, second] = [await open(), await open()];
+    const ids = Array.from({ length: 12 }, (_, i) => `job-${String(i).padStart(2, "0")}`);
+    for (const id of ids) await first.transaction(insert(id));
+    // Each work locks its job's row and holds it a moment, so that the two stores' groups overlap.
+    const bump = (store: PostgresStore, id: string) =>
+      store.transaction(async (tx) => {
+        const job = await tx.getJob(key(id));
+        if (!job) throw new Error(`no ${id}`);
+        await tx.execute("SELECT pg_sleep(0.005)");
+        return tx.updateJob({ ...job, version: job.version + 1 }, job.version);
+      }, order(id));
+    const results = await Promise.all([
+      ...ids.map((id) => bump(first, id)),
+      ...[...ids].reverse().map((id) => bump(second, id)),
+    ]);
+    expect(results.every(Boolean)).toBe(true);
+    const stats = [first.groupCommitStats(), second.groupCommitStats()];
+    expect(stats.map((s) => s.batches > 0)).toEqual([true, true]);
+    // Without the shared lock order, these groups deadlock and callers are re-queued.
+    expect(stats.map((s) => s.lockRetries)).toEqual([0, 0]);
+    for (const id of ids) expect((await first.getJob(key(id)))?.version).toBe(3);
+  });
+
+  it("groupCommitMaxBatch bounds a group, and 1 turns group commit off", async () => {
+    fresh();
+    const batched = await open({ groupCommitMaxBatch: 3, groupCommitConcurrency: 1 });
+    await Promise.all(
+      ["a", "b", "c", "d", "e", "f", "g"].map((id) => batched.transaction(insert(id), order(id))),
+    );
+    expect(batched.groupCommitStats().largestBatch).toBe(3);
+    const off = await open({ groupCommitMaxBatch: 1 });
+    await Promise.all(["h", "i", "j"].map((id) => off.transaction(insert(id), order(id))));
+    expect(off.groupCommitStats().batches).toBe(0);
+  });
+
+  it("store.groupCommitMaxBatch and store.groupCommitMaxWaitMs from the configuration reach the group commit", async () => {
+    fresh();
+    const config = parseConfig(
+      { store: { postgres: POSTGRES_TEST_URL, schema, groupCommitMaxBatch: 2, groupCommitMaxWaitMs: 5 } },
+      {},
+    );
+    const options = postgresStoreOptions(config.store as Extract<typeof config.store, { postgres: string }>);
+    expect(options).toMatchObject({ groupCommitMaxBatch: 2, groupCommitMaxWaitMs: 5 });
+    const store = await open({ ...options, groupCommitConcurrency: 1 });
+    // Enqueued one after another in separate turns of the event loop: only the 5 ms window
+    // collects them into groups (with no wait, the first would start alone).
+    const first = store.transaction(insert("a"), order("a"));
+    await new Promise((resolve) => setImmediate(resolve));
+    const rest = ["b", "c", "d"].map((id) => store.transaction(insert(id), order(id)));
+    await Promise.all([first, ...rest]);
+    expect(store.groupCommitStats()).toMatchObject({ largestBatch: 2, batchedCallers: 4 });
+  });
+
+  it("the ledger's ingests and registrations carry a lock order, so they are grouped", async () => {
+    fresh();
+    const store = await open({ groupCommitConcurrency: 1 });
+    const finality = createFinality({ store });
+    const ids = ["a", "b", "c", "d"];
+    await Promise.all(ids.map((id) => finality.register({ provider: "generic", id })));
+    const afterRegister = store.groupCommitStats().batchedCallers;
+    await Promise.all(
+      ids.map((id) =>
+        finality.ingest({
+          provider: "generic",
+          id,
+          state: "running",
+          source: "webhook",
+          deliveryId: `d-${id}`,
+        }),
+      ),
+    );
+    // Each call reaches the store in the turn it was made: the four share one group.
+    expect(afterRegister).toBe(4);
+    expect(store.groupCommitStats().batchedCallers - afterRegister).toBe(4);
+    for (const id of ids) expect((await store.getJob(key(id)))?.state).toBe("running");
+  });
+});
