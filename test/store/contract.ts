@@ -6,6 +6,7 @@ import { describeJobWrites } from "./contract/job-writes.js";
 import { describeLifecycle } from "./contract/lifecycle.js";
 import { describeOverviewReads } from "./contract/overview-reads.js";
 import { describeQueries } from "./contract/queries.js";
+import { describeRuns } from "./contract/runs.js";
 import { describeStats } from "./contract/stats.js";
 import { describeTransactions } from "./contract/transactions.js";
 
@@ -27,5 +28,6 @@ export function runStoreContract(name: string, open: OpenStore): void {
     describeHousekeeping(scope);
     describeStats(scope);
     describeLifecycle(scope);
+    describeRuns(scope);
   });
 }

@@ -1,15 +1,16 @@
 import type { RunStatus } from "../../core/run-model.js";
 import { clampLimit, decodeCursor, encodeCursor } from "../json-column.js";
 import type { DueLease, RunPage, RunQuery, RunStore } from "../run-store.js";
-import { fromTime, toTime } from "./postgres-rows.js";
 import {
   type AttemptRow,
   attemptFromRow,
+  fromTime,
   type RunEventRow,
   type RunRow,
   runEventFromRow,
   runFromRow,
-} from "./postgres-run-rows.js";
+  toTime,
+} from "./postgres-rows.js";
 
 /** Runs a read on the pool: opens the store first, maps driver errors. */
 export type Read = <T>(what: string, text: string, values?: readonly unknown[]) => Promise<T[]>;

@@ -1,38 +1,33 @@
 import type { RunStoreTx } from "../run-store.js";
+import { ATTEMPTS, RUN_EVENTS, RUNS } from "../tables.js";
 import type { TxSql } from "./postgres-client.js";
-import { assignments, placeholders } from "./postgres-rows.js";
 import {
-  ATTEMPT_COLUMNS,
   type AttemptRow,
   attemptFromRow,
   attemptValues,
-  RUN_COLUMNS,
-  RUN_EVENT_COLUMNS,
   type RunRow,
   runEventValues,
   runFromRow,
   runValues,
-} from "./postgres-run-rows.js";
-
-const list = (columns: readonly string[]) => columns.join(", ");
+} from "./postgres-rows.js";
 
 const SQL = {
-  insertRun: `INSERT INTO runs (${list(RUN_COLUMNS)}) VALUES (${placeholders(RUN_COLUMNS)}) ON CONFLICT DO NOTHING`,
+  insertRun: `INSERT INTO runs ${RUNS.postgres.insert} ON CONFLICT DO NOTHING`,
   // Row locks make concurrent writers of one run (claim, callback, sweep) queue instead of
   // failing their compare-and-set; a lock cycle between them is a deadlock that the store retries.
   getRun: "SELECT * FROM runs WHERE id = $1 FOR UPDATE",
   getRunByKey: "SELECT * FROM runs WHERE idempotency_key = $1",
-  updateRun: `UPDATE runs SET ${assignments(RUN_COLUMNS)} WHERE id = $1 AND version = $${RUN_COLUMNS.length + 1}`,
+  updateRun: `UPDATE runs SET ${RUNS.postgres.assignments} WHERE id = $1 AND version = $${RUNS.postgres.columns.length + 1}`,
   // SKIP LOCKED: a replica claiming at the same moment takes the next queued run instead of
   // waiting for this one (and then finding it gone).
   pickAny: `SELECT * FROM runs WHERE status = 'queued' AND NOT cancel_requested AND available_at <= $1
             ORDER BY run_no LIMIT 1 FOR UPDATE SKIP LOCKED`,
   pickByKinds: `SELECT * FROM runs WHERE status = 'queued' AND NOT cancel_requested AND available_at <= $1
                 AND kind = ANY($2::text[]) ORDER BY run_no LIMIT 1 FOR UPDATE SKIP LOCKED`,
-  insertAttempt: `INSERT INTO attempts (${list(ATTEMPT_COLUMNS)}) VALUES (${placeholders(ATTEMPT_COLUMNS)}) ON CONFLICT DO NOTHING`,
+  insertAttempt: `INSERT INTO attempts ${ATTEMPTS.postgres.insert} ON CONFLICT DO NOTHING`,
   getAttempt: "SELECT * FROM attempts WHERE id = $1 FOR UPDATE",
-  updateAttempt: `UPDATE attempts SET ${assignments(ATTEMPT_COLUMNS)} WHERE id = $1 AND version = $${ATTEMPT_COLUMNS.length + 1}`,
-  appendRunEvent: `INSERT INTO run_events (${list(RUN_EVENT_COLUMNS)}) VALUES (${placeholders(RUN_EVENT_COLUMNS)})
+  updateAttempt: `UPDATE attempts SET ${ATTEMPTS.postgres.assignments} WHERE id = $1 AND version = $${ATTEMPTS.postgres.columns.length + 1}`,
+  appendRunEvent: `INSERT INTO run_events ${RUN_EVENTS.postgres.insert}
                    ON CONFLICT (dedupe_key) DO NOTHING`,
 } as const;
 

@@ -1,20 +1,16 @@
 import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
 import type { StoreTx } from "../store.js";
+import { EFFECTS, EVENTS, JOBS } from "../tables.js";
 import type { TxSql } from "./postgres-client.js";
 import { createPostgresLifecycleTx } from "./postgres-lifecycle.js";
 import {
-  assignments,
-  EFFECT_COLUMNS,
   type EffectRow,
-  EVENT_COLUMNS,
   effectFromRow,
   effectValues,
   eventValues,
-  JOB_COLUMNS,
   type JobRow,
   jobFromRow,
   jobValues,
-  placeholders,
   toTime,
 } from "./postgres-rows.js";
 import { createPostgresRunTx } from "./postgres-run-tx.js";
@@ -28,14 +24,14 @@ const SQL = {
   getJobForUpdate: "SELECT * FROM jobs WHERE provider = $1 AND id = $2 FOR UPDATE",
   // A concurrent insert of the same key waits for the first to commit, then does nothing:
   // false makes the engine throw version-conflict and the whole work is run again.
-  insertJob: `INSERT INTO jobs (${JOB_COLUMNS.join(", ")}) VALUES (${placeholders(JOB_COLUMNS)}) ON CONFLICT DO NOTHING`,
-  updateJob: `UPDATE jobs SET ${assignments(JOB_COLUMNS)} WHERE provider = $1 AND id = $2 AND version = $${JOB_COLUMNS.length + 1}`,
-  appendEvent: `INSERT INTO events (${EVENT_COLUMNS.join(", ")}) VALUES (${placeholders(EVENT_COLUMNS)}) ON CONFLICT (dedupe_key) DO NOTHING`,
-  enqueueEffect: `INSERT INTO outbox (${EFFECT_COLUMNS.join(", ")}) VALUES (${placeholders(EFFECT_COLUMNS)}) ON CONFLICT DO NOTHING`,
+  insertJob: `INSERT INTO jobs ${JOBS.postgres.insert} ON CONFLICT DO NOTHING`,
+  updateJob: `UPDATE jobs SET ${JOBS.postgres.assignments} WHERE provider = $1 AND id = $2 AND version = $${JOBS.postgres.columns.length + 1}`,
+  appendEvent: `INSERT INTO events ${EVENTS.postgres.insert} ON CONFLICT (dedupe_key) DO NOTHING`,
+  enqueueEffect: `INSERT INTO outbox ${EFFECTS.postgres.insert} ON CONFLICT DO NOTHING`,
   // Locked like a job: a retry or replay in this transaction and a dispatcher's claim (SKIP LOCKED)
   // must not both take the row.
   getEffect: "SELECT * FROM outbox WHERE id = $1 FOR UPDATE",
-  updateEffect: `UPDATE outbox SET ${assignments(EFFECT_COLUMNS)} WHERE id = $1`,
+  updateEffect: `UPDATE outbox SET ${EFFECTS.postgres.assignments} WHERE id = $1`,
 } as const;
 
 // Our parameters are strings, numbers, booleans, Dates and null, all of which postgres.js serialises.

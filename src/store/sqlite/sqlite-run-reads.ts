@@ -9,7 +9,7 @@ import {
   type RunRow,
   runEventFromRow,
   runFromRow,
-} from "./sqlite-run-rows.js";
+} from "./sqlite-rows.js";
 
 /**
  * The runs part of the SQLite Store: reads on the reader connection (WAL: committed data only,

@@ -1,28 +1,15 @@
 import type { RunStoreTx } from "../run-store.js";
+import { ATTEMPTS, RUN_EVENTS, RUNS } from "../tables.js";
 import type { SqliteDb } from "./sqlite-driver.js";
 import {
-  ATTEMPT_COLUMNS,
   type AttemptRow,
   attemptFromRow,
   attemptParams,
-  RUN_COLUMNS,
-  RUN_EVENT_COLUMNS,
   type RunRow,
   runEventParams,
   runFromRow,
   runParams,
-} from "./sqlite-run-rows.js";
-
-const list = (columns: readonly string[]) => columns.join(", ");
-const named = (columns: readonly string[]) => columns.map((c) => `@${c}`).join(", ");
-const assignments = (columns: readonly string[]) => columns.map((c) => `${c} = @${c}`).join(", ");
-
-/** Columns set once at insert: id, kind, idempotency key, input, creation time. */
-const RUN_FIXED = new Set(["id", "kind", "idempotency_key", "input", "created_at"]);
-const RUN_MUTABLE = RUN_COLUMNS.filter((c) => !RUN_FIXED.has(c));
-/** An attempt never changes its identity, run, worker, generation or claim time. */
-const ATTEMPT_FIXED = new Set(["id", "run_id", "worker_id", "generation", "claimed_at"]);
-const ATTEMPT_MUTABLE = ATTEMPT_COLUMNS.filter((c) => !ATTEMPT_FIXED.has(c));
+} from "./sqlite-rows.js";
 
 /**
  * The runs part of the SQLite StoreTx. Every call runs inside the group's `BEGIN IMMEDIATE`
@@ -31,15 +18,13 @@ const ATTEMPT_MUTABLE = ATTEMPT_COLUMNS.filter((c) => !ATTEMPT_FIXED.has(c));
  */
 export function createSqliteRunTx(db: SqliteDb): RunStoreTx {
   const s = {
-    insertRun: db.prepare(
-      `INSERT INTO runs (${list(RUN_COLUMNS)}) VALUES (${named(RUN_COLUMNS)}) ON CONFLICT DO NOTHING`,
-    ),
+    insertRun: db.prepare(`INSERT INTO runs ${RUNS.sqlite.insert} ON CONFLICT DO NOTHING`),
     getRun: db.prepare("SELECT * FROM runs WHERE id = ?"),
     getRunByKey: db.prepare("SELECT * FROM runs WHERE idempotency_key = ?"),
     // Only the columns that change: SQLite maintains every index over a column in the SET list,
     // whether its value changed or not.
     updateRun: db.prepare(
-      `UPDATE runs SET ${assignments(RUN_MUTABLE)} WHERE id = @id AND version = @expected_version`,
+      `UPDATE runs SET ${RUNS.sqlite.assignments} WHERE id = @id AND version = @expected_version`,
     ),
     // INDEXED BY pins the partial indexes of queued runs: left to itself the planner may pick
     // the kind index and walk every settled run of that kind before the first queued one.
@@ -53,15 +38,13 @@ export function createSqliteRunTx(db: SqliteDb): RunStoreTx {
        WHERE kind = ? AND status = 'queued' AND cancel_requested = 0 AND available_at <= ?
        ORDER BY run_no LIMIT 1`,
     ),
-    insertAttempt: db.prepare(
-      `INSERT INTO attempts (${list(ATTEMPT_COLUMNS)}) VALUES (${named(ATTEMPT_COLUMNS)}) ON CONFLICT DO NOTHING`,
-    ),
+    insertAttempt: db.prepare(`INSERT INTO attempts ${ATTEMPTS.sqlite.insert} ON CONFLICT DO NOTHING`),
     getAttempt: db.prepare("SELECT * FROM attempts WHERE id = ?"),
     updateAttempt: db.prepare(
-      `UPDATE attempts SET ${assignments(ATTEMPT_MUTABLE)} WHERE id = @id AND version = @expected_version`,
+      `UPDATE attempts SET ${ATTEMPTS.sqlite.assignments} WHERE id = @id AND version = @expected_version`,
     ),
     appendRunEvent: db.prepare(
-      `INSERT INTO run_events (${list(RUN_EVENT_COLUMNS)}) VALUES (${named(RUN_EVENT_COLUMNS)})
+      `INSERT INTO run_events ${RUN_EVENTS.sqlite.insert}
        ON CONFLICT (dedupe_key) DO NOTHING`,
     ),
   };

@@ -1,5 +1,6 @@
 import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
 import type { StoreTx } from "../store.js";
+import { EFFECTS, EVENTS, JOBS } from "../tables.js";
 import type { SqliteDb, SqliteStatement } from "./sqlite-driver.js";
 import { createSqliteLifecycleTx } from "./sqlite-lifecycle.js";
 import {
@@ -13,26 +14,6 @@ import {
 } from "./sqlite-rows.js";
 import { createSqliteRunTx } from "./sqlite-run-tx.js";
 
-const JOB_COLUMNS =
-  "provider, id, kind, state, version, max_seq, max_update_time, submitted_at, updated_at, settled_at, settled_by, registered, poll_attempts, next_check_at, stuck, conflict, anomaly, last_poll_error, metadata, result, error";
-// Never changed by an update; leaving them out of SET spares SQLite rewriting the unique key's index.
-const MUTABLE_JOB_COLUMNS = JOB_COLUMNS.split(", ")
-  .filter((c) => c !== "provider" && c !== "id" && c !== "submitted_at")
-  .join(", ");
-const EFFECT_COLUMNS =
-  "id, provider, job_id, name, idempotency_key, trigger, status, attempts, next_attempt_at, lease_until, last_error, created_at, delivered_at";
-
-const named = (columns: string) =>
-  columns
-    .split(", ")
-    .map((c) => `@${c}`)
-    .join(", ");
-const assignments = (columns: string) =>
-  columns
-    .split(", ")
-    .map((c) => `${c} = @${c}`)
-    .join(", ");
-
 /** Prepared once per connection; better-sqlite3 statements are synchronous and cheap to reuse. */
 export function prepareWriteStatements(db: SqliteDb): Record<WriteStatementName, SqliteStatement> {
   return {
@@ -40,20 +21,15 @@ export function prepareWriteStatements(db: SqliteDb): Record<WriteStatementName,
       "INSERT INTO deliveries (provider, delivery_id, received_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
     ),
     getJob: db.prepare("SELECT * FROM jobs WHERE provider = ? AND id = ?"),
-    insertJob: db.prepare(
-      `INSERT INTO jobs (${JOB_COLUMNS}) VALUES (${named(JOB_COLUMNS)}) ON CONFLICT DO NOTHING`,
-    ),
+    insertJob: db.prepare(`INSERT INTO jobs ${JOBS.sqlite.insert} ON CONFLICT DO NOTHING`),
+    // Only the columns that change: SQLite rewrites every index over a column in the SET list.
     updateJob: db.prepare(
-      `UPDATE jobs SET ${assignments(MUTABLE_JOB_COLUMNS)} WHERE provider = @provider AND id = @id AND version = @expected_version`,
+      `UPDATE jobs SET ${JOBS.sqlite.assignments} WHERE provider = @provider AND id = @id AND version = @expected_version`,
     ),
-    appendEvent: db.prepare(
-      "INSERT INTO events (provider, job_id, source, raw_state, state, applied, reason, delivery_id, dedupe_key, at, detail) VALUES (@provider, @job_id, @source, @raw_state, @state, @applied, @reason, @delivery_id, @dedupe_key, @at, @detail) ON CONFLICT DO NOTHING",
-    ),
-    enqueueEffect: db.prepare(
-      `INSERT INTO outbox (${EFFECT_COLUMNS}) VALUES (${named(EFFECT_COLUMNS)}) ON CONFLICT DO NOTHING`,
-    ),
+    appendEvent: db.prepare(`INSERT INTO events ${EVENTS.sqlite.insert} ON CONFLICT DO NOTHING`),
+    enqueueEffect: db.prepare(`INSERT INTO outbox ${EFFECTS.sqlite.insert} ON CONFLICT DO NOTHING`),
     getEffect: db.prepare("SELECT * FROM outbox WHERE id = ?"),
-    updateEffect: db.prepare(`UPDATE outbox SET ${assignments(EFFECT_COLUMNS)} WHERE id = @id`),
+    updateEffect: db.prepare(`UPDATE outbox SET ${EFFECTS.sqlite.assignments} WHERE id = @id`),
   };
 }
 

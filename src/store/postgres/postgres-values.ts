@@ -1,0 +1,49 @@
+import { FinalityError } from "../../core/errors.js";
+
+/**
+ * The port speaks epoch milliseconds; the time columns are timestamptz (except max_update_time,
+ * the provider's ordering key: double precision ms), which postgres.js reads and writes as `Date`.
+ */
+export function toTime(ms: number): Date;
+export function toTime(ms: number | null): Date | null;
+export function toTime(ms: number | null): Date | null {
+  if (ms === null) return null;
+  const date = new Date(ms);
+  // Out of Date's range (±8.64e15 ms) would surface as a raw RangeError from the driver.
+  if (Number.isNaN(date.getTime())) {
+    throw new FinalityError("internal", `time ${ms} is not a storable epoch-milliseconds value`, {
+      details: { ms },
+    });
+  }
+  return date;
+}
+
+export function fromTime(date: Date): number;
+export function fromTime(date: Date | null): number | null;
+export function fromTime(date: Date | null): number | null {
+  return date === null ? null : date.getTime();
+}
+
+/**
+ * A jsonb parameter, sent as JSON text that the statement casts (`$n::text::jsonb`, see `param`).
+ * Sent as a value instead, postgres.js would type `true` or `[false]` as boolean and PostgreSQL
+ * would refuse it for a jsonb column. undefined and null become SQL NULL, as on SQLite.
+ */
+export function jsonValue(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  const text = JSON.stringify(value);
+  // jsonb holds neither NUL nor half a surrogate pair: both become U+FFFD (rare; checked cheaply).
+  return UNSTORABLE_ESCAPE.test(text) ? JSON.stringify(storable(value)) : text;
+}
+
+const UNSTORABLE_ESCAPE = /\\u0000|\\ud[89a-f][0-9a-f]{2}/i;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding NUL is the point.
+const UNSTORABLE_CHARS = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+function storable(value: unknown): unknown {
+  if (typeof value === "string") return value.replace(UNSTORABLE_CHARS, "\ufffd");
+  if (Array.isArray(value)) return value.map(storable);
+  if (typeof value === "object" && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [storable(key), storable(item)]));
+  return value;
+}

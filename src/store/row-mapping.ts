@@ -1,0 +1,281 @@
+import { fromJsonColumn, toJsonColumn } from "./json-column.js";
+import { fromTime, jsonValue, toTime } from "./postgres/postgres-values.js";
+
+/**
+ * Declarative row mapping: one line per column (field, column, codec) and, compiled from it once
+ * at module load, the column list, the parameters (SQLite: named; PostgreSQL: an array in
+ * column-list order, so position binding cannot drift) and the row → object function of each
+ * dialect. The Durable Object store speaks the SQLite dialect.
+ */
+
+/** How one column's value travels: the port's value ↔ what each driver binds and returns. */
+export interface Codec {
+  /** `text`, `int`, ...: what the schema test checks the column's declared type against. */
+  readonly name: CodecName;
+  readonly sqlite: Conversion;
+  readonly postgres: Conversion;
+}
+
+export type CodecName = "text" | "int" | "real" | "bool" | "json" | "time";
+
+/** null for "the value as it is": no call per row for the columns that need no conversion. */
+interface Conversion {
+  readonly toDb: ((value: never) => unknown) | null;
+  readonly fromDb: ((value: never) => unknown) | null;
+}
+
+const same: Conversion = { toDb: null, fromDb: null };
+
+export const codecs: Record<CodecName, Codec> = {
+  text: { name: "text", sqlite: same, postgres: same },
+  int: { name: "int", sqlite: same, postgres: same },
+  /** Double precision: the provider's ordering key (max_update_time). */
+  real: { name: "real", sqlite: same, postgres: same },
+  /** SQLite has no boolean: 1 and 0. */
+  bool: {
+    name: "bool",
+    sqlite: { toDb: (value: boolean) => (value ? 1 : 0), fromDb: (value: number) => value === 1 },
+    postgres: same,
+  },
+  /** SQLite: JSON text. PostgreSQL: jsonb, sent as text the statement casts, read back parsed. */
+  json: {
+    name: "json",
+    sqlite: { toDb: toJsonColumn, fromDb: fromJsonColumn },
+    postgres: { toDb: jsonValue, fromDb: (value: unknown) => value ?? null },
+  },
+  /** The port's epoch milliseconds. SQLite: INTEGER. PostgreSQL: timestamptz, a `Date` in postgres.js. */
+  time: {
+    name: "time",
+    sqlite: same,
+    postgres: {
+      toDb: toTime,
+      fromDb: fromTime,
+    },
+  },
+};
+
+export interface ColumnSpec {
+  readonly column: string;
+  readonly codec: Codec;
+  readonly nullable: boolean;
+  /** Set once at insert: left out of an UPDATE's SET on SQLite, which rewrites every index over a SET column. */
+  readonly fixed: boolean;
+}
+
+/** A mapping line's column half: `col("max_seq", "int").orNull()`, `col("id", "text").setOnce()`. */
+class Column implements ColumnSpec {
+  constructor(
+    readonly column: string,
+    readonly codec: Codec,
+    readonly nullable = false,
+    readonly fixed = false,
+  ) {}
+  orNull(): Column {
+    return new Column(this.column, this.codec, true, this.fixed);
+  }
+  setOnce(): Column {
+    return new Column(this.column, this.codec, this.nullable, true);
+  }
+}
+
+export function col(column: string, codec: CodecName): Column {
+  return new Column(column, codecs[codec]);
+}
+
+/** A column only the database writes (the row number): read, never bound. */
+export interface GeneratedColumn<N> {
+  readonly column: string;
+  /** The object field it fills, if the port exposes it (an event's seqNo). */
+  readonly field?: N;
+}
+
+/** `T` is what a row reads as; `N` the field (if any) the row number fills, which is never bound. */
+export interface TableSpec<T, N extends keyof T = never> {
+  readonly table: string;
+  /** The row number (INTEGER PRIMARY KEY / identity): cursors page by it. */
+  readonly rowNumber: GeneratedColumn<N>;
+  /** Every bound field, in column-list order: a field `T` lacks, or one left out, does not compile. */
+  readonly columns: { readonly [K in Exclude<keyof T, N>]-?: ColumnSpec };
+}
+
+interface Line {
+  readonly field: string;
+  readonly column: string;
+  readonly toDb: ((value: unknown) => unknown) | null;
+  readonly fromDb: ((value: unknown) => unknown) | null;
+}
+
+export interface DialectMapping<T, Row> {
+  /** Column names in binding order. */
+  readonly columns: readonly string[];
+  /** Row → port object. */
+  readonly fromRow: (row: Row) => T;
+}
+
+export interface SqliteMapping<T, B> extends DialectMapping<T, Record<string, unknown>> {
+  /** `(a, b) VALUES (@a, @b)` for an INSERT. */
+  readonly insert: string;
+  /** `a = @a, ...` over the columns an UPDATE may change (all but the set-once ones). */
+  readonly assignments: string;
+  /** Named parameters (`@column`), one per column. */
+  readonly params: (value: B) => Record<string, unknown>;
+}
+
+export interface PostgresMapping<T, B> extends DialectMapping<T, Record<string, unknown>> {
+  /** Values in `columns` order: `$1` is columns[0]. */
+  readonly values: (value: B) => unknown[];
+  /** `(a, b) VALUES ($1, $2::text::jsonb)` for an INSERT (jsonb travels as text, see jsonValue). */
+  readonly insert: string;
+  /** `a = $1, b = $2, ...` over every column, for an UPDATE. */
+  readonly assignments: string;
+}
+
+export interface TableMapping<T, N extends keyof T = never> {
+  readonly spec: TableSpec<T, N>;
+  readonly sqlite: SqliteMapping<T, Omit<T, N>>;
+  readonly postgres: PostgresMapping<T, Omit<T, N>>;
+}
+
+/**
+ * Compiles a table's mapping lines for both dialects. Run once per table, at module load.
+ *
+ * Where the runtime allows code generation (Node), each function is generated from the lines:
+ * an object literal with every field named, as fast as a hand-written mapper (a loop over the
+ * lines reads and writes properties by computed name, about 20× slower per row). workerd forbids
+ * code generation, so the Durable Object store gets that loop; `codegen: false` forces it (tests).
+ */
+export function defineTable<T, N extends keyof T = never>(
+  spec: TableSpec<T, N>,
+  options: { codegen?: boolean } = {},
+): TableMapping<T, N> {
+  const entries = Object.entries(spec.columns) as [string, ColumnSpec][];
+  const lines = (dialect: "sqlite" | "postgres"): Line[] =>
+    entries.map(([field, c]) => ({
+      field,
+      column: c.column,
+      toDb: c.codec[dialect].toDb as Line["toDb"],
+      fromDb: c.codec[dialect].fromDb as Line["fromDb"],
+    }));
+  const columns = entries.map(([, c]) => c.column);
+  const param = (c: ColumnSpec, i: number) => (c.codec.name === "json" ? `$${i}::text::jsonb` : `$${i}`);
+  const pg = lines("postgres");
+  const lite = lines("sqlite");
+  const build = options.codegen === false ? looped : generated;
+  return {
+    spec,
+    sqlite: {
+      columns,
+      insert: `(${columns.join(", ")}) VALUES (${columns.map((c) => `@${c}`).join(", ")})`,
+      assignments: entries
+        .filter(([, c]) => !c.fixed)
+        .map(([, c]) => `${c.column} = @${c.column}`)
+        .join(", "),
+      fromRow: build.reader(lite, spec.rowNumber),
+      params: build.named(lite) as unknown as SqliteMapping<T, Omit<T, N>>["params"],
+    },
+    postgres: {
+      columns,
+      fromRow: build.reader(pg, spec.rowNumber),
+      values: build.positional(pg) as unknown as PostgresMapping<T, Omit<T, N>>["values"],
+      insert: `(${columns.join(", ")}) VALUES (${entries.map(([, c], i) => param(c, i + 1)).join(", ")})`,
+      assignments: entries.map(([, c], i) => `${c.column} = ${param(c, i + 1)}`).join(", "),
+    },
+  };
+}
+
+type Source = Record<string, unknown>;
+type Reader = (row: Source) => never;
+
+interface Builders {
+  /** Row (columns) → object (fields), the row number first when the object carries it. */
+  reader(lines: readonly Line[], rowNumber: GeneratedColumn<PropertyKey>): Reader;
+  /** Object → `{ column: value }`. */
+  named(lines: readonly Line[]): (value: Source) => Source;
+  /** Object → `[value, ...]` in line order. */
+  positional(lines: readonly Line[]): (value: Source) => unknown[];
+}
+
+const looped: Builders = {
+  reader(lines, rowNumber) {
+    const numbered = rowNumber.field as string | undefined;
+    return (row) => {
+      const out: Source = {};
+      if (numbered !== undefined) out[numbered] = row[rowNumber.column];
+      for (const line of lines) {
+        const v = row[line.column];
+        out[line.field] = line.fromDb === null ? v : line.fromDb(v);
+      }
+      return out as never;
+    };
+  },
+  named: (lines) => (value) => {
+    const out: Source = {};
+    for (const line of lines) {
+      const v = value[line.field];
+      out[line.column] = line.toDb === null ? v : line.toDb(v);
+    }
+    return out;
+  },
+  positional: (lines) => (value) =>
+    lines.map((line) => (line.toDb === null ? value[line.field] : line.toDb(value[line.field]))),
+};
+
+/** `c[i](v["name"])`, or `v["name"]` when the value goes as it is; names are quoted as JSON strings. */
+function access(from: string, name: string, convert: number | null): string {
+  const read = `${from}[${JSON.stringify(name)}]`;
+  return convert === null ? read : `c[${convert}](${read})`;
+}
+
+type Expr = (line: Line, i: number, from: string) => string;
+
+/** Generated from the lines' own names (constants of this package, quoted): no input reaches the source. */
+function generate<F>(
+  lines: readonly Line[],
+  dir: "fromDb" | "toDb",
+  body: (expr: Expr) => string,
+  fallback: F,
+): F {
+  const conversions = lines.map((line) => line[dir]);
+  const expr: Expr = (line, i, from) =>
+    access(from, dir === "fromDb" ? line.column : line.field, conversions[i] === null ? null : i);
+  try {
+    return new Function("c", body(expr))(conversions) as F;
+  } catch {
+    // workerd: "Code generation from strings disallowed for this context".
+    return fallback;
+  }
+}
+
+const quote = (name: string) => JSON.stringify(name);
+
+const generated: Builders = {
+  reader(lines, rowNumber) {
+    const numbered =
+      rowNumber.field === undefined
+        ? []
+        : [`${quote(String(rowNumber.field))}: row[${quote(rowNumber.column)}]`];
+    const fields = lines.map((l, i) => (expr: Expr) => `${quote(l.field)}: ${expr(l, i, "row")}`);
+    return generate(
+      lines,
+      "fromDb",
+      (expr) =>
+        `return function fromRow(row) { return { ${[...numbered, ...fields.map((f) => f(expr))].join(", ")} }; };`,
+      looped.reader(lines, rowNumber),
+    );
+  },
+  named: (lines) =>
+    generate(
+      lines,
+      "toDb",
+      (expr) =>
+        `return function params(v) { return { ${lines.map((l, i) => `${quote(l.column)}: ${expr(l, i, "v")}`).join(", ")} }; };`,
+      looped.named(lines),
+    ),
+  positional: (lines) =>
+    generate(
+      lines,
+      "toDb",
+      (expr) => `return function values(v) { return [${lines.map((l, i) => expr(l, i, "v")).join(", ")}]; };`,
+      looped.positional(lines),
+    ),
+};

@@ -1,0 +1,327 @@
+import { describe, expect, it } from "vitest";
+import { manualClock } from "../../../src/core/clock.js";
+import { isFinalityError } from "../../../src/core/errors.js";
+import type { Attempt, NewRunEvent, Run } from "../../../src/core/run-model.js";
+import { RUNS_PROVIDER } from "../../../src/core/run-model.js";
+import { finalityOn } from "../../../src/engine/finality.js";
+import { createRunService, type RunService } from "../../../src/runs/run-service.js";
+import type { Store } from "../../../src/store/store.js";
+import { T0 } from "../../helpers/records.js";
+import { type ContractScope, collectPages } from "./harness.js";
+
+export function makeRun(id: string, overrides: Partial<Run> = {}): Run {
+  return {
+    id,
+    kind: "render",
+    status: "queued",
+    version: 1,
+    input: { frames: [1, 2], hdr: true, note: null },
+    output: null,
+    error: null,
+    idempotencyKey: null,
+    maxAttempts: 3,
+    attemptCount: 0,
+    generation: 0,
+    currentAttemptId: null,
+    cancelRequested: false,
+    availableAt: T0,
+    createdAt: T0,
+    updatedAt: T0,
+    settledAt: null,
+    ...overrides,
+  };
+}
+
+export function makeAttempt(runId: string, generation: number, overrides: Partial<Attempt> = {}): Attempt {
+  return {
+    id: `${runId}-g${generation}`,
+    runId,
+    workerId: "w1",
+    generation,
+    status: "claimed",
+    lastSequence: null,
+    leaseMs: 30_000,
+    leaseExpiresAt: T0 + 30_000,
+    version: 1,
+    output: null,
+    error: null,
+    progress: { pct: 5 },
+    claimedAt: T0,
+    startedAt: null,
+    heartbeatAt: null,
+    endedAt: null,
+    updatedAt: T0,
+    ...overrides,
+  };
+}
+
+const runEvent = (runId: string, n: number): NewRunEvent => ({
+  dedupeKey: `${runId}:${n}`,
+  runId,
+  attemptId: null,
+  actor: "api",
+  type: `t${n}`,
+  at: T0 + n,
+  detail: { n },
+});
+
+const insertRuns = (store: Store, runs: Run[]) =>
+  store.transaction(async (tx) => {
+    for (const run of runs) if (!(await tx.insertRun(run))) throw new Error(`run ${run.id} exists`);
+  });
+
+const nonZero = (counts: Record<string, number>) =>
+  Object.fromEntries(Object.entries(counts).filter(([, n]) => n > 0));
+
+/** The FinalityError code a promise rejects with, or "resolved". */
+async function refusal(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+    return "resolved";
+  } catch (error) {
+    if (!isFinalityError(error)) throw error;
+    return error.code;
+  }
+}
+
+/** The RunStore port (src/store/run-store.ts): its methods, then the runs service over them. */
+export function describeRuns(scope: ContractScope): void {
+  describe("runs: the port", () => {
+    it("stores a run unchanged; refuses a second run with its id or idempotency key", async () => {
+      const store = scope.store();
+      const run = makeRun("r1", { idempotencyKey: "k1" });
+      const written = await store.transaction(async (tx) => [
+        await tx.insertRun(run),
+        await tx.insertRun({ ...run, idempotencyKey: null }),
+        await tx.insertRun({ ...run, id: "r2" }),
+      ]);
+      expect(written).toEqual([true, false, false]);
+      expect(await store.getRun("r1")).toEqual(run);
+      expect(await store.getRun("r2")).toBeNull();
+      expect(await store.transaction((tx) => tx.getRun("r1"))).toEqual(run);
+      expect(await store.transaction((tx) => tx.getRunByIdempotencyKey("k1"))).toEqual(run);
+      expect(await store.transaction((tx) => tx.getRunByIdempotencyKey("k2"))).toBeNull();
+    });
+
+    it("updateRun writes only over the expected version (compare-and-set)", async () => {
+      const store = scope.store();
+      const run = makeRun("r1");
+      await insertRuns(store, [run]);
+      const next = { ...run, status: "dispatching" as const, version: 2, output: [true, { a: 1 }] };
+      const written = await store.transaction(async (tx) => [
+        await tx.updateRun(next, 1),
+        await tx.updateRun({ ...run, status: "failed", version: 2 }, 1),
+        await tx.updateRun({ ...run, id: "missing", version: 2 }, 1),
+      ]);
+      expect(written).toEqual([true, false, false]);
+      expect(await store.getRun("r1")).toEqual(next);
+    });
+
+    it("pickClaimableRun: the oldest queued run of the kinds asked, not cancel-requested, available now", async () => {
+      const store = scope.store();
+      await insertRuns(store, [
+        makeRun("cancelled", { cancelRequested: true }),
+        makeRun("later", { availableAt: T0 + 1 }),
+        makeRun("running", { status: "running" }),
+        makeRun("email", { kind: "email" }),
+        makeRun("render"),
+      ]);
+      const pick = (kinds: string[] | null, now = T0) =>
+        store.transaction(async (tx) => (await tx.pickClaimableRun(kinds, now))?.id ?? null);
+      expect(await pick(null)).toBe("email");
+      expect(await pick(["render"])).toBe("render");
+      expect(await pick(["render", "email", "render"])).toBe("email");
+      expect(await pick([])).toBeNull();
+      expect(await pick(["video"])).toBeNull();
+      expect(await pick(null, T0 - 1)).toBeNull();
+      expect(await pick(null, T0 + 1)).toBe("later");
+    });
+
+    it("attempts: unique by id and by (run, generation), CAS on version, listed by generation", async () => {
+      const store = scope.store();
+      await insertRuns(store, [makeRun("r1")]);
+      const second = makeAttempt("r1", 2, { leaseExpiresAt: null, status: "released" });
+      const first = makeAttempt("r1", 1);
+      const written = await store.transaction(async (tx) => [
+        await tx.insertAttempt(second),
+        await tx.insertAttempt(first),
+        await tx.insertAttempt({ ...first, generation: 3 }),
+        await tx.insertAttempt({ ...first, id: "other" }),
+      ]);
+      expect(written).toEqual([true, true, false, false]);
+      const started = {
+        ...first,
+        status: "running" as const,
+        version: 2,
+        startedAt: T0 + 5,
+        lastSequence: 1,
+      };
+      const updated = await store.transaction(async (tx) => [
+        await tx.updateAttempt(started, 1),
+        await tx.updateAttempt({ ...first, status: "lost", version: 2 }, 1),
+      ]);
+      expect(updated).toEqual([true, false]);
+      expect(await store.transaction((tx) => tx.getAttempt(first.id))).toEqual(started);
+      expect(await store.transaction((tx) => tx.getAttempt("missing"))).toBeNull();
+      expect(await store.runAttempts("r1")).toEqual([started, second]);
+      expect(await store.runAttempts("r2")).toEqual([]);
+    });
+
+    it("run events: deduped by key, read in the order written, paged by seqNo", async () => {
+      const store = scope.store();
+      const written = await store.transaction(async (tx) => [
+        await tx.appendRunEvent(runEvent("r1", 1)),
+        await tx.appendRunEvent({ ...runEvent("r1", 1), type: "again" }),
+        await tx.appendRunEvent(runEvent("r2", 1)),
+        await tx.appendRunEvent(runEvent("r1", 2)),
+        await tx.appendRunEvent(runEvent("r1", 3)),
+      ]);
+      expect(written).toEqual([true, false, true, true, true]);
+      const all = await store.runEvents("r1");
+      expect(all.map(({ seqNo: _, ...rest }) => rest)).toEqual([1, 2, 3].map((n) => runEvent("r1", n)));
+      expect(all.map((e) => e.seqNo)).toEqual([...all.map((e) => e.seqNo)].sort((a, b) => a - b));
+      const [one, two] = all;
+      expect((await store.runEvents("r1", { limit: 1 })).map((e) => e.type)).toEqual(["t1"]);
+      expect((await store.runEvents("r1", { after: one?.seqNo })).map((e) => e.type)).toEqual(["t2", "t3"]);
+      expect((await store.runEvents("r1", { after: two?.seqNo, limit: 5 })).map((e) => e.type)).toEqual([
+        "t3",
+      ]);
+    });
+
+    it("dueLeases: expired leases soonest first, at most limit; nextLeaseExpiry the earliest held", async () => {
+      const store = scope.store();
+      expect(await store.nextLeaseExpiry()).toBeNull();
+      await insertRuns(store, [makeRun("r1"), makeRun("r2"), makeRun("r3")]);
+      await store.transaction(async (tx) => {
+        await tx.insertAttempt(makeAttempt("r1", 1, { leaseExpiresAt: T0 + 300 }));
+        await tx.insertAttempt(makeAttempt("r2", 1, { leaseExpiresAt: T0 + 100 }));
+        await tx.insertAttempt(makeAttempt("r3", 1, { leaseExpiresAt: null, status: "succeeded" }));
+      });
+      const due = (now: number, limit: number) => store.dueLeases(now, limit);
+      expect(await due(T0 + 99, 10)).toEqual([]);
+      expect(await due(T0 + 100, 10)).toEqual([
+        { attemptId: "r2-g1", runId: "r2", leaseExpiresAt: T0 + 100 },
+      ]);
+      expect((await due(T0 + 1_000, 10)).map((l) => l.attemptId)).toEqual(["r2-g1", "r1-g1"]);
+      expect((await due(T0 + 1_000, 1)).map((l) => l.attemptId)).toEqual(["r2-g1"]);
+      expect(await store.nextLeaseExpiry()).toBe(T0 + 100);
+    });
+
+    it("listRuns pages newest first, filtered by status and kind; runStats counts by status", async () => {
+      const store = scope.store();
+      const runs = Array.from({ length: 7 }, (_, i) =>
+        makeRun(`r${i}`, { kind: i % 2 ? "email" : "render", status: i < 5 ? "queued" : "succeeded" }),
+      );
+      await insertRuns(store, runs);
+      const { items, pages } = await collectPages((cursor) => store.listRuns({ limit: 3, cursor }));
+      expect(pages).toBe(3);
+      expect(items.map((r) => r.id)).toEqual(["r6", "r5", "r4", "r3", "r2", "r1", "r0"]);
+      expect(items[6]).toEqual(runs[0]);
+      expect((await store.listRuns({ status: "succeeded" })).items.map((r) => r.id)).toEqual(["r6", "r5"]);
+      expect((await store.listRuns({ kind: "email", status: "queued" })).items.map((r) => r.id)).toEqual([
+        "r3",
+        "r1",
+      ]);
+      expect(await store.runStats()).toEqual({ queued: 5, succeeded: 2 });
+    });
+  });
+
+  describe("runs: the service over the port", () => {
+    function service(store: Store, options: { maxUnstartedReleases?: number } = {}) {
+      const clock = manualClock(T0);
+      const finality = finalityOn({ store, clock });
+      const runs = createRunService({
+        finality,
+        random: () => 0.5,
+        retry: { baseDelayMs: 1_000 },
+        ...options,
+      });
+      return { runs, clock, finality };
+    }
+    const closing = async <T>(runs: RunService, work: () => Promise<T>): Promise<T> => {
+      try {
+        return await work();
+      } finally {
+        runs.close();
+      }
+    };
+
+    it("enqueue once per key; claim fences by generation; heartbeat extends the lease; completion settles", async () => {
+      const store = scope.store();
+      const { runs, clock, finality } = service(store);
+      await closing(runs, async () => {
+        const first = await runs.enqueue({ kind: "render", input: { page: 1 }, idempotencyKey: "k1" });
+        const again = await runs.enqueue({ kind: "render", input: { page: 1 }, idempotencyKey: "k1" });
+        expect([first.created, again.created, again.run.id]).toEqual([true, false, first.run.id]);
+        const claimed = await runs.claim({ workerId: "w1", kinds: ["render"], leaseSeconds: 10 });
+        expect(claimed?.run).toMatchObject({ id: first.run.id, status: "dispatching", generation: 1 });
+        expect(claimed?.attempt).toMatchObject({ generation: 1, leaseExpiresAt: T0 + 10_000 });
+        expect(await runs.claim({ workerId: "w2" })).toBeNull();
+        const attemptId = claimed?.attempt.id as string;
+        clock.advance(5_000);
+        const beat = await runs.heartbeat(attemptId, { generation: 1 });
+        expect(beat.attempt).toMatchObject({ status: "starting", leaseExpiresAt: T0 + 15_000 });
+        expect(await refusal(runs.heartbeat(attemptId, { generation: 2 }))).toBe("stale-generation");
+        await runs.recordEvent(attemptId, { generation: 1, sequence: 1, type: "started" });
+        const done = await runs.recordEvent(attemptId, {
+          generation: 1,
+          sequence: 2,
+          type: "succeeded",
+          output: { url: "s3://x" },
+        });
+        expect(done.run).toMatchObject({ status: "succeeded", output: { url: "s3://x" } });
+        expect(await store.nextLeaseExpiry()).toBeNull();
+        expect(await finality.getJob({ provider: RUNS_PROVIDER, id: first.run.id })).toMatchObject({
+          state: "succeeded",
+          result: { url: "s3://x" },
+        });
+      });
+    });
+
+    it("a lease that runs out before start releases the run; the old attempt is fenced off", async () => {
+      const store = scope.store();
+      const { runs, clock } = service(store);
+      await closing(runs, async () => {
+        const { run } = await runs.enqueue({ kind: "render" });
+        const first = await runs.claim({ workerId: "w1", leaseSeconds: 10 });
+        clock.advance(9_999);
+        expect(nonZero(await runs.sweepOnce())).toEqual({});
+        clock.advance(1);
+        expect(nonZero(await runs.sweepOnce())).toEqual({ unstarted_released: 1 });
+        expect(await store.getRun(run.id)).toMatchObject({ status: "queued" });
+        const second = await runs.claim({ workerId: "w2", leaseSeconds: 10 });
+        expect(second?.attempt).toMatchObject({ generation: 2 });
+        expect(await refusal(runs.heartbeat(first?.attempt.id as string, { generation: 1 }))).not.toBe(
+          "resolved",
+        );
+        expect((await store.runAttempts(run.id)).map((a) => [a.generation, a.status])).toEqual([
+          [1, "released"],
+          [2, "claimed"],
+        ]);
+      });
+    });
+
+    it("cancel: a queued run at once, never claimed; a running one flagged until its worker acknowledges", async () => {
+      const store = scope.store();
+      const { runs } = service(store);
+      await closing(runs, async () => {
+        const queued = await runs.enqueue({ kind: "render" });
+        expect((await runs.cancel(queued.run.id)).status).toBe("cancelled");
+        expect(await runs.claim({ workerId: "w1" })).toBeNull();
+        const running = await runs.enqueue({ kind: "render" });
+        const claimed = await runs.claim({ workerId: "w1" });
+        const attemptId = claimed?.attempt.id as string;
+        await runs.recordEvent(attemptId, { generation: 1, sequence: 1, type: "started" });
+        expect(await runs.cancel(running.run.id)).toMatchObject({ status: "running", cancelRequested: true });
+        expect((await runs.heartbeat(attemptId, { generation: 1 })).run.cancelRequested).toBe(true);
+        const ack = await runs.recordEvent(attemptId, { generation: 1, sequence: 2, type: "cancelled" });
+        expect(ack.run.status).toBe("cancelled");
+        expect(await refusal(runs.cancel("missing"))).toBe("not-found");
+        expect((await runs.listRuns({ status: "cancelled" })).items.map((r) => r.id)).toEqual([
+          running.run.id,
+          queued.run.id,
+        ]);
+      });
+    });
+  });
+}

@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { defineTable, type TableMapping } from "../../src/store/row-mapping.js";
+import { ATTEMPTS, EFFECTS, EVENTS, JOBS, RUN_EVENTS, RUNS } from "../../src/store/tables.js";
+import { makeEffect, makeEvent, makeJob, T0 } from "../helpers/records.js";
+import { makeAttempt, makeRun } from "./contract/runs.js";
+
+// The mapping's generated functions (Node) against its loop (workerd, where code generation is
+// refused): the same parameters, values and objects, keys in the same order, for every table.
+const samples: [TableMapping<never, never>, Record<string, unknown>][] = [
+  [JOBS, { ...makeJob({ id: "j1", metadata: { a: [1] }, registered: true }) }],
+  [EVENTS, { ...makeEvent({ provider: "acme", id: "j1", applied: false, detail: { x: 1 } }), seqNo: 4 }],
+  [EFFECTS, { ...makeEffect({ jobId: "j1", leaseUntil: T0 + 5 }) }],
+  [RUNS, { ...makeRun("r1", { cancelRequested: true, output: [false] }) }],
+  [ATTEMPTS, { ...makeAttempt("r1", 2, { startedAt: T0 + 1 }) }],
+  [
+    RUN_EVENTS,
+    {
+      seqNo: 9,
+      dedupeKey: "d",
+      runId: "r1",
+      attemptId: null,
+      actor: "api",
+      type: "t",
+      at: T0,
+      detail: { n: 1 },
+    },
+  ] as never,
+] as never;
+
+describe("row mapping: generated functions and the loop agree", () => {
+  for (const [mapping, value] of samples) {
+    it(`${mapping.spec.table}`, () => {
+      const loop = defineTable(mapping.spec, { codegen: false });
+      const rowNumber = { [mapping.spec.rowNumber.column]: 42 };
+      const same = (a: unknown, b: unknown) => {
+        expect(a).toStrictEqual(b);
+        if (a !== null && typeof a === "object") expect(Object.keys(a)).toEqual(Object.keys(b as object));
+      };
+      const params = mapping.sqlite.params(value as never);
+      same(params, loop.sqlite.params(value as never));
+      same(
+        mapping.sqlite.fromRow({ ...params, ...rowNumber }),
+        loop.sqlite.fromRow({ ...params, ...rowNumber }),
+      );
+      const values = mapping.postgres.values(value as never);
+      same(values, loop.postgres.values(value as never));
+      const pgRow = Object.fromEntries(mapping.postgres.columns.map((c, i) => [c, values[i]]));
+      same(
+        mapping.postgres.fromRow({ ...pgRow, ...rowNumber }),
+        loop.postgres.fromRow({ ...pgRow, ...rowNumber }),
+      );
+      // The SQLite round trip gives back the object (the row number filling seqNo where there is one).
+      const back = mapping.sqlite.fromRow({ ...params, ...rowNumber }) as Record<string, unknown>;
+      expect(back).toEqual(mapping.spec.rowNumber.field ? { ...value, seqNo: 42 } : value);
+    });
+  }
+
+  it("Node runs the generated functions, not the loop", () => {
+    for (const [mapping] of samples) {
+      expect([mapping.sqlite.fromRow.name, mapping.sqlite.params.name]).toEqual(["fromRow", "params"]);
+      expect([mapping.postgres.fromRow.name, mapping.postgres.values.name]).toEqual(["fromRow", "values"]);
+    }
+  });
+});
