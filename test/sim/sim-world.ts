@@ -1,6 +1,7 @@
 import { rmSync } from "node:fs";
 import { manualClock, type Random, seededRandom } from "../../src/core/clock.js";
 import { DeliveryError } from "../../src/engine/delivery-error.js";
+import type { Job } from "../../src/core/model.js";
 import type { EffectDelivery } from "../../src/engine/effect-definitions.js";
 import type { WorkerEvent } from "../../src/runs/worker-event.js";
 import { type CrashSwitch, newCrashSwitch } from "./crashable-store.js";
@@ -15,6 +16,8 @@ import {
   SIM,
   SimCrash,
 } from "./sim-types.js";
+import { slowReceiver } from "./sim-receiver.js";
+import type { DueRegistration } from "./sim-register.js";
 import type { KilledHold, SimWorker } from "./sim-workers.js";
 
 export type Message =
@@ -27,6 +30,8 @@ export type Message =
       fields: Record<string, unknown>;
       attempts: number;
       dueAt: number;
+      /** A webhook sent to probe the timestamp bounds: answered once, never retried. */
+      probe?: "at-bound" | "out-of-bounds";
     }
   | {
       kind: "callback";
@@ -66,7 +71,13 @@ export class SimWorld {
   readonly acked = new Map<string, { provider: string; jobId: string; deliveryId: string }>();
   readonly ackedToVerify: string[] = [];
   /** Jobs the application submitted whose registration is not yet acknowledged. */
-  readonly pendingRegistrations: { provider: string; id: string }[] = [];
+  readonly pendingRegistrations: DueRegistration[] = [];
+  /** States of the observations answered `parked`, by job. */
+  readonly parkedStates = new Map<string, string[]>();
+  /** Jobs retention pruned (their tombstone kept), by job → when. */
+  readonly pruned = new Map<string, number>();
+  /** At the end checks: pruned jobs as their tombstones tell (state and settledAt only). */
+  readonly tombstoned = new Map<string, Job>();
   readonly registeredAt = new Map<string, number>();
   readonly runIds: string[] = [];
   /** Runs the application asked for whose enqueue is not yet acknowledged (by idempotency key). */
@@ -85,6 +96,12 @@ export class SimWorld {
   /** Faults for the operation in progress; the heal phase has none. */
   pollFault: () => PollFault = () => "ok";
   receiverFault: () => ReceiverFault = () => "ok";
+  /** A number in [0, 1) for the receiver's fault in progress (how slow a slow one is). */
+  receiverRandom: () => number = () => 0;
+  /** Whether the second replica's dispatcher is running (it runs one level deep). */
+  inReplica = false;
+  /** A violation seen where it cannot be thrown (inside an effect handler); the checker throws it. */
+  deferred: Violation | null = null;
   private idCounter = 0;
   private readonly processSeed: number;
 
@@ -141,6 +158,8 @@ export class SimWorld {
         log: (line) => this.log(line),
       }),
       deliverEffect: (delivery) => this.deliverEffect(delivery),
+      effectTimeoutMs: this.schedule.effectTimeoutMs,
+      effectLeaseMs: this.schedule.effectLeaseMs,
     });
   }
 
@@ -164,7 +183,27 @@ export class SimWorld {
   /** Arms the receiver so that the next effect it applies crashes the process before it is marked done. */
   crashAfterNextSend = false;
 
+  /**
+   * The receiver, seen from the process. `no-parallel-delivery`: an effect (its idempotency key)
+   * is never in flight twice at once. A violation seen inside the handler is kept for the step
+   * checker: thrown here, the dispatcher would take it for a failed delivery.
+   */
   private async deliverEffect(delivery: EffectDelivery): Promise<void> {
+    const key = delivery.idempotencyKey;
+    if (this.sink.inFlight.has(key))
+      this.deferred ??= {
+        invariant: "no-parallel-delivery",
+        detail: `${delivery.effect} of ${delivery.job.provider}/${delivery.job.id} (key ${key}) was sent while a delivery of it was still in flight`,
+      };
+    this.sink.inFlight.add(key);
+    try {
+      await this.receive(delivery);
+    } finally {
+      this.sink.inFlight.delete(key);
+    }
+  }
+
+  private async receive(delivery: EffectDelivery): Promise<void> {
     // A dead process sends nothing: a delivery already claimed dies with it.
     this.assertAlive();
     const fault = this.receiverFault();
@@ -176,6 +215,7 @@ export class SimWorld {
       this.count("receiver-429");
       throw new DeliveryError("receiver answered 429", 3_000);
     }
+    if (fault === "slow") await slowReceiver(this, delivery);
     this.sink.receive(delivery, this.now());
     this.log(
       `  effect ${delivery.effect} ${delivery.job.provider}/${delivery.job.id} key=${delivery.idempotencyKey} attempt=${delivery.attempt}`,
@@ -189,7 +229,7 @@ export class SimWorld {
     }
     if (fault === "timeout-after-apply") {
       this.count("receiver-timeout-after-apply");
-      this.clock.advance(SIM.effectTimeoutMs);
+      this.clock.advance(this.schedule.effectTimeoutMs);
       throw new DeliveryError("delivery timed out");
     }
   }
