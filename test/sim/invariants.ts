@@ -51,11 +51,12 @@ export class StepChecker {
     if (world.deferred) throw new InvariantViolation(world.deferred);
     if (world.power.dead) return;
     const store = world.proc.finality.store;
+    // First: a pruned job brought back would otherwise be reported as a monotonicity break.
+    await noEffectAfterPrune(world);
     await this.monotonic(await allJobs(store));
     const keys = restarted ? [...world.acked.keys()] : world.ackedToVerify.splice(0);
     await ackedKept(world, keys);
     effectKeys(world);
-    await noEffectAfterPrune(world);
   }
 
   private async monotonic(jobs: Job[]): Promise<void> {

@@ -26,7 +26,7 @@ export function registerAfterMs(random: Random, endsAfterMs: number): number {
   const r = random();
   if (r < 0.55) return 0;
   if (r < 0.8) return int(random, 0, Math.max(1, endsAfterMs));
-  return endsAfterMs + int(random, 500, 60_000);
+  return endsAfterMs + int(random, 500, 120_000);
 }
 
 /** The delivery timeout (1–30 s) and a lease longer than it (up to 4× + 5 s). */
@@ -36,7 +36,7 @@ export function effectTiming(random: Random): { effectTimeoutMs: number; effectL
 }
 
 export const EXTRA_STEP_WEIGHTS = {
-  retention: 2.5,
+  retention: 4,
   "late-webhook": 3,
   "bad-time": 1.5,
   "aborted-claim": 1.5,
@@ -62,6 +62,24 @@ export function extraStep(kind: ExtraKind, random: Random, workers: number): Ste
         ? { kind: "advance", ms: 1_000 }
         : { kind, worker: int(random, 0, workers - 1), during: random() < 0.5 };
   }
+}
+
+/**
+ * A retention burst, inserted in the second half of some schedules: the outbox is drained (a
+ * pass prunes only jobs whose effects are delivered), retention runs with a window of seconds,
+ * and late webhooks and replays follow for what it pruned.
+ */
+export function retentionBurst(random: Random): Step[] {
+  return [
+    { kind: "advance", ms: int(random, 2_000, 20_000) },
+    { kind: "dispatch", rand: Math.floor(random() * 2 ** 32) },
+    { kind: "dispatch", rand: Math.floor(random() * 2 ** 32) },
+    { kind: "retention", windowMs: int(random, 0, 5_000) },
+    { kind: "late-webhook", pick: random(), how: random() < 0.5 ? "replay" : "late-terminal" },
+    { kind: "late-webhook", pick: random(), how: "late-running" },
+    { kind: "deliver", pick: 0.99, fault: "none", rand: 0 },
+    { kind: "deliver", pick: 0.99, fault: "none", rand: 0 },
+  ];
 }
 
 /** One line for a trace. */

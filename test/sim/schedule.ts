@@ -18,6 +18,7 @@ import {
   extraStep,
   payloadPlan,
   registerAfterMs,
+  retentionBurst,
 } from "./schedule-extra.js";
 
 const int = (random: Random, min: number, max: number) => min + Math.floor(random() * (max - min + 1));
@@ -71,6 +72,7 @@ export function generateSchedule(seed: number): Schedule {
     steps.splice(int(random, 0, steps.length), 0, { kind: "submit" });
   for (let i = steps.filter((s) => s.kind === "enqueue-run").length; i < runs; i++)
     steps.splice(int(random, 0, steps.length), 0, { kind: "enqueue-run" });
+  if (random() < 0.4) steps.splice(int(random, steps.length >> 1, steps.length), 0, ...retentionBurst(random));
   return { seed, ...effectTiming(random), jobs, attemptPlans, workers, steps };
 }
 

@@ -16,19 +16,22 @@ const DAY_MS = 86_400_000;
 export async function retentionPass(world: SimWorld, step: Extract<Step, { kind: "retention" }>): Promise<void> {
   const store = world.proc.finality.store;
   const windows = { ...DEFAULT_RETENTION, settledJobsDays: step.windowMs / DAY_MS };
-  await survive(world, () => pruneOnce(store, windows, world.now()));
-  if (world.power.dead) return;
   const candidates = [
     ...[...world.truth.jobs.values()].map((j) => ({ provider: j.plan.provider, id: j.plan.id })),
     ...world.runIds.map((id) => ({ provider: "runs", id })),
-  ];
-  for (const job of candidates) {
+  ].filter((job) => !world.pruned.has(key(job.provider, job.id)));
+  // Pruned is what was in the ledger before the pass and is not after it (tombstones are checked
+  // at the end: reading them here would hide a store that never writes or never reads them).
+  const before = [];
+  for (const job of candidates) if ((await store.getJob(job)) !== null) before.push(job);
+  await survive(world, () => pruneOnce(store, windows, world.now()));
+  if (world.power.dead) return;
+  for (const job of before) {
+    if ((await store.getJob(job)) !== null) continue;
     const name = key(job.provider, job.id);
-    if (world.pruned.has(name) || (await store.getJob(job)) !== null) continue;
-    if ((await store.getTombstone(job)) === null) continue;
     world.pruned.set(name, world.now());
     world.count("retention-pruned");
-    world.log(`  pruned ${name} (tombstone kept)`);
+    world.log(`  pruned ${name}`);
   }
 }
 

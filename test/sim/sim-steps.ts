@@ -23,7 +23,7 @@ const RECEIVER_FAULT_WEIGHTS: Record<ReceiverFault, number> = {
   "5xx": 15,
   "timeout-after-apply": 10,
   "429": 5,
-  slow: 8,
+  slow: 25,
 };
 const POLL_COUNTED = new Set<PollFault>(POLL_FAULTS.filter((f) => f !== "ok"));
 

@@ -14,7 +14,7 @@ export const STORE_MUTANTS = {
   "parked-left-behind": { store: {}, tx: { takeParked: async () => [] } },
   /** Registering a settled job that had no kind enqueues no kind-filtered effect (defect 9). */
   "late-kind-effect-skipped": { store: {}, tx: {} },
-  /** Claims ignore a delivery's lease: a row still in flight is claimed and sent again (defect 5). */
+  /** A claim's lease is 1 ms, as if never held: a row still in flight is claimed and sent again (defect 5). */
   "lease-ignored": { store: {}, tx: {} },
 } as const satisfies Record<string, { store: Partial<Store>; tx: Partial<StoreTx> }>;
 
@@ -46,7 +46,7 @@ export function mutateStore(store: Store, name = process.env.FINALITY_SIM_MUTANT
     ...mutant.store,
     transaction: (work) => store.transaction((tx) => work(overlay(tx, txOverrides(tx)))),
     ...(name === "lease-ignored"
-      ? { claimEffects: (now, limit, leaseMs) => store.claimEffects(now + leaseMs, limit, leaseMs) }
+      ? { claimEffects: (now, limit) => store.claimEffects(now, limit, 1) }
       : {}),
   };
   return overlay(store, overrides);
