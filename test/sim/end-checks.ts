@@ -179,7 +179,11 @@ async function withTombstones(world: SimWorld, byKey: Map<string, Job>): Promise
     const plan = world.truth.get(jobKey.provider, jobKey.id)?.plan;
     const registeredAt = world.registeredAt.get(name);
     const kind =
-      jobKey.provider === "runs" ? "render" : registeredAt !== undefined && registeredAt <= prunedAt ? plan!.kind : null;
+      jobKey.provider === "runs"
+        ? "render"
+        : registeredAt !== undefined && registeredAt <= prunedAt
+          ? plan!.kind
+          : null;
     prunedEffects(world, name, tombstone.state, kind);
     world.tombstoned.set(name, { state: tombstone.state, settledAt: tombstone.settledAt } as Job);
   }

@@ -1,6 +1,15 @@
 import { type Random, seededRandom } from "../../src/core/clock.js";
 import type { TerminalState } from "../../src/core/states.js";
 import {
+  describeExtraStep,
+  EXTRA_STEP_WEIGHTS,
+  effectTiming,
+  extraStep,
+  payloadPlan,
+  registerAfterMs,
+  retentionBurst,
+} from "./schedule-extra.js";
+import {
   type AttemptPlan,
   type JobPlan,
   type NetFault,
@@ -11,15 +20,6 @@ import {
   type Step,
   type TimelineStep,
 } from "./sim-types.js";
-import {
-  describeExtraStep,
-  EXTRA_STEP_WEIGHTS,
-  effectTiming,
-  extraStep,
-  payloadPlan,
-  registerAfterMs,
-  retentionBurst,
-} from "./schedule-extra.js";
 
 const int = (random: Random, min: number, max: number) => min + Math.floor(random() * (max - min + 1));
 const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
@@ -72,7 +72,8 @@ export function generateSchedule(seed: number): Schedule {
     steps.splice(int(random, 0, steps.length), 0, { kind: "submit" });
   for (let i = steps.filter((s) => s.kind === "enqueue-run").length; i < runs; i++)
     steps.splice(int(random, 0, steps.length), 0, { kind: "enqueue-run" });
-  if (random() < 0.4) steps.splice(int(random, steps.length >> 1, steps.length), 0, ...retentionBurst(random));
+  if (random() < 0.4)
+    steps.splice(int(random, steps.length >> 1, steps.length), 0, ...retentionBurst(random));
   return { seed, ...effectTiming(random), jobs, attemptPlans, workers, steps };
 }
 

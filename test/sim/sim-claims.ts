@@ -8,7 +8,10 @@ import { InvariantViolation, type SimWorld } from "./sim-world.js";
  * `aborted-claim-claims-nothing`: the answer is null and no attempt is left live for that client.
  * The client has its own worker id, so that what it holds cannot be mistaken for a real worker's.
  */
-export async function abortedClaim(world: SimWorld, step: Extract<Step, { kind: "aborted-claim" }>): Promise<void> {
+export async function abortedClaim(
+  world: SimWorld,
+  step: Extract<Step, { kind: "aborted-claim" }>,
+): Promise<void> {
   const worker = world.workers[step.worker];
   if (worker === undefined || worker.dead || worker.holding !== null) return;
   const workerId = `${worker.id}-gone-${world.claims}`;
@@ -36,7 +39,9 @@ export async function abortedClaim(world: SimWorld, step: Extract<Step, { kind: 
     world.power.beforeTx = null;
   }
   world.count(during ? "claim-aborted-mid-commit" : "claim-aborted");
-  world.log(`  ${workerId} went away during its claim → ${claimed === null ? "nothing claimed" : "claimed!"}`);
+  world.log(
+    `  ${workerId} went away during its claim → ${claimed === null ? "nothing claimed" : "claimed!"}`,
+  );
   if (world.power.dead) return;
   const fail = (detail: string): never => {
     throw new InvariantViolation({ invariant: "aborted-claim-claims-nothing", detail });

@@ -1,5 +1,5 @@
-import { DEFAULT_RETENTION, pruneOnce } from "../../src/engine/retention.js";
 import { TIMESTAMP_BOUNDS } from "../../src/core/bounds.js";
+import { DEFAULT_RETENTION, pruneOnce } from "../../src/engine/retention.js";
 import { deliverMessage } from "./sim-network.js";
 import { key, observedFields } from "./sim-provider.js";
 import { survive } from "./sim-steps.js";
@@ -13,7 +13,10 @@ const DAY_MS = 86_400_000;
  * that long ago whose effects are all delivered go, each leaving its tombstone. The other
  * windows stay as deployed (days), so the events the end checks read are kept.
  */
-export async function retentionPass(world: SimWorld, step: Extract<Step, { kind: "retention" }>): Promise<void> {
+export async function retentionPass(
+  world: SimWorld,
+  step: Extract<Step, { kind: "retention" }>,
+): Promise<void> {
   const store = world.proc.finality.store;
   const windows = { ...DEFAULT_RETENTION, settledJobsDays: step.windowMs / DAY_MS };
   const candidates = [
@@ -46,7 +49,8 @@ export function lateWebhook(world: SimWorld, step: Extract<Step, { kind: "late-w
   const job = world.truth.jobs.get(pool[Math.floor(((step.pick * 4) % 1) * pool.length)]!);
   if (job === undefined || job.emitted === 0) return;
   const last = step.how === "late-running" ? 0 : job.emitted - 1;
-  const index = step.how === "late-running" ? job.plan.timeline.findIndex((s) => s.state === "running") : last;
+  const index =
+    step.how === "late-running" ? job.plan.timeline.findIndex((s) => s.state === "running") : last;
   const at = job.plan.timeline[index]!;
   const base = `wh_${job.plan.provider}_${job.plan.id}_${index + 1}`;
   const deliveryId = step.how === "replay" ? base : `${base}_late${world.trace.length}`;
@@ -64,7 +68,11 @@ export function lateWebhook(world: SimWorld, step: Extract<Step, { kind: "late-w
 }
 
 /** What a 2xx answer tells the simulator: a parked observation to find applied later, a pruned job hit. */
-export function noteOutcome(world: SimWorld, message: Extract<Message, { kind: "webhook" }>, outcome: string): void {
+export function noteOutcome(
+  world: SimWorld,
+  message: Extract<Message, { kind: "webhook" }>,
+  outcome: string,
+): void {
   const name = key(message.provider, message.jobId);
   if (outcome === "parked") {
     world.count("parked");
@@ -92,7 +100,10 @@ const BAD_TIMES = {
  * A webhook whose `updateTime` is exactly at a bound (accepted like any other) or beyond one
  * (`time-bounds-refused`: answered 400, and nothing about the job changes, no event kept).
  */
-export async function badTimeWebhook(world: SimWorld, step: Extract<Step, { kind: "bad-time" }>): Promise<void> {
+export async function badTimeWebhook(
+  world: SimWorld,
+  step: Extract<Step, { kind: "bad-time" }>,
+): Promise<void> {
   const jobs = [...world.truth.jobs.values()];
   const job = jobs[Math.floor(step.pick * jobs.length)];
   const truth = job ? world.truth.stateAt(job, world.now()) : null;

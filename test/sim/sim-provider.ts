@@ -1,8 +1,8 @@
+import { TIMESTAMP_BOUNDS } from "../../src/core/bounds.js";
 import type { Random } from "../../src/core/clock.js";
 import type { Job } from "../../src/core/model.js";
 import { isTerminal } from "../../src/core/states.js";
 import type { PollResult } from "../../src/engine/poller.js";
-import { TIMESTAMP_BOUNDS } from "../../src/core/bounds.js";
 import { payloadFields } from "./sim-payload.js";
 import { type JobPlan, type PollFault, SIM, type TimelineStep } from "./sim-types.js";
 

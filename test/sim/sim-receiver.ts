@@ -1,7 +1,40 @@
 import { DeliveryError } from "../../src/engine/delivery-error.js";
 import type { EffectDelivery } from "../../src/engine/effect-definitions.js";
 import { survive } from "./sim-steps.js";
+import { SimCrash } from "./sim-types.js";
 import type { SimWorld } from "./sim-world.js";
+
+/** The receiver applies the delivery, or fails it with the fault the step drew. */
+export async function receiveEffect(world: SimWorld, delivery: EffectDelivery): Promise<void> {
+  // A dead process sends nothing: a delivery already claimed dies with it.
+  world.assertAlive();
+  const fault = world.receiverFault();
+  if (fault === "5xx") {
+    world.count("receiver-5xx");
+    throw new DeliveryError("receiver answered 503");
+  }
+  if (fault === "429") {
+    world.count("receiver-429");
+    throw new DeliveryError("receiver answered 429", 3_000);
+  }
+  if (fault === "slow") await slowReceiver(world, delivery);
+  world.sink.receive(delivery, world.now());
+  world.log(
+    `  effect ${delivery.effect} ${delivery.job.provider}/${delivery.job.id} key=${delivery.idempotencyKey} attempt=${delivery.attempt}`,
+  );
+  if (world.crashAfterNextSend) {
+    world.crashAfterNextSend = false;
+    world.count("crash-after-send");
+    world.log("  ! process crashed after sending an effect, before marking it done");
+    world.power.dead = true;
+    throw new SimCrash("crashed after send");
+  }
+  if (fault === "timeout-after-apply") {
+    world.count("receiver-timeout-after-apply");
+    world.clock.advance(world.schedule.effectTimeoutMs);
+    throw new DeliveryError("delivery timed out");
+  }
+}
 
 /**
  * A slow receiver: it takes up to 1.3 × the delivery timeout to answer. While it works, a second
@@ -14,7 +47,9 @@ export async function slowReceiver(world: SimWorld, delivery: EffectDelivery): P
   const timeoutMs = world.schedule.effectTimeoutMs;
   const slowMs = Math.floor(world.receiverRandom() * 1.3 * timeoutMs);
   world.clock.advance(Math.min(slowMs, timeoutMs));
-  world.log(`  receiver slow on ${delivery.effect} ${delivery.job.provider}/${delivery.job.id}: ${slowMs} ms`);
+  world.log(
+    `  receiver slow on ${delivery.effect} ${delivery.job.provider}/${delivery.job.id}: ${slowMs} ms`,
+  );
   if (!world.inReplica) {
     world.count("replica-dispatch-in-flight");
     world.inReplica = true;

@@ -17,7 +17,11 @@ export async function registerDue(world: SimWorld): Promise<void> {
   const now = world.now();
   const due = world.pendingRegistrations.filter((r) => r.at <= now);
   if (due.length === 0) return;
-  world.pendingRegistrations.splice(0, world.pendingRegistrations.length, ...world.pendingRegistrations.filter((r) => r.at > now));
+  world.pendingRegistrations.splice(
+    0,
+    world.pendingRegistrations.length,
+    ...world.pendingRegistrations.filter((r) => r.at > now),
+  );
   for (const registration of due) await register(world, registration);
 }
 
@@ -29,12 +33,18 @@ export async function registerDue(world: SimWorld): Promise<void> {
 async function register(world: SimWorld, job: DueRegistration): Promise<void> {
   const name = key(job.provider, job.id);
   try {
-    const outcome = await world.proc.finality.register({ provider: job.provider, id: job.id, kind: job.kind });
+    const outcome = await world.proc.finality.register({
+      provider: job.provider,
+      id: job.id,
+      kind: job.kind,
+    });
     if (world.power.dead) throw new SimCrash("no answer");
     world.registeredAt.set(name, world.now());
     const known = world.truth.get(job.provider, job.id);
     const endsAt = known ? world.truth.endsAt(known) : null;
-    world.count(endsAt !== null && endsAt <= world.now() ? "registered-after-settled" : "registered-before-settled");
+    world.count(
+      endsAt !== null && endsAt <= world.now() ? "registered-after-settled" : "registered-before-settled",
+    );
     if (outcome.effects.includes("render-done")) world.count("late-kind-effect");
     world.log(`  registered ${name} (${job.kind}): ${outcome.job.state}, parked applied ${outcome.parked}`);
     await parkedApplied(world, job);
@@ -68,6 +78,7 @@ async function parkedApplied(world: SimWorld, job: DueRegistration): Promise<voi
   if (record === null) return fail(`${job.provider}/${job.id} is registered but not in the ledger`);
   for (const state of parked) {
     const behind = isTerminal(state) ? !isTerminal(record.state) : rankOf(record.state) < rankOf(state);
-    if (behind) fail(`${job.provider}/${job.id} parked ${state} but is ${record.state} after its registration`);
+    if (behind)
+      fail(`${job.provider}/${job.id} parked ${state} but is ${record.state} after its registration`);
   }
 }

@@ -1,8 +1,8 @@
 import type { Random } from "../../src/core/clock.js";
 import { weighted } from "./schedule.js";
-import { deliverMessage, emitWebhooks, senderRetry } from "./sim-network.js";
 import { abortedClaim } from "./sim-claims.js";
 import { badTimeWebhook, lateWebhook, retentionPass } from "./sim-late.js";
+import { deliverMessage, emitWebhooks, senderRetry } from "./sim-network.js";
 import { registerDue } from "./sim-register.js";
 import { POLL_FAULTS, type PollFault, type ReceiverFault, SimCrash, type Step } from "./sim-types.js";
 import { workersAct } from "./sim-workers.js";

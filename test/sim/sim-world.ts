@@ -1,6 +1,5 @@
 import { rmSync } from "node:fs";
 import { manualClock, type Random, seededRandom } from "../../src/core/clock.js";
-import { DeliveryError } from "../../src/engine/delivery-error.js";
 import type { Job } from "../../src/core/model.js";
 import type { EffectDelivery } from "../../src/engine/effect-definitions.js";
 import type { WorkerEvent } from "../../src/runs/worker-event.js";
@@ -8,6 +7,8 @@ import { type CrashSwitch, newCrashSwitch } from "./crashable-store.js";
 import { EffectSink } from "./effect-sink.js";
 import { type SimProcess, startProcess } from "./sim-process.js";
 import { SimProviderTruth, simPoller } from "./sim-provider.js";
+import { receiveEffect } from "./sim-receiver.js";
+import type { DueRegistration } from "./sim-register.js";
 import {
   type FaultKind,
   type PollFault,
@@ -16,8 +17,6 @@ import {
   SIM,
   SimCrash,
 } from "./sim-types.js";
-import { slowReceiver } from "./sim-receiver.js";
-import type { DueRegistration } from "./sim-register.js";
 import type { KilledHold, SimWorker } from "./sim-workers.js";
 
 export type Message =
@@ -197,40 +196,9 @@ export class SimWorld {
       };
     this.sink.inFlight.add(key);
     try {
-      await this.receive(delivery);
+      await receiveEffect(this, delivery);
     } finally {
       this.sink.inFlight.delete(key);
-    }
-  }
-
-  private async receive(delivery: EffectDelivery): Promise<void> {
-    // A dead process sends nothing: a delivery already claimed dies with it.
-    this.assertAlive();
-    const fault = this.receiverFault();
-    if (fault === "5xx") {
-      this.count("receiver-5xx");
-      throw new DeliveryError("receiver answered 503");
-    }
-    if (fault === "429") {
-      this.count("receiver-429");
-      throw new DeliveryError("receiver answered 429", 3_000);
-    }
-    if (fault === "slow") await slowReceiver(this, delivery);
-    this.sink.receive(delivery, this.now());
-    this.log(
-      `  effect ${delivery.effect} ${delivery.job.provider}/${delivery.job.id} key=${delivery.idempotencyKey} attempt=${delivery.attempt}`,
-    );
-    if (this.crashAfterNextSend) {
-      this.crashAfterNextSend = false;
-      this.count("crash-after-send");
-      this.log("  ! process crashed after sending an effect, before marking it done");
-      this.power.dead = true;
-      throw new SimCrash("crashed after send");
-    }
-    if (fault === "timeout-after-apply") {
-      this.count("receiver-timeout-after-apply");
-      this.clock.advance(this.schedule.effectTimeoutMs);
-      throw new DeliveryError("delivery timed out");
     }
   }
 

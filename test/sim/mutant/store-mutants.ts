@@ -9,7 +9,10 @@ import type { Store, StoreTx } from "../../../src/store/store.js";
  */
 export const STORE_MUTANTS = {
   /** Retention's tombstones are never read: a late webhook brings a pruned job back (defect 2). */
-  "tombstone-forgotten": { store: { getTombstone: async () => null }, tx: { getTombstone: async () => null } },
+  "tombstone-forgotten": {
+    store: { getTombstone: async () => null },
+    tx: { getTombstone: async () => null },
+  },
   /** Registration finds no parked observation: what was parked for the job is left behind (defect 4). */
   "parked-left-behind": { store: {}, tx: { takeParked: async () => [] } },
   /** Registering a settled job that had no kind enqueues no kind-filtered effect (defect 9). */
@@ -45,9 +48,7 @@ export function mutateStore(store: Store, name = process.env.FINALITY_SIM_MUTANT
   const overrides: Partial<Store> = {
     ...mutant.store,
     transaction: (work) => store.transaction((tx) => work(overlay(tx, txOverrides(tx)))),
-    ...(name === "lease-ignored"
-      ? { claimEffects: (now, limit) => store.claimEffects(now, limit, 1) }
-      : {}),
+    ...(name === "lease-ignored" ? { claimEffects: (now, limit) => store.claimEffects(now, limit, 1) } : {}),
   };
   return overlay(store, overrides);
 }
