@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { StoreMutantName } from "./mutant/store-mutants.js";
-import { describeFailure, simulate } from "./simulate.js";
+import { simulate } from "./simulate.js";
 
 /**
  * One store mutant per invariant added for issue 15 (test/sim/mutant/store-mutants.ts), each
- * bringing back one of the fixed defects: the simulator must fail it, under that invariant, with
- * a seed and a short trace. The seed ranges are the first few schedules that reach each class.
+ * bringing back one of the fixed defects: the simulator must fail it, under that invariant and no
+ * other. The seed ranges are the first few schedules that reach each class. (Not in
+ * mutant.test.ts: that file's vi.mock breaks the reducer for every test in it.)
  */
 const CASES: { mutant: StoreMutantName; invariant: string; start: number; count: number }[] = [
   { mutant: "tombstone-forgotten", invariant: "no-effect-after-prune", start: 1, count: 6 },
@@ -22,15 +23,11 @@ describe("the simulator against a broken store", () => {
   for (const { mutant, invariant, start, count } of CASES) {
     it(`fails ${invariant} when ${mutant}`, async () => {
       process.env.FINALITY_SIM_MUTANT = mutant;
-      const { summary, failures } = await simulate({ start, count, shrinkFirst: 1 });
+      // Not shrunk here (shrinking runs hundreds of schedules): `npm run sim -- --seed N --mutant
+      // NAME` shrinks one. Every violation seen must be this invariant's: it is the one that catches it.
+      const { summary } = await simulate({ start, count, shrinkFirst: 0 });
       expect(summary.violations.get(invariant), summary.table(mutant)).toBeGreaterThan(0);
-      const [failure] = failures;
-      expect(failure).toBeDefined();
-      if (!failure) return;
-      console.log(describeFailure(failure));
-      expect(failure.result.violation?.invariant).toBe(invariant);
-      expect(failure.shrunkResult.violation?.invariant).toBe(invariant);
-      expect(describeFailure(failure)).toContain(`--mutant ${mutant}`);
+      expect(summary.totalViolations, summary.table(mutant)).toBe(summary.violations.get(invariant));
     }, 120_000);
   }
 

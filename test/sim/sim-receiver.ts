@@ -31,9 +31,22 @@ export async function receiveEffect(world: SimWorld, delivery: EffectDelivery): 
   }
   if (fault === "timeout-after-apply") {
     world.count("receiver-timeout-after-apply");
-    world.clock.advance(world.schedule.effectTimeoutMs);
+    advanceWhileInFlight(world, world.schedule.effectTimeoutMs);
     throw new DeliveryError("delivery timed out");
   }
+}
+
+/**
+ * Time a receiver takes, as the simulated clock sees it: never past one delivery timeout after
+ * the dispatch step began. The dispatcher renews its leases and stops an attempt at its timeout
+ * on real timers, which the simulated clock does not drive; deliveries that run side by side
+ * would otherwise add up their times on one clock and carry an attempt past its lease while
+ * its (really concurrent) renewals never ran.
+ */
+function advanceWhileInFlight(world: SimWorld, ms: number): void {
+  const target =
+    world.inFlightClockCap === null ? world.now() + ms : Math.min(world.now() + ms, world.inFlightClockCap);
+  if (target > world.now()) world.clock.set(target);
 }
 
 /**
@@ -46,7 +59,7 @@ export async function slowReceiver(world: SimWorld, delivery: EffectDelivery): P
   world.count("receiver-slow");
   const timeoutMs = world.schedule.effectTimeoutMs;
   const slowMs = Math.floor(world.receiverRandom() * 1.3 * timeoutMs);
-  world.clock.advance(Math.min(slowMs, timeoutMs));
+  advanceWhileInFlight(world, Math.min(slowMs, timeoutMs));
   world.log(
     `  receiver slow on ${delivery.effect} ${delivery.job.provider}/${delivery.job.id}: ${slowMs} ms`,
   );

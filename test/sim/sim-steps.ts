@@ -99,7 +99,9 @@ export async function runStep(world: SimWorld, step: Step): Promise<void> {
       // The receiver counts the faults it acts on (a delivery that never reaches it counts none).
       world.receiverFault = () => weighted(random, RECEIVER_FAULT_WEIGHTS);
       world.receiverRandom = random;
+      world.inFlightClockCap = world.now() + world.schedule.effectTimeoutMs;
       await survive(world, () => world.proc.dispatcher.runOnce());
+      world.inFlightClockCap = null;
       world.receiverFault = () => "ok";
       return;
     }

@@ -97,6 +97,8 @@ export class SimWorld {
   receiverFault: () => ReceiverFault = () => "ok";
   /** A number in [0, 1) for the receiver's fault in progress (how slow a slow one is). */
   receiverRandom: () => number = () => 0;
+  /** During a dispatch step: the latest time a receiver may take the clock to (see sim-receiver.ts). */
+  inFlightClockCap: number | null = null;
   /** Whether the second replica's dispatcher is running (it runs one level deep). */
   inReplica = false;
   /** A violation seen where it cannot be thrown (inside an effect handler); the checker throws it. */
