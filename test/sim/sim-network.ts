@@ -99,6 +99,11 @@ async function deliverWebhook(
           ? error.status
           : 500;
   }
+  if (message.probe === "at-bound" && typeof status === "number" && status !== 200)
+    throw new InvariantViolation({
+      invariant: "time-bounds-refused",
+      detail: `webhook ${message.deliveryId} with updateTime ${String(message.fields.updateTime)}, at the bound, answered ${status}`,
+    });
   if (message.probe === "out-of-bounds" && status !== "no answer" && status !== 400)
     throw new InvariantViolation({
       invariant: "time-bounds-refused",
