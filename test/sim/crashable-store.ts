@@ -17,10 +17,12 @@ export interface CrashSwitch {
   onCrash: (mode: CrashMode, midSweep: boolean) => void;
   /** Transactions committed or attempted, for the summary. */
   transactions: number;
+  /** Called (once, then cleared) as the next transaction starts: a client leaving mid-commit. */
+  beforeTx: (() => void) | null;
 }
 
 export function newCrashSwitch(onCrash: CrashSwitch["onCrash"]): CrashSwitch {
-  return { dead: false, armed: null, sweeping: false, onCrash, transactions: 0 };
+  return { dead: false, armed: null, sweeping: false, onCrash, transactions: 0, beforeTx: null };
 }
 
 export function crashableStore(inner: Store, power: CrashSwitch): Store {
@@ -30,6 +32,9 @@ export function crashableStore(inner: Store, power: CrashSwitch): Store {
   function transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
     if (power.dead) return down();
     power.transactions++;
+    const before = power.beforeTx;
+    power.beforeTx = null;
+    before?.();
     const arm = power.armed;
     if (arm === null) return inner.transaction(work);
     if (arm.afterTx > 0) {

@@ -21,6 +21,8 @@ export class EffectSink {
   readonly appliedKeys = new Set<string>();
   /** `provider/id/effect/type` → idempotency keys applied for it. */
   readonly appliedFor = new Map<string, string[]>();
+  /** Idempotency keys whose delivery is in flight right now. */
+  readonly inFlight = new Set<string>();
 
   receive(delivery: EffectDelivery, at: number): void {
     const record: SinkDelivery = {

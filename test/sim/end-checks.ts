@@ -3,6 +3,7 @@ import { canonicalOf, isLiveAttempt, isTerminalRun, LEASE_EXPIRED_CODE } from ".
 import { sinkTarget } from "./effect-sink.js";
 import { stuckBy } from "./heal.js";
 import { ackedKept, allJobs, effectKeys } from "./invariants.js";
+import { kindEffectsOf, noEffectAfterPrune, prunedEffects, resultsBounded } from "./lifecycle-checks.js";
 import { key } from "./sim-provider.js";
 import { PROVIDERS, SIM } from "./sim-types.js";
 import { InvariantViolation, type SimWorld } from "./sim-world.js";
@@ -33,10 +34,17 @@ export async function endChecks(world: SimWorld): Promise<void> {
   const store = world.proc.finality.store;
   const jobs = await allJobs(store);
   const byKey = new Map(jobs.map((job) => [key(job.provider, job.id), job]));
+  if (world.deferred) throw new InvariantViolation(world.deferred);
   await ackedKept(world, [...world.acked.keys()]);
   effectKeys(world);
+  await noEffectAfterPrune(world);
+  await withTombstones(world, byKey);
   providerJobs(world, byKey);
-  for (const job of jobs) await effectsOf(world, job);
+  for (const job of jobs) {
+    await effectsOf(world, job);
+    await kindEffectsOf(world, job);
+    resultsBounded(world, job);
+  }
   await runsSettled(world, byKey);
 }
 
@@ -46,7 +54,7 @@ function providerJobs(world: SimWorld, byKey: Map<string, Job>): void {
     lanes.set(job.plan.provider, (lanes.get(job.plan.provider) ?? 0) + 1);
   for (const known of world.truth.jobs.values()) {
     const name = key(known.plan.provider, known.plan.id);
-    const job = byKey.get(name);
+    const job = byKey.get(name) ?? world.tombstoned.get(name);
     const endsAt = world.truth.endsAt(known);
     const registeredAt = world.registeredAt.get(name);
     if (registeredAt === undefined) fail("settled-in-time", `${name} was never registered`);
@@ -114,7 +122,7 @@ async function runsSettled(world: SimWorld, byKey: Map<string, Job>): Promise<vo
     const run = await store.getRun(runId);
     if (run === null) fail("runs-settle", `run ${runId} is missing`);
     if (!isTerminalRun(run.status)) fail("runs-settle", `run ${runId} is still ${run.status} after the heal`);
-    const mirror = byKey.get(key("runs", runId));
+    const mirror = byKey.get(key("runs", runId)) ?? world.tombstoned.get(key("runs", runId));
     if (mirror?.state !== canonicalOf(run.status))
       fail("runs-settle", `run ${runId} is ${run.status} but its job shows ${mirror?.state}`);
     for (const attempt of await store.runAttempts(runId)) {
@@ -128,6 +136,8 @@ async function runsSettled(world: SimWorld, byKey: Map<string, Job>): Promise<vo
           "no-stale-callback-applied",
           `attempt ${attempt.id} (generation ${attempt.generation} < ${run.generation}) succeeded`,
         );
+      if (attempt.generation === run.generation && attempt.status === "released" && run.status === "lost")
+        world.count("run-lost-before-start");
       if (
         attempt.status === "lost" &&
         (attempt.error as { code?: string } | null)?.code !== LEASE_EXPIRED_CODE
@@ -151,6 +161,31 @@ async function runsSettled(world: SimWorld, byKey: Map<string, Job>): Promise<vo
         "lost-worker-declared-lost",
         `attempt ${killed.attemptId} of killed ${killed.workerId} had started but was released, not lost`,
       );
+  }
+}
+
+/**
+ * Pruned jobs, as their tombstones tell (state, settledAt), for the checks that follow; and
+ * `effects-for-every-match` for them from what the receiver applied.
+ */
+async function withTombstones(world: SimWorld, byKey: Map<string, Job>): Promise<void> {
+  const store = world.proc.finality.store;
+  for (const [name, prunedAt] of world.pruned) {
+    if (byKey.has(name)) continue;
+    const slash = name.indexOf("/");
+    const jobKey = { provider: name.slice(0, slash), id: name.slice(slash + 1) };
+    const tombstone = await store.getTombstone(jobKey);
+    if (tombstone === null) fail("no-effect-after-prune", `${name} was pruned and has no tombstone`);
+    const plan = world.truth.get(jobKey.provider, jobKey.id)?.plan;
+    const registeredAt = world.registeredAt.get(name);
+    const kind =
+      jobKey.provider === "runs"
+        ? "render"
+        : registeredAt !== undefined && registeredAt <= prunedAt
+          ? plan!.kind
+          : null;
+    prunedEffects(world, name, tombstone.state, kind);
+    world.tombstoned.set(name, { state: tombstone.state, settledAt: tombstone.settledAt } as Job);
   }
 }
 

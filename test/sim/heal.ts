@@ -78,6 +78,7 @@ async function settled(world: SimWorld): Promise<boolean> {
 async function nextDue(world: SimWorld): Promise<number> {
   const store = world.proc.finality.store;
   const times: number[] = world.network.map((m) => m.dueAt);
+  for (const registration of world.pendingRegistrations) times.push(registration.at);
   for (const job of world.truth.jobs.values()) {
     for (const step of job.plan.timeline) times.push(job.createdAt + step.afterMs);
     if (world.truth.endsAt(job) === null) {

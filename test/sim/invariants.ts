@@ -2,6 +2,7 @@ import type { Job } from "../../src/core/model.js";
 import { isTerminal, rankOf } from "../../src/core/states.js";
 import type { Store } from "../../src/store/store.js";
 import { sinkTarget } from "./effect-sink.js";
+import { noEffectAfterPrune } from "./lifecycle-checks.js";
 import { InvariantViolation, type SimWorld } from "./sim-world.js";
 
 export const INVARIANTS = [
@@ -15,6 +16,13 @@ export const INVARIANTS = [
   "no-stale-callback-applied",
   "runs-settle",
   "no-5xx",
+  "effects-for-every-match",
+  "no-effect-after-prune",
+  "parked-applied-on-register",
+  "no-parallel-delivery",
+  "time-bounds-refused",
+  "results-bounded",
+  "aborted-claim-claims-nothing",
   "crashed-simulator",
 ] as const;
 export type InvariantName = (typeof INVARIANTS)[number];
@@ -40,8 +48,11 @@ export class StepChecker {
   checks = 0;
 
   async afterStep(world: SimWorld, restarted: boolean): Promise<void> {
+    if (world.deferred) throw new InvariantViolation(world.deferred);
     if (world.power.dead) return;
     const store = world.proc.finality.store;
+    // First: a pruned job brought back would otherwise be reported as a monotonicity break.
+    await noEffectAfterPrune(world);
     await this.monotonic(await allJobs(store));
     const keys = restarted ? [...world.acked.keys()] : world.ackedToVerify.splice(0);
     await ackedKept(world, keys);

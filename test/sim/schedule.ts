@@ -1,6 +1,15 @@
 import { type Random, seededRandom } from "../../src/core/clock.js";
 import type { TerminalState } from "../../src/core/states.js";
 import {
+  describeExtraStep,
+  EXTRA_STEP_WEIGHTS,
+  effectTiming,
+  extraStep,
+  payloadPlan,
+  registerAfterMs,
+  retentionBurst,
+} from "./schedule-extra.js";
+import {
   type AttemptPlan,
   type JobPlan,
   type NetFault,
@@ -43,6 +52,7 @@ const STEP_WEIGHTS = {
   "worker-pause": 1.5,
   skew: 2,
   "cancel-run": 1,
+  ...EXTRA_STEP_WEIGHTS,
 } as const satisfies Record<Step["kind"], number>;
 
 const NET_FAULT_WEIGHTS: Record<NetFault, number> = { none: 70, drop: 10, duplicate: 10, delay: 10 };
@@ -62,7 +72,9 @@ export function generateSchedule(seed: number): Schedule {
     steps.splice(int(random, 0, steps.length), 0, { kind: "submit" });
   for (let i = steps.filter((s) => s.kind === "enqueue-run").length; i < runs; i++)
     steps.splice(int(random, 0, steps.length), 0, { kind: "enqueue-run" });
-  return { seed, jobs, attemptPlans, workers, steps };
+  if (random() < 0.4)
+    steps.splice(int(random, steps.length >> 1, steps.length), 0, ...retentionBurst(random));
+  return { seed, ...effectTiming(random), jobs, attemptPlans, workers, steps };
 }
 
 function step(random: Random, workers: number): Step {
@@ -92,6 +104,11 @@ function step(random: Random, workers: number): Step {
       return { kind, pick: random() };
     case "sweep":
       return { kind, crashAfter: random() < 0.3 ? int(random, 0, 2) : null };
+    case "retention":
+    case "late-webhook":
+    case "bad-time":
+    case "aborted-claim":
+      return extraStep(kind, random, workers);
     case "submit":
     case "enqueue-run":
     case "arm-crash-after-send":
@@ -128,7 +145,17 @@ function jobPlan(random: Random, index: number): JobPlan {
       final === "late" ? pick(random, ["succeeded", "failed"] as const) : (final as TerminalState);
     timeline.push({ afterMs: end, state, sender: sender() });
   }
-  return { provider, id: `job-${index}`, withSeq: random() < 0.8, timeline };
+  const withSeq = random() < 0.8;
+  const kind = random() < 0.7 ? "render" : "thumb";
+  return {
+    provider,
+    id: `job-${index}`,
+    withSeq,
+    timeline,
+    kind,
+    registerAfterMs: registerAfterMs(random, timeline.at(-1)!.afterMs),
+    payload: payloadPlan(random),
+  };
 }
 
 function attemptPlan(random: Random): AttemptPlan {
@@ -142,6 +169,7 @@ function attemptPlan(random: Random): AttemptPlan {
       cancelled: 8,
     }),
     progressUpdates: int(random, 0, 2),
+    diesBeforeStart: random() < 0.08,
   };
 }
 
@@ -168,6 +196,6 @@ export function describeStep(step: Step): string {
         ? "sweep"
         : `sweep, crashing before the commit of expiry ${step.crashAfter + 1}`;
     default:
-      return step.kind;
+      return describeExtraStep(step) ?? step.kind;
   }
 }

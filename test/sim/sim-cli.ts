@@ -4,7 +4,8 @@ import { parseArgs } from "node:util";
 /**
  * `npm run sim -- --schedules N [--start S]`: runs N schedules and prints the summary table.
  * `npm run sim -- --seed N`: replays one schedule exactly, with its trace, shrunk if it fails.
- * `--mutant NAME` runs against a deliberately broken reducer (test/sim/mutant/mutants.ts).
+ * `--mutant NAME` runs against a deliberately broken reducer (test/sim/mutant/mutants.ts) or
+ * store (test/sim/mutant/store-mutants.ts).
  */
 const { values } = parseArgs({
   options: {
@@ -18,7 +19,9 @@ const { values } = parseArgs({
 
 if (values.mutant !== undefined) {
   process.env.FINALITY_SIM_MUTANT = values.mutant;
-  register("./mutant/mutant-hooks.js", import.meta.url);
+  // A store mutant is applied by sim-process.ts itself; a reducer mutant needs the module hook.
+  const { isStoreMutantName } = await import("./mutant/store-mutants.js");
+  if (!isStoreMutantName(values.mutant)) register("./mutant/mutant-hooks.js", import.meta.url);
 }
 // Imported after the hook is registered, so that the engine loads the mutant reducer.
 const { describeFailure, replay, simulate } = await import("./simulate.js");

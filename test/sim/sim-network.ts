@@ -1,6 +1,8 @@
 import { isFinalityError } from "../../src/core/errors.js";
 import { isRevokedAttempt } from "../../src/core/run-model.js";
 import { signStandardWebhook } from "../../src/webhooks/standard-webhooks.js";
+import { noteOutcome } from "./sim-late.js";
+import { payloadMember } from "./sim-payload.js";
 import { observedFields } from "./sim-provider.js";
 import { SECRET, SIM, SimCrash } from "./sim-types.js";
 import { InvariantViolation, type Message, type SimWorld } from "./sim-world.js";
@@ -52,15 +54,23 @@ async function deliverWebhook(
 ): Promise<void> {
   message.attempts++;
   const { fields } = message;
-  const body = JSON.stringify({
+  const plan = world.truth.get(message.provider, message.jobId)?.plan;
+  const head = JSON.stringify({
     jobId: message.jobId,
     state: fields.state,
     ...(fields.seq !== undefined ? { seq: fields.seq } : {}),
-    updateTime: new Date(fields.updateTime as number).toISOString(),
+    updateTime:
+      typeof fields.updateTime === "string"
+        ? fields.updateTime
+        : new Date(fields.updateTime as number).toISOString(),
   });
+  if (plan && plan.payload.shape !== "small" && (message.state === "succeeded" || message.state === "failed"))
+    world.count(plan.payload.shape === "large" ? "result-large" : "result-deep");
+  const body = `${head.slice(0, -1)}${plan ? payloadMember(plan, message.state) : ""}}`;
   const headers = signStandardWebhook({
     id: message.deliveryId,
-    timestampSeconds: (world.now() + world.skewMs) / 1000,
+    // A bounds probe is signed on time: it tests the body's time, not the signature's.
+    timestampSeconds: (world.now() + (message.probe ? 0 : world.skewMs)) / 1000,
     body,
     secret: SECRET,
   });
@@ -77,7 +87,10 @@ async function deliverWebhook(
       {},
     );
     status = world.power.dead ? "no answer" : 200;
-    if (status === 200) world.log(`  webhook ${message.deliveryId} ${message.state} → 200 ${answer.outcome}`);
+    if (status === 200) {
+      world.log(`  webhook ${message.deliveryId} ${message.state} → 200 ${answer.outcome}`);
+      noteOutcome(world, message, answer.outcome);
+    }
   } catch (error) {
     status =
       world.power.dead || error instanceof SimCrash
@@ -86,6 +99,16 @@ async function deliverWebhook(
           ? error.status
           : 500;
   }
+  if (message.probe === "at-bound" && typeof status === "number" && status !== 200)
+    throw new InvariantViolation({
+      invariant: "time-bounds-refused",
+      detail: `webhook ${message.deliveryId} with updateTime ${String(message.fields.updateTime)}, at the bound, answered ${status}`,
+    });
+  if (message.probe === "out-of-bounds" && status !== "no answer" && status !== 400)
+    throw new InvariantViolation({
+      invariant: "time-bounds-refused",
+      detail: `webhook ${message.deliveryId} with updateTime ${String(message.fields.updateTime)} answered ${status}, not 400`,
+    });
   if (status === 200) {
     const key = `${message.provider}/${message.deliveryId}`;
     world.acked.set(key, {
@@ -102,7 +125,7 @@ async function deliverWebhook(
       detail: `webhook ${message.deliveryId} answered ${status}`,
     });
   world.log(`  webhook ${message.deliveryId} ${message.state} → ${status}`);
-  senderRetry(world, message);
+  if (message.probe === undefined) senderRetry(world, message);
 }
 
 /** Standard Webhooks senders retry with backoff, then give up: reconcile has to find those. */

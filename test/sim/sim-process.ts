@@ -12,6 +12,7 @@ import { createWebhookReceivers } from "../../src/providers/webhook-receivers.js
 import { createRunService, type RunService } from "../../src/runs/run-service.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { type CrashSwitch, crashableStore } from "./crashable-store.js";
+import { mutateStore } from "./mutant/store-mutants.js";
 import { SECRET, SIM } from "./sim-types.js";
 
 /** The two providers as `finality serve` would read them from its config file (defaults filled in). */
@@ -32,6 +33,7 @@ export interface SimProcess {
   finality: Finality;
   reconciler: Reconciler;
   dispatcher: Dispatcher;
+  replica: Dispatcher;
   runs: RunService;
   intake: WebhookIntake;
   /** The process goes away: waits for what it has in flight, then lets go of the file. */
@@ -46,6 +48,8 @@ export interface ProcessOptions {
   random: Random;
   poller: Poller;
   deliverEffect: (delivery: EffectDelivery) => Promise<void>;
+  effectTimeoutMs: number;
+  effectLeaseMs: number;
 }
 
 /**
@@ -57,7 +61,9 @@ export function startProcess(options: ProcessOptions): SimProcess {
   const { clock, power } = options;
   // The simulator crashes the process, never the machine: NORMAL keeps every commit through that,
   // and spares a quarter of a million fsyncs per thousand schedules.
-  const store = crashableStore(createSqliteStore({ path: options.path, synchronous: "NORMAL" }), power);
+  const store = mutateStore(
+    crashableStore(createSqliteStore({ path: options.path, synchronous: "NORMAL" }), power),
+  );
   const finality = createFinality({
     store,
     clock,
@@ -69,6 +75,8 @@ export function startProcess(options: ProcessOptions): SimProcess {
     effects: [
       { name: "notify", handler: options.deliverEffect },
       { name: "alert", on: ["stuck"], handler: options.deliverEffect },
+      // Kind-filtered: a job adopted from a webhook has no kind until the application registers it.
+      { name: "render-done", on: ["succeeded", "failed"], kinds: ["render"], handler: options.deliverEffect },
     ],
   });
   const lane = {
@@ -85,19 +93,23 @@ export function startProcess(options: ProcessOptions): SimProcess {
     },
     random: options.random,
   });
-  const dispatcher = createDispatcher(finality, {
+  const dispatcherOptions = {
     concurrency: 4,
-    timeoutMs: SIM.effectTimeoutMs,
-    leaseMs: SIM.effectLeaseMs,
+    timeoutMs: options.effectTimeoutMs,
+    leaseMs: options.effectLeaseMs,
     retry: { scheduleMs: SIM.effectRetryMs, maxAgeMs: 7 * 24 * 3_600_000 },
     random: options.random,
-  });
+  };
+  const dispatcher = createDispatcher(finality, dispatcherOptions);
+  // A second replica's dispatcher over the same database, run while a slow delivery is in flight.
+  const replica = createDispatcher(finality, dispatcherOptions);
   const runs = createRunService({
     finality,
     random: options.random,
     newId: options.newId,
     defaultLeaseSeconds: SIM.leaseSeconds,
     defaultMaxAttempts: SIM.maxAttempts,
+    maxUnstartedReleases: SIM.maxUnstartedReleases,
     retry: SIM.runRetry,
   });
   const intake = createWebhookIntake({
@@ -109,12 +121,14 @@ export function startProcess(options: ProcessOptions): SimProcess {
     finality,
     reconciler,
     dispatcher,
+    replica,
     runs,
     intake,
     async stop() {
       power.dead = true;
       await reconciler.stop();
       await dispatcher.stop();
+      await replica.stop();
       runs.close();
       await finality.close();
     },

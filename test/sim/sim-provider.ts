@@ -1,7 +1,9 @@
+import { TIMESTAMP_BOUNDS } from "../../src/core/bounds.js";
 import type { Random } from "../../src/core/clock.js";
 import type { Job } from "../../src/core/model.js";
 import { isTerminal } from "../../src/core/states.js";
 import type { PollResult } from "../../src/engine/poller.js";
+import { payloadFields } from "./sim-payload.js";
 import { type JobPlan, type PollFault, SIM, type TimelineStep } from "./sim-types.js";
 
 /** A job as the provider knows it: its plan and when it was created there. */
@@ -109,6 +111,7 @@ async function answerPoll(
       id: job.id,
       source: "reconcile",
       ...observedFields(known, index, hooks.skewMs()),
+      ...payloadFields(known.plan, override?.state ?? known.plan.timeline[index]!.state),
       ...override,
       rawState: override?.state ?? known.plan.timeline[index]!.state,
     },
@@ -138,5 +141,12 @@ async function answerPoll(
       });
     case "not-found":
       return { kind: "not-found" };
+    case "bad-time": {
+      // An answer dated outside 2000–2200: a failed poll that changes nothing about the job.
+      const answer = observed(truth.index);
+      if (answer.kind !== "observed") return answer;
+      const updateTime = hooks.random() < 0.5 ? TIMESTAMP_BOUNDS.minMs - 1 : TIMESTAMP_BOUNDS.maxMs + 1;
+      return { ...answer, observation: { ...answer.observation, updateTime } };
+    }
   }
 }

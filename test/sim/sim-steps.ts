@@ -1,7 +1,9 @@
 import type { Random } from "../../src/core/clock.js";
 import { weighted } from "./schedule.js";
+import { abortedClaim } from "./sim-claims.js";
+import { badTimeWebhook, lateWebhook, retentionPass } from "./sim-late.js";
 import { deliverMessage, emitWebhooks, senderRetry } from "./sim-network.js";
-import { key } from "./sim-provider.js";
+import { registerDue } from "./sim-register.js";
 import { POLL_FAULTS, type PollFault, type ReceiverFault, SimCrash, type Step } from "./sim-types.js";
 import { workersAct } from "./sim-workers.js";
 import type { SimWorld } from "./sim-world.js";
@@ -14,12 +16,14 @@ const POLL_FAULT_WEIGHTS: Record<PollFault, number> = {
   "429": 7,
   regress: 5,
   "not-found": 3,
+  "bad-time": 3,
 };
 const RECEIVER_FAULT_WEIGHTS: Record<ReceiverFault, number> = {
   ok: 70,
   "5xx": 15,
   "timeout-after-apply": 10,
   "429": 5,
+  slow: 25,
 };
 const POLL_COUNTED = new Set<PollFault>(POLL_FAULTS.filter((f) => f !== "ok"));
 
@@ -39,21 +43,9 @@ export async function afterTime(
   options: { mayClaim: boolean; chaos?: Random },
 ): Promise<void> {
   emitWebhooks(world);
-  for (const pending of world.pendingRegistrations.splice(0)) await register(world, pending);
+  await registerDue(world);
   for (const idempotencyKey of world.pendingEnqueues.splice(0)) await enqueue(world, idempotencyKey);
   await workersAct(world, world.workers, { mayClaim: options.mayClaim, dropHeartbeat: options.chaos });
-}
-
-/** The application registers a job it submitted, and tries again until it hears back. */
-async function register(world: SimWorld, job: { provider: string; id: string }): Promise<void> {
-  try {
-    await world.proc.finality.register({ provider: job.provider, id: job.id, kind: "render" });
-    if (world.power.dead) throw new SimCrash("no answer");
-    world.registeredAt.set(key(job.provider, job.id), world.now());
-  } catch (error) {
-    if (!(world.power.dead || error instanceof SimCrash)) throw error;
-    world.pendingRegistrations.push(job);
-  }
 }
 
 async function enqueue(world: SimWorld, idempotencyKey: string): Promise<void> {
@@ -83,7 +75,13 @@ export async function runStep(world: SimWorld, step: Step): Promise<void> {
         `  submitted ${plan.provider}/${plan.id}: ${plan.timeline.map((s) => `${s.state}@${s.afterMs / 1000}s`).join(" ")}`,
       );
       emitWebhooks(world);
-      return register(world, plan);
+      world.pendingRegistrations.push({
+        provider: plan.provider,
+        id: plan.id,
+        kind: plan.kind,
+        at: world.now() + plan.registerAfterMs,
+      });
+      return registerDue(world);
     }
     case "enqueue-run":
       return enqueue(world, `run-${world.enqueued++}`);
@@ -100,7 +98,10 @@ export async function runStep(world: SimWorld, step: Step): Promise<void> {
       const random = world.stepRandom(step.rand);
       // The receiver counts the faults it acts on (a delivery that never reaches it counts none).
       world.receiverFault = () => weighted(random, RECEIVER_FAULT_WEIGHTS);
+      world.receiverRandom = random;
+      world.inFlightClockCap = world.now() + world.schedule.effectTimeoutMs;
       await survive(world, () => world.proc.dispatcher.runOnce());
+      world.inFlightClockCap = null;
       world.receiverFault = () => "ok";
       return;
     }
@@ -141,12 +142,30 @@ export async function runStep(world: SimWorld, step: Step): Promise<void> {
       world.count("sender-skew");
       world.skewMs = step.ms;
       return;
+    case "retention":
+    case "late-webhook":
+    case "bad-time":
+    case "aborted-claim":
+      return extra(world, step);
     case "cancel-run": {
       const runId = world.runIds[Math.floor(step.pick * world.runIds.length)];
       if (runId === undefined) return;
       world.count("run-cancelled");
       return survive(world, () => world.proc.runs.cancel(runId));
     }
+  }
+}
+
+async function extra(world: SimWorld, step: Step): Promise<void> {
+  switch (step.kind) {
+    case "retention":
+      return retentionPass(world, step);
+    case "late-webhook":
+      return lateWebhook(world, step);
+    case "bad-time":
+      return badTimeWebhook(world, step);
+    case "aborted-claim":
+      return abortedClaim(world, step);
   }
 }
 

@@ -20,11 +20,11 @@ export const SIM = {
   maxRetryAfterMs: 15_000,
   /** The `beta` lane's rate limit (per second, burst). */
   betaRate: { perSecond: 5, burst: 5 },
-  effectTimeoutMs: 5_000,
-  effectLeaseMs: 10_000,
   effectRetryMs: [1_000, 2_000, 5_000, 10_000] as readonly number[],
   leaseSeconds: 10,
   maxAttempts: 3,
+  /** Low, so that a run whose workers keep dying before their first heartbeat ends `lost` within a schedule. */
+  maxUnstartedReleases: 1,
   runRetry: { baseDelayMs: 1_000, maxDelayMs: 10_000 },
   webhookToleranceSeconds: 300,
   senderMaxAttempts: 3,
@@ -51,7 +51,19 @@ export interface JobPlan {
   id: string;
   withSeq: boolean;
   timeline: TimelineStep[];
+  /** The kind the application registers it with (`render` matches the kind-filtered effect). */
+  kind: "render" | "thumb";
+  /** How long after its submission the application registers it: before, during or after it settles. */
+  registerAfterMs: number;
+  /** What its terminal step carries as `result` (succeeded) or `error` (failed). */
+  payload: PayloadPlan;
 }
+
+/** A result or error value: a few bytes, several megabytes, or nested thousands of levels deep. */
+export type PayloadPlan =
+  | { shape: "small" }
+  | { shape: "large"; bytes: number }
+  | { shape: "deep"; depth: number };
 
 /** How a worker will handle the next attempt it claims. */
 export interface AttemptPlan {
@@ -59,13 +71,24 @@ export interface AttemptPlan {
   finishAfterMs: number;
   outcome: "succeeded" | "failed-retryable" | "failed-final" | "cancelled";
   progressUpdates: number;
+  /** The worker dies right after the claim, before its first heartbeat or `started`. */
+  diesBeforeStart: boolean;
 }
 
 export const NET_FAULTS = ["none", "drop", "duplicate", "delay"] as const;
 export type NetFault = (typeof NET_FAULTS)[number];
-export const POLL_FAULTS = ["ok", "stale", "slow", "failing", "429", "regress", "not-found"] as const;
+export const POLL_FAULTS = [
+  "ok",
+  "stale",
+  "slow",
+  "failing",
+  "429",
+  "regress",
+  "not-found",
+  "bad-time",
+] as const;
 export type PollFault = (typeof POLL_FAULTS)[number];
-export const RECEIVER_FAULTS = ["ok", "5xx", "timeout-after-apply", "429"] as const;
+export const RECEIVER_FAULTS = ["ok", "5xx", "timeout-after-apply", "429", "slow"] as const;
 export type ReceiverFault = (typeof RECEIVER_FAULTS)[number];
 export type CrashMode = "before-commit" | "after-commit";
 
@@ -85,12 +108,23 @@ export type Step =
   | { kind: "worker-kill"; worker: number }
   | { kind: "worker-pause"; worker: number; ms: number }
   | { kind: "skew"; ms: number }
-  | { kind: "cancel-run"; pick: number };
+  | { kind: "cancel-run"; pick: number }
+  /** A retention pass whose settled-jobs window is `windowMs` (simulated time). */
+  | { kind: "retention"; windowMs: number }
+  /** A late webhook, a replay or a redelivery for a job (pruned or not), chosen by `pick`. */
+  | { kind: "late-webhook"; pick: number; how: "replay" | "late-running" | "late-terminal" }
+  /** A webhook whose `updateTime` is at or beyond the accepted bounds. */
+  | { kind: "bad-time"; pick: number; at: "min" | "max" | "below" | "above" | "huge" }
+  /** A worker's long-poll claim whose client goes away (before, or while, the claim commits). */
+  | { kind: "aborted-claim"; worker: number; during: boolean };
 
 export type StepKind = Step["kind"];
 
 export interface Schedule {
   seed: number;
+  /** The dispatcher's delivery timeout and lease, drawn from their valid range (lease > timeout). */
+  effectTimeoutMs: number;
+  effectLeaseMs: number;
   jobs: JobPlan[];
   /** Attempt plans, consumed in claim order by whichever worker claims. */
   attemptPlans: AttemptPlan[];
@@ -127,6 +161,24 @@ export const FAULT_KINDS = [
   "worker-paused",
   "heartbeat-dropped",
   "run-cancelled",
+  "result-large",
+  "result-deep",
+  "time-at-bound",
+  "time-out-of-bounds",
+  "poll-bad-time",
+  "registered-before-settled",
+  "registered-after-settled",
+  "parked",
+  "late-kind-effect",
+  "retention-pruned",
+  "webhook-after-prune",
+  "register-after-prune",
+  "receiver-slow",
+  "replica-dispatch-in-flight",
+  "claim-aborted",
+  "claim-aborted-mid-commit",
+  "worker-died-before-start",
+  "run-lost-before-start",
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 

@@ -22,7 +22,12 @@ export class SimWorker {
   dead = false;
   pausedUntil = 0;
   holding: Holding | null = null;
-  constructor(readonly id: string) {}
+  /** Restarts after dying before its first heartbeat: each incarnation has its own id. */
+  incarnation = 0;
+  constructor(readonly name: string) {}
+  get id(): string {
+    return this.incarnation === 0 ? this.name : `${this.name}.${this.incarnation}`;
+  }
 }
 
 /** Attempts whose worker was killed while it held them: each must end up not live (lost, released). */
@@ -72,6 +77,14 @@ async function claim(world: SimWorld, worker: SimWorker): Promise<void> {
     world.log(
       `  ${worker.id} claimed ${claimed.run.id} gen=${claimed.attempt.generation} plan=${plan.outcome}`,
     );
+    if (plan.diesBeforeStart) {
+      // It crashes on its input before its first heartbeat; its supervisor starts a fresh one.
+      world.count("worker-died-before-start");
+      world.killedHolds.push({ workerId: worker.id, ...worker.holding });
+      world.log(`  ${worker.id} died before its first heartbeat`);
+      worker.holding = null;
+      worker.incarnation++;
+    }
   } catch (error) {
     if (!(error instanceof SimCrash)) throw error;
   }

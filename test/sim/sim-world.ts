@@ -1,12 +1,14 @@
 import { rmSync } from "node:fs";
 import { manualClock, type Random, seededRandom } from "../../src/core/clock.js";
-import { DeliveryError } from "../../src/engine/delivery-error.js";
+import type { Job } from "../../src/core/model.js";
 import type { EffectDelivery } from "../../src/engine/effect-definitions.js";
 import type { WorkerEvent } from "../../src/runs/worker-event.js";
 import { type CrashSwitch, newCrashSwitch } from "./crashable-store.js";
 import { EffectSink } from "./effect-sink.js";
 import { type SimProcess, startProcess } from "./sim-process.js";
 import { SimProviderTruth, simPoller } from "./sim-provider.js";
+import { receiveEffect } from "./sim-receiver.js";
+import type { DueRegistration } from "./sim-register.js";
 import {
   type FaultKind,
   type PollFault,
@@ -27,6 +29,8 @@ export type Message =
       fields: Record<string, unknown>;
       attempts: number;
       dueAt: number;
+      /** A webhook sent to probe the timestamp bounds: answered once, never retried. */
+      probe?: "at-bound" | "out-of-bounds";
     }
   | {
       kind: "callback";
@@ -66,7 +70,13 @@ export class SimWorld {
   readonly acked = new Map<string, { provider: string; jobId: string; deliveryId: string }>();
   readonly ackedToVerify: string[] = [];
   /** Jobs the application submitted whose registration is not yet acknowledged. */
-  readonly pendingRegistrations: { provider: string; id: string }[] = [];
+  readonly pendingRegistrations: DueRegistration[] = [];
+  /** States of the observations answered `parked`, by job. */
+  readonly parkedStates = new Map<string, string[]>();
+  /** Jobs retention pruned (their tombstone kept), by job → when. */
+  readonly pruned = new Map<string, number>();
+  /** At the end checks: pruned jobs as their tombstones tell (state and settledAt only). */
+  readonly tombstoned = new Map<string, Job>();
   readonly registeredAt = new Map<string, number>();
   readonly runIds: string[] = [];
   /** Runs the application asked for whose enqueue is not yet acknowledged (by idempotency key). */
@@ -85,6 +95,14 @@ export class SimWorld {
   /** Faults for the operation in progress; the heal phase has none. */
   pollFault: () => PollFault = () => "ok";
   receiverFault: () => ReceiverFault = () => "ok";
+  /** A number in [0, 1) for the receiver's fault in progress (how slow a slow one is). */
+  receiverRandom: () => number = () => 0;
+  /** During a dispatch step: the latest time a receiver may take the clock to (see sim-receiver.ts). */
+  inFlightClockCap: number | null = null;
+  /** Whether the second replica's dispatcher is running (it runs one level deep). */
+  inReplica = false;
+  /** A violation seen where it cannot be thrown (inside an effect handler); the checker throws it. */
+  deferred: Violation | null = null;
   private idCounter = 0;
   private readonly processSeed: number;
 
@@ -141,6 +159,8 @@ export class SimWorld {
         log: (line) => this.log(line),
       }),
       deliverEffect: (delivery) => this.deliverEffect(delivery),
+      effectTimeoutMs: this.schedule.effectTimeoutMs,
+      effectLeaseMs: this.schedule.effectLeaseMs,
     });
   }
 
@@ -164,33 +184,23 @@ export class SimWorld {
   /** Arms the receiver so that the next effect it applies crashes the process before it is marked done. */
   crashAfterNextSend = false;
 
+  /**
+   * The receiver, seen from the process. `no-parallel-delivery`: an effect (its idempotency key)
+   * is never in flight twice at once. A violation seen inside the handler is kept for the step
+   * checker: thrown here, the dispatcher would take it for a failed delivery.
+   */
   private async deliverEffect(delivery: EffectDelivery): Promise<void> {
-    // A dead process sends nothing: a delivery already claimed dies with it.
-    this.assertAlive();
-    const fault = this.receiverFault();
-    if (fault === "5xx") {
-      this.count("receiver-5xx");
-      throw new DeliveryError("receiver answered 503");
-    }
-    if (fault === "429") {
-      this.count("receiver-429");
-      throw new DeliveryError("receiver answered 429", 3_000);
-    }
-    this.sink.receive(delivery, this.now());
-    this.log(
-      `  effect ${delivery.effect} ${delivery.job.provider}/${delivery.job.id} key=${delivery.idempotencyKey} attempt=${delivery.attempt}`,
-    );
-    if (this.crashAfterNextSend) {
-      this.crashAfterNextSend = false;
-      this.count("crash-after-send");
-      this.log("  ! process crashed after sending an effect, before marking it done");
-      this.power.dead = true;
-      throw new SimCrash("crashed after send");
-    }
-    if (fault === "timeout-after-apply") {
-      this.count("receiver-timeout-after-apply");
-      this.clock.advance(SIM.effectTimeoutMs);
-      throw new DeliveryError("delivery timed out");
+    const key = delivery.idempotencyKey;
+    if (this.sink.inFlight.has(key))
+      this.deferred ??= {
+        invariant: "no-parallel-delivery",
+        detail: `${delivery.effect} of ${delivery.job.provider}/${delivery.job.id} (key ${key}) was sent while a delivery of it was still in flight`,
+      };
+    this.sink.inFlight.add(key);
+    try {
+      await receiveEffect(this, delivery);
+    } finally {
+      this.sink.inFlight.delete(key);
     }
   }
 

@@ -1,0 +1,38 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { StoreMutantName } from "./mutant/store-mutants.js";
+import { simulate } from "./simulate.js";
+
+/**
+ * One store mutant per invariant added for issue 15 (test/sim/mutant/store-mutants.ts), each
+ * bringing back one of the fixed defects: the simulator must fail it, under that invariant and no
+ * other. The seed ranges are the first few schedules that reach each class. (Not in
+ * mutant.test.ts: that file's vi.mock breaks the reducer for every test in it.)
+ */
+const CASES: { mutant: StoreMutantName; invariant: string; start: number; count: number }[] = [
+  { mutant: "tombstone-forgotten", invariant: "no-effect-after-prune", start: 1, count: 6 },
+  { mutant: "parked-left-behind", invariant: "parked-applied-on-register", start: 1, count: 3 },
+  { mutant: "late-kind-effect-skipped", invariant: "effects-for-every-match", start: 10, count: 12 },
+  { mutant: "lease-ignored", invariant: "no-parallel-delivery", start: 1, count: 6 },
+];
+
+afterEach(() => {
+  delete process.env.FINALITY_SIM_MUTANT;
+});
+
+describe("the simulator against a broken store", () => {
+  for (const { mutant, invariant, start, count } of CASES) {
+    it(`fails ${invariant} when ${mutant}`, async () => {
+      process.env.FINALITY_SIM_MUTANT = mutant;
+      // Not shrunk here (shrinking runs hundreds of schedules): `npm run sim -- --seed N --mutant
+      // NAME` shrinks one. Every violation seen must be this invariant's: it is the one that catches it.
+      const { summary } = await simulate({ start, count, shrinkFirst: 0 });
+      expect(summary.violations.get(invariant), summary.table(mutant)).toBeGreaterThan(0);
+      expect(summary.totalViolations, summary.table(mutant)).toBe(summary.violations.get(invariant));
+    }, 120_000);
+  }
+
+  it("holds every invariant on the same seeds without a mutant", async () => {
+    const { summary } = await simulate({ start: 1, count: 22 });
+    expect(summary.totalViolations).toBe(0);
+  }, 120_000);
+});

@@ -1,0 +1,64 @@
+import type { Job } from "../../../src/core/model.js";
+import type { Store, StoreTx } from "../../../src/store/store.js";
+
+/**
+ * Deliberately broken stores, one per invariant added for issue 15, to show that the simulator
+ * catches each. Each brings back one of the fixed defects at the store boundary, where the
+ * simulator wraps the real SQLite store. Picked by FINALITY_SIM_MUTANT (`npm run sim -- --mutant
+ * NAME`, or test/sim/mutant-store.test.ts).
+ */
+export const STORE_MUTANTS = {
+  /** Retention's tombstones are never read: a late webhook brings a pruned job back (defect 2). */
+  "tombstone-forgotten": {
+    store: { getTombstone: async () => null },
+    tx: { getTombstone: async () => null },
+  },
+  /** Registration finds no parked observation: what was parked for the job is left behind (defect 4). */
+  "parked-left-behind": { store: {}, tx: { takeParked: async () => [] } },
+  /** Registering a settled job that had no kind enqueues no kind-filtered effect (defect 9). */
+  "late-kind-effect-skipped": { store: {}, tx: {} },
+  /** A claim's lease is 1 ms, as if never held: a row still in flight is claimed and sent again (defect 5). */
+  "lease-ignored": { store: {}, tx: {} },
+} as const satisfies Record<string, { store: Partial<Store>; tx: Partial<StoreTx> }>;
+
+export type StoreMutantName = keyof typeof STORE_MUTANTS;
+
+export function isStoreMutantName(name: string | undefined): name is StoreMutantName {
+  return name !== undefined && Object.hasOwn(STORE_MUTANTS, name);
+}
+
+/** `store` with the mutant named by FINALITY_SIM_MUTANT, if it names a store mutant. */
+export function mutateStore(store: Store, name = process.env.FINALITY_SIM_MUTANT): Store {
+  if (!isStoreMutantName(name)) return store;
+  const mutant = STORE_MUTANTS[name];
+  const txOverrides = (tx: StoreTx): Partial<StoreTx> => {
+    if (name !== "late-kind-effect-skipped") return mutant.tx;
+    // The old registration: the settled, kindless job it found stayed without its kind's effects.
+    let settledWithoutKind = false;
+    return {
+      getJob: async (key) => {
+        const job: Job | null = await tx.getJob(key);
+        if (job?.settledAt != null && job.kind === null) settledWithoutKind = true;
+        return job;
+      },
+      enqueueEffect: async (effect) =>
+        settledWithoutKind && effect.name === "render-done" ? false : tx.enqueueEffect(effect),
+    };
+  };
+  const overrides: Partial<Store> = {
+    ...mutant.store,
+    transaction: (work) => store.transaction((tx) => work(overlay(tx, txOverrides(tx)))),
+    ...(name === "lease-ignored" ? { claimEffects: (now, limit) => store.claimEffects(now, limit, 1) } : {}),
+  };
+  return overlay(store, overrides);
+}
+
+function overlay<T extends object>(target: T, overrides: Partial<T>): T {
+  return new Proxy(target, {
+    get(t, property) {
+      if (Object.hasOwn(overrides, property)) return overrides[property as keyof T];
+      const value = Reflect.get(t, property, t);
+      return typeof value === "function" ? value.bind(t) : value;
+    },
+  });
+}

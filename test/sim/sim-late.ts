@@ -1,0 +1,136 @@
+import { TIMESTAMP_BOUNDS } from "../../src/core/bounds.js";
+import { DEFAULT_RETENTION, pruneOnce } from "../../src/engine/retention.js";
+import { deliverMessage } from "./sim-network.js";
+import { key, observedFields } from "./sim-provider.js";
+import { survive } from "./sim-steps.js";
+import type { Step } from "./sim-types.js";
+import { InvariantViolation, type Message, type SimWorld } from "./sim-world.js";
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Retention in the middle of a schedule, with a settled-jobs window of seconds: jobs settled
+ * that long ago whose effects are all delivered go, each leaving its tombstone. The other
+ * windows stay as deployed (days), so the events the end checks read are kept.
+ */
+export async function retentionPass(
+  world: SimWorld,
+  step: Extract<Step, { kind: "retention" }>,
+): Promise<void> {
+  const store = world.proc.finality.store;
+  const windows = { ...DEFAULT_RETENTION, settledJobsDays: step.windowMs / DAY_MS };
+  const candidates = [
+    ...[...world.truth.jobs.values()].map((j) => ({ provider: j.plan.provider, id: j.plan.id })),
+    ...world.runIds.map((id) => ({ provider: "runs", id })),
+  ].filter((job) => !world.pruned.has(key(job.provider, job.id)));
+  // Pruned is what was in the ledger before the pass and is not after it (tombstones are checked
+  // at the end: reading them here would hide a store that never writes or never reads them).
+  const before = [];
+  for (const job of candidates) if ((await store.getJob(job)) !== null) before.push(job);
+  await survive(world, () => pruneOnce(store, windows, world.now()));
+  if (world.power.dead) return;
+  for (const job of before) {
+    if ((await store.getJob(job)) !== null) continue;
+    const name = key(job.provider, job.id);
+    world.pruned.set(name, world.now());
+    world.count("retention-pruned");
+    world.log(`  pruned ${name}`);
+  }
+}
+
+/**
+ * A late webhook, a replay (same delivery id) or a redelivery of a job's last step, most often
+ * for a job retention already pruned: each must be `already-settled-pruned` there, and fire nothing.
+ */
+export function lateWebhook(world: SimWorld, step: Extract<Step, { kind: "late-webhook" }>): void {
+  const pruned = [...world.pruned.keys()].filter((k) => !k.startsWith("runs/"));
+  const all = [...world.truth.jobs.keys()];
+  const pool = pruned.length > 0 && step.pick < 0.75 ? pruned : all;
+  const job = world.truth.jobs.get(pool[Math.floor(((step.pick * 4) % 1) * pool.length)]!);
+  if (job === undefined || job.emitted === 0) return;
+  const last = step.how === "late-running" ? 0 : job.emitted - 1;
+  const index =
+    step.how === "late-running" ? job.plan.timeline.findIndex((s) => s.state === "running") : last;
+  const at = job.plan.timeline[index]!;
+  const base = `wh_${job.plan.provider}_${job.plan.id}_${index + 1}`;
+  const deliveryId = step.how === "replay" ? base : `${base}_late${world.trace.length}`;
+  world.network.push({
+    kind: "webhook",
+    provider: job.plan.provider,
+    jobId: job.plan.id,
+    deliveryId,
+    state: at.state,
+    fields: observedFields(job, index, world.skewMs),
+    attempts: 0,
+    dueAt: world.now(),
+  });
+  world.log(`  sender ${step.how === "replay" ? "replays" : "sends late"} ${deliveryId} (${at.state})`);
+}
+
+/** What a 2xx answer tells the simulator: a parked observation to find applied later, a pruned job hit. */
+export function noteOutcome(
+  world: SimWorld,
+  message: Extract<Message, { kind: "webhook" }>,
+  outcome: string,
+): void {
+  const name = key(message.provider, message.jobId);
+  if (outcome === "parked") {
+    world.count("parked");
+    world.parkedStates.set(name, [...(world.parkedStates.get(name) ?? []), message.state]);
+  }
+  if (outcome === "already-settled-pruned") {
+    if (!world.pruned.has(name))
+      throw new InvariantViolation({
+        invariant: "no-effect-after-prune",
+        detail: `${name} answered already-settled-pruned but was never pruned`,
+      });
+    world.count("webhook-after-prune");
+  }
+}
+
+const BAD_TIMES = {
+  min: new Date(TIMESTAMP_BOUNDS.minMs).toISOString(),
+  max: new Date(TIMESTAMP_BOUNDS.maxMs).toISOString(),
+  below: new Date(TIMESTAMP_BOUNDS.minMs - 1).toISOString(),
+  above: new Date(TIMESTAMP_BOUNDS.maxMs + 1).toISOString(),
+  huge: "+200000-01-01T00:00:00.000Z",
+} as const;
+
+/**
+ * A webhook whose `updateTime` is exactly at a bound (accepted like any other) or beyond one
+ * (`time-bounds-refused`: answered 400, and nothing about the job changes, no event kept).
+ */
+export async function badTimeWebhook(
+  world: SimWorld,
+  step: Extract<Step, { kind: "bad-time" }>,
+): Promise<void> {
+  const jobs = [...world.truth.jobs.values()];
+  const job = jobs[Math.floor(step.pick * jobs.length)];
+  const truth = job ? world.truth.stateAt(job, world.now()) : null;
+  if (!job || !truth) return;
+  const inBounds = step.at === "min" || step.at === "max";
+  world.count(inBounds ? "time-at-bound" : "time-out-of-bounds");
+  const store = world.proc.finality.store;
+  const before = await store.getJob(job.plan);
+  const deliveryId = `wh_${job.plan.provider}_${job.plan.id}_time${world.trace.length}`;
+  const message: Extract<Message, { kind: "webhook" }> = {
+    kind: "webhook",
+    provider: job.plan.provider,
+    jobId: job.plan.id,
+    deliveryId,
+    state: truth.step.state,
+    fields: { ...observedFields(job, truth.index, 0), updateTime: BAD_TIMES[step.at] },
+    attempts: 0,
+    dueAt: world.now(),
+    probe: inBounds ? "at-bound" : "out-of-bounds",
+  };
+  await deliverMessage(world, message);
+  if (inBounds || world.power.dead) return;
+  const after = await store.getJob(job.plan);
+  const events = await store.jobEvents(job.plan, { limit: 10_000 });
+  if (after?.version !== before?.version || events.some((e) => e.deliveryId === deliveryId))
+    throw new InvariantViolation({
+      invariant: "time-bounds-refused",
+      detail: `${key(job.plan.provider, job.plan.id)}: a webhook at ${BAD_TIMES[step.at]} changed the job (version ${before?.version} → ${after?.version}) or left an event`,
+    });
+}
