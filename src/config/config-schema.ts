@@ -6,7 +6,7 @@ export { PROVIDER_TYPES, type ProviderType };
 
 /**
  * The service's configuration file. These key names are a contract with users and outside
- * tests: add keys, never rename them. Every field is documented in README ("Configuration").
+ * tests: add keys, never rename them. Every field is documented in docs/configuration.md (a test checks it).
  * Every object is strict: an unknown key is refused, and parse-config.ts offers the closest key
  * the schema declares ("did you mean"), so a new key only needs to be declared here.
  */
