@@ -3,7 +3,7 @@ import { CANONICAL_STATES } from "../core/states.js";
 
 /**
  * The `providers.<name>` part of the configuration: one schema per adapter type, chosen by
- * `type`. Key names are a contract with users (README, "Providers"): add, never rename.
+ * `type`. Key names are a contract with users (docs/providers/): add, never rename.
  * Unknown keys are refused at every level ("webhooks" for "webhook" would otherwise start a
  * provider that refuses every webhook); the error names the closest declared key.
  */
