@@ -1,7 +1,7 @@
 import { isFinalityError } from "../core/errors.js";
 import { createSqliteStoreFrom } from "../store/sqlite/sqlite-store-core.js";
 import { createSqliteTx, prepareWriteStatements } from "../store/sqlite/sqlite-tx.js";
-import type { Store, StoreTx } from "../store/store.js";
+import type { AdapterTx, Store } from "../store/store.js";
 import type { DurableObjectStorage } from "./cloudflare-types.js";
 import { durableObjectSqlite } from "./durable-object-sql.js";
 import { SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
@@ -32,7 +32,7 @@ export function createDurableObjectStore(storage: DurableObjectStorage): Store {
   let inFlight = 0;
   let idle: (() => void) | null = null;
 
-  async function runWithRetries<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
+  async function runWithRetries<T>(work: (tx: AdapterTx) => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
         return await storage.transaction(() => work(tx));
@@ -47,7 +47,7 @@ export function createDurableObjectStore(storage: DurableObjectStorage): Store {
     // One connection: reads run between transactions, never inside one (the queue sees to it
     // for writes; a read between two awaits of a work sees that work's writes, as on Node's writer).
     reader: db,
-    transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
+    transaction<T>(work: (tx: AdapterTx) => Promise<T>): Promise<T> {
       inFlight++;
       const run = serial.tail.then(() => runWithRetries(work));
       serial.tail = run.catch(() => {});

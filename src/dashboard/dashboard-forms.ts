@@ -75,9 +75,8 @@ export function addDashboardForms(
     const back = localPath(form.get("back"));
     const id = c.req.param("id");
     try {
+      // Wakes this process's dispatcher once committed (retryEffect's afterCommit).
       await retryEffect(finality, id);
-      // Wakes this process's dispatcher now rather than at its next poll.
-      finality.announceEffects();
       return c.redirect(withFlash(back, "retried", id), 303);
     } catch (error) {
       if (isFinalityError(error, "not-found") || isFinalityError(error, "conflict"))

@@ -25,6 +25,8 @@ export function retryEffect(finality: Finality, effectId: string): Promise<Effec
     const next = rearmed(effect, now);
     await tx.updateEffect(next);
     await recordAction(tx, effect, now, "effect-retry");
+    // This process's dispatcher delivers it now rather than at its next poll.
+    tx.afterCommit(finality.announceEffects);
     return next;
   });
 }
@@ -59,6 +61,7 @@ export async function replayEffects(finality: Finality, key: JobKey): Promise<Ef
       await recordAction(tx, effect, now, "effect-replay");
       replayed.push(next);
     }
+    if (replayed.length > 0) tx.afterCommit(finality.announceEffects);
     return replayed;
   });
 }

@@ -56,7 +56,10 @@ export interface Finality {
   jobEvents(key: JobKey, page?: { limit?: number; after?: number }): Promise<JobEvent[]>;
   /** Calls `listener` after a commit that enqueued effects (the dispatcher wakes on it). */
   onEffectsEnqueued(listener: () => void): () => void;
-  /** Calls those listeners; for transactions run outside `ingest` (runs) once they have committed. */
+  /**
+   * Calls those listeners; for transactions run outside `ingest` (runs, the reconciler), given to
+   * their `tx.afterCommit` so that it runs only once they have committed.
+   */
   announceEffects(): void;
   /** The ingest context for `now`: policies, effects and scheduling for one transaction. */
   contextFor(provider: string, now: number): IngestContext;
@@ -115,11 +118,14 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
 
   async function ingestTrusted(observation: Observation): Promise<IngestOutcome> {
     const ctx = contextFor(observation.provider, clock.now());
-    const outcome = await store.transaction((tx) => ingestInTx(tx, observation, ctx), {
-      lockOrder: jobLockOrder(observation, observation.deliveryId),
-    });
-    if (outcome.effects.length > 0) announceEffects();
-    return outcome;
+    return store.transaction(
+      async (tx) => {
+        const outcome = await ingestInTx(tx, observation, ctx);
+        if (outcome.effects.length > 0) tx.afterCommit(announceEffects);
+        return outcome;
+      },
+      { lockOrder: jobLockOrder(observation, observation.deliveryId) },
+    );
   }
 
   return {
@@ -139,12 +145,15 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
     async register(input) {
       const registration = refuseRunsProvider(parseRegistration(input), "invalid-request");
       const ctx = contextFor(registration.provider, clock.now());
-      const outcome = await store.transaction((tx) => registerInTx(tx, registration, ctx), {
-        lockOrder: jobLockOrder(registration),
-      });
-      // A late kind or a parked completion may have enqueued effects: wake the dispatcher.
-      if (outcome.effects.length > 0) announceEffects();
-      return outcome;
+      return store.transaction(
+        async (tx) => {
+          const outcome = await registerInTx(tx, registration, ctx);
+          // A late kind or a parked completion may have enqueued effects: wake the dispatcher.
+          if (outcome.effects.length > 0) tx.afterCommit(announceEffects);
+          return outcome;
+        },
+        { lockOrder: jobLockOrder(registration) },
+      );
     },
     async getJob(key) {
       return store.getJob(parseJobKey(key.provider, key.id));

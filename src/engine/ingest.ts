@@ -41,6 +41,11 @@ export async function ingestInTx(
   tx: StoreTx,
   input: Observation,
   ctx: IngestContext,
+  /**
+   * Changes the job the observation is about to write, in the same write: the reconciler's poll
+   * bookkeeping (next check, attempts), so that one poll is one write of its job.
+   */
+  amend?: (next: Job) => Job,
 ): Promise<IngestOutcome> {
   // Every source passes here: an out-of-range time is refused before anything is written, and
   // an unstorable result or error is cut (and marked) rather than costing the state.
@@ -76,6 +81,7 @@ export async function ingestInTx(
   let job = current;
   if (result.next !== null) {
     job = current === null ? withFirstCheck(result.next, ctx) : result.next;
+    if (amend !== undefined) job = amend(job);
     await writeJob(tx, current, job);
   }
   const reason = result.applied ? null : result.reason;

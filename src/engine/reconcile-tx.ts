@@ -14,7 +14,9 @@ export interface ReconcilePolicy extends ReconcileBackoff {
 /**
  * Records one poll's result in one transaction: the observation through the same ingest path
  * as a webhook, then the job's next check (backoff), its 404 anomaly, and its stuck flag with
- * a one-time `stuck` effect. A job that settled meanwhile is left alone.
+ * a one-time `stuck` effect. A job that settled meanwhile is left alone. One poll is one write
+ * of the job (its version goes up by one): an observation that changes the job carries the
+ * poll's bookkeeping in its own write, any other poll writes the bookkeeping alone.
  */
 export async function recordPollInTx(
   tx: StoreTx,
@@ -24,22 +26,73 @@ export async function recordPollInTx(
   policy: ReconcilePolicy,
   random: Random,
 ): Promise<{ job: Job | null; effectsFired: boolean }> {
+  const bookkeeping = (job: Job) => pollBookkeeping(job, poll, ctx, policy, random);
+  let polled: Polled | null = null;
   const ingested =
-    poll.kind === "observed" ? await ingestInTx(tx, { ...poll.observation, source: "reconcile" }, ctx) : null;
+    poll.kind === "observed"
+      ? await ingestInTx(tx, { ...poll.observation, source: "reconcile" }, ctx, (next) => {
+          if (next.settledAt !== null || !sameJob(next, key)) return next;
+          polled = bookkeeping(next);
+          return polled.job;
+        })
+      : null;
   const effectsFired = (ingested?.effects.length ?? 0) > 0;
-  const job = await tx.getJob(key);
-  if (job === null || job.settledAt !== null) return { job, effectsFired };
+  // Set when the observation's own write carried the bookkeeping (TypeScript cannot see the
+  // callback run); otherwise the bookkeeping is this poll's one write, on the job as this
+  // transaction sees it (the ingest's answer, else a read).
+  let done = polled as Polled | null;
+  if (done === null) {
+    const seen = ingested?.job;
+    const job = seen != null && sameJob(seen, key) ? seen : await tx.getJob(key);
+    if (job === null || job.settledAt !== null) return { job, effectsFired };
+    done = bookkeeping({ ...job, version: job.version + 1, updatedAt: ctx.now });
+    await writeJob(tx, job, done.job);
+  }
+  const { job: next, newAnomaly, becameStuck } = done;
+  if (newAnomaly) {
+    await tx.appendEvent({
+      provider: next.provider,
+      id: next.id,
+      source: "reconcile",
+      rawState: null,
+      state: next.state,
+      applied: false,
+      reason: "not-found",
+      deliveryId: null,
+      dedupeKey: null,
+      at: ctx.now,
+      detail: { anomaly: "provider-404" },
+    });
+  }
+  const alerted = becameStuck && (await markStuck(tx, next, ctx));
+  return { job: next, effectsFired: effectsFired || alerted };
+}
 
+/** A job with this poll's bookkeeping, and what about it is new. */
+interface Polled {
+  job: Job;
+  newAnomaly: boolean;
+  becameStuck: boolean;
+}
+
+/** The poll's changes to an open job: its next check (backoff), its last poll error, 404 anomaly and stuck flag. */
+function pollBookkeeping(
+  job: Job,
+  poll: PollResult,
+  ctx: IngestContext,
+  policy: ReconcilePolicy,
+  random: Random,
+): Polled {
   const hintMs =
     poll.kind === "observed"
       ? poll.suggestedIntervalMs
       : poll.kind === "failed"
         ? poll.retryAfterMs
         : undefined;
-  let next: Job = {
+  const newAnomaly = poll.kind === "not-found" && job.anomaly !== "provider-404";
+  const becameStuck = !job.stuck && ctx.now - job.submittedAt >= policy.stuckAfterMs;
+  const next: Job = {
     ...job,
-    version: job.version + 1,
-    updatedAt: ctx.now,
     pollAttempts: job.pollAttempts + 1,
     nextCheckAt: ctx.now + reconcileDelayMs(job.pollAttempts, policy, random, hintMs),
     // Kept until a poll gets an answer: the API, `jobs show` and the dashboard say why polls fail.
@@ -53,28 +106,14 @@ export async function recordPollInTx(
             status: poll.status ?? null,
           }
         : null,
+    ...(newAnomaly ? { anomaly: "provider-404" as const } : {}),
+    ...(becameStuck ? { stuck: true } : {}),
   };
-  if (poll.kind === "not-found" && job.anomaly !== "provider-404") {
-    next = { ...next, anomaly: "provider-404" };
-    await tx.appendEvent({
-      provider: job.provider,
-      id: job.id,
-      source: "reconcile",
-      rawState: null,
-      state: job.state,
-      applied: false,
-      reason: "not-found",
-      deliveryId: null,
-      dedupeKey: null,
-      at: ctx.now,
-      detail: { anomaly: "provider-404" },
-    });
-  }
-  const becameStuck = !job.stuck && ctx.now - job.submittedAt >= policy.stuckAfterMs;
-  if (becameStuck) next = { ...next, stuck: true };
-  await writeJob(tx, job, next);
-  const alerted = becameStuck && (await markStuck(tx, next, ctx));
-  return { job: next, effectsFired: effectsFired || alerted };
+  return { job: next, newAnomaly, becameStuck };
+}
+
+function sameJob(job: Job, key: JobKey): boolean {
+  return job.provider === key.provider && job.id === key.id;
 }
 
 async function markStuck(tx: StoreTx, job: Job, ctx: IngestContext): Promise<boolean> {

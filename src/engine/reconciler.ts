@@ -102,11 +102,13 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
       const now = finality.clock.now();
       try {
         const ctx = finality.contextFor(provider, now);
-        const recorded = await finality.store.transaction(
-          (tx) => recordPollInTx(tx, job, result, ctx, o, random),
+        await finality.store.transaction(
+          async (tx) => {
+            const recorded = await recordPollInTx(tx, job, result, ctx, o, random);
+            if (recorded.effectsFired) tx.afterCommit(finality.announceEffects);
+          },
           { lockOrder: jobLockOrder(job) },
         );
-        if (recorded.effectsFired) finality.announceEffects();
         options.onPoll?.({
           provider,
           job,

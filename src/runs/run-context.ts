@@ -29,28 +29,28 @@ export interface TxSideEffects {
 
 export const noSideEffects = (): TxSideEffects => ({ effectsEnqueued: false, runQueued: false });
 
-/** Runs after commit: never inside the transaction, which may still be rolled back and re-run. */
-export function afterCommit(ctx: RunContext, effects: TxSideEffects): void {
+/** The wake-ups a run transaction asked for; given to `tx.afterCommit`, so run only once it committed. */
+function wake(ctx: RunContext, effects: TxSideEffects): void {
   if (effects.effectsEnqueued) ctx.finality.announceEffects();
   if (effects.runQueued) ctx.notifier.notify();
 }
 
 /**
  * Runs `work` in one store transaction and acts on its side effects once it has committed.
- * The side effects are reset at each run of `work`: a run rolled back after a version conflict
- * must not leave a wake-up behind.
+ * Each run of `work` has side effects of its own: a run rolled back after a version conflict
+ * leaves no wake-up behind (its afterCommit callback goes with it).
  */
-export async function runInTx<T>(
+export function runInTx<T>(
   ctx: RunContext,
   work: (tx: StoreTx, effects: TxSideEffects) => Promise<T>,
 ): Promise<T> {
-  const effects = noSideEffects();
-  const result = await ctx.finality.store.transaction((tx) => {
-    Object.assign(effects, noSideEffects());
-    return work(tx, effects);
+  return ctx.finality.store.transaction(async (tx) => {
+    const effects = noSideEffects();
+    const result = await work(tx, effects);
+    // Registered once `work` has resolved: the flags are final by then.
+    tx.afterCommit(() => wake(ctx, effects));
+    return result;
   });
-  afterCommit(ctx, effects);
-  return result;
 }
 
 export function retryDelayFor(ctx: RunContext, run: Run): number {

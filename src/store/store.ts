@@ -77,6 +77,16 @@ export function jobLockOrder(key: JobKey, deliveryId?: string): string {
 
 /** What a transaction may do. Every write goes through here. */
 export interface StoreTx extends RunStoreTx, LifecycleStoreTx {
+  /**
+   * Runs `fn` once this transaction has committed — on a group commit, once the group's COMMIT
+   * has returned — and never if it rolls back or its work throws. Callbacks run in the order
+   * they were registered, before `Store.transaction` resolves; a run of `work` rolled back and
+   * re-run (see `Store.transaction`) leaves none of its callbacks behind. The one way to act on
+   * a write outside the database (wake a dispatcher, a waiting claim): inside the work it could
+   * announce a write that is then rolled back. If a callback throws, the others still run and
+   * `Store.transaction` rejects with the first error, although the transaction is committed.
+   */
+  afterCommit(fn: () => void): void;
   /** Records a sender's delivery id; false if it was seen before (a redelivery). */
   recordDelivery(provider: string, deliveryId: string, now: number): Promise<boolean>;
   getJob(key: JobKey): Promise<Job | null>;
@@ -93,6 +103,12 @@ export interface StoreTx extends RunStoreTx, LifecycleStoreTx {
   /** Plain SQL for transactional effects that write to the same database (exactly once). */
   execute(sql: string, params?: readonly unknown[]): Promise<Record<string, unknown>[]>;
 }
+
+/**
+ * A StoreTx without `afterCommit`: what an adapter's own transaction offers. The adapter's
+ * `Store.transaction` adds `afterCommit` for each caller (see withAfterCommit).
+ */
+export type AdapterTx = Omit<StoreTx, "afterCommit">;
 
 export interface JobQuery {
   state?: string | undefined;

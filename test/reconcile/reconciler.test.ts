@@ -134,6 +134,54 @@ describe("reconciler", () => {
     expect(poll?.reason).toBe("lower-rank");
   });
 
+  it("one poll is one write: the job's version goes up by exactly one per poll recorded", async () => {
+    const { finality, reconciler, fakes, clock } = await setup();
+    fakes.acme?.addJob("v1", [
+      { afterMs: 0, state: "running" },
+      { afterMs: 3_600_000, state: "succeeded" },
+    ]);
+    await finality.register({ provider: "acme", id: "v1" });
+    const poll = async () => {
+      const before = await jobOf(finality, "v1");
+      clock.set(Math.max(clock.now(), before.nextCheckAt as number));
+      expect(await reconciler.runOnce()).toBe(1);
+      const after = await jobOf(finality, "v1");
+      expect(after.version - before.version).toBe(1);
+      return after;
+    };
+    // Applied (pending → running): the observation's write carries the poll's bookkeeping.
+    let job = await poll();
+    expect(job).toMatchObject({ state: "running", pollAttempts: 1, nextCheckAt: clock.now() + policy.minMs });
+    // Not applied (the same state again): the bookkeeping alone.
+    job = await poll();
+    expect(job).toMatchObject({ state: "running", pollAttempts: 2 });
+    (fakes.acme as FakeProvider).failWith = { status: 500 };
+    job = await poll();
+    expect(job).toMatchObject({ state: "running", pollAttempts: 3 });
+    expect(job.lastPollError).not.toBeNull();
+    (fakes.acme as FakeProvider).failWith = null;
+    clock.advance(3_600_000);
+    job = await poll();
+    expect(job).toMatchObject({ state: "succeeded", nextCheckAt: null });
+  });
+
+  it("a poll that applies a state and flags the job stuck is still one write", async () => {
+    const { finality, reconciler, fakes, clock } = await setup({ stuckAfterMs: 60_000 });
+    fakes.acme?.addJob("v2", [{ afterMs: 0, state: "running" }]);
+    await finality.register({ provider: "acme", id: "v2" });
+    clock.advance(90_000);
+    expect(await reconciler.runOnce()).toBe(1);
+    const job = await jobOf(finality, "v2");
+    expect(job).toMatchObject({ state: "running", stuck: true, pollAttempts: 1, version: 2 });
+    const events = await finality.jobEvents({ provider: "acme", id: "v2" });
+    expect(events.map((e) => [e.source, e.state, e.applied])).toEqual([
+      ["api", "pending", true],
+      ["reconcile", "running", true],
+      ["reconcile", "running", true],
+    ]);
+    expect((await finality.store.listEffects({ jobId: "v2" })).items.map((e) => e.name)).toEqual(["pager"]);
+  });
+
   it("honours 429 Retry-After, and counts a failing poll against that job only", async () => {
     const { finality, reconciler, fakes, clock } = await setup();
     fakes.acme?.addJob("j4", [{ afterMs: 0, state: "running" }]);

@@ -1,4 +1,5 @@
 import { describe } from "vitest";
+import { describeAfterCommit } from "./contract/after-commit.js";
 import { describeClaims } from "./contract/claims.js";
 import { type OpenStore, useStoreFixture } from "./contract/harness.js";
 import { describeHousekeeping } from "./contract/housekeeping.js";
@@ -21,6 +22,7 @@ export function runStoreContract(name: string, open: OpenStore): void {
   describe(`Store contract: ${name}`, () => {
     const scope = useStoreFixture(open);
     describeTransactions(scope);
+    describeAfterCommit(scope);
     describeJobWrites(scope);
     describeQueries(scope);
     describeClaims(scope);

@@ -1,5 +1,5 @@
 import { isFinalityError } from "../../core/errors.js";
-import type { StoreTx } from "../store.js";
+import type { AdapterTx } from "../store.js";
 import { type Sql, sqlState, type TxSql, toStoreError } from "./postgres-client.js";
 import { createPostgresTx } from "./postgres-tx.js";
 
@@ -27,7 +27,7 @@ export interface GroupCommitStats {
 }
 
 interface Queued {
-  work: (tx: StoreTx) => Promise<unknown>;
+  work: (tx: AdapterTx) => Promise<unknown>;
   /** Batch-mates run in this order (the job key), so that two replicas lock rows in the same order. */
   order: string;
   attempts: number;
@@ -62,7 +62,7 @@ export function createPostgresGroupCommitter(
     /** Resolves once the store is open (migrated). */
     opened: () => Promise<unknown>;
     /** One caller's work in its own transaction, with the store's usual retries. */
-    alone: <T>(work: (tx: StoreTx) => Promise<T>) => Promise<T>;
+    alone: <T>(work: (tx: AdapterTx) => Promise<T>) => Promise<T>;
   },
 ) {
   const stats: GroupCommitStats = { batches: 0, batchedCallers: 0, largestBatch: 0, lockRetries: 0 };
@@ -145,7 +145,7 @@ export function createPostgresGroupCommitter(
     }
   }
 
-  async function runInSavepoint(tx: TxSql, storeTx: StoreTx, item: Queued): Promise<Outcome> {
+  async function runInSavepoint(tx: TxSql, storeTx: AdapterTx, item: Queued): Promise<Outcome> {
     for (;;) {
       item.attempts++;
       try {
@@ -165,7 +165,7 @@ export function createPostgresGroupCommitter(
 
   return {
     stats: (): GroupCommitStats => ({ ...stats }),
-    enqueue<T>(work: (tx: StoreTx) => Promise<T>, order: string | undefined): Promise<T> {
+    enqueue<T>(work: (tx: AdapterTx) => Promise<T>, order: string | undefined): Promise<T> {
       if (order === undefined || options.maxBatch <= 1) return hooks.alone(work);
       return new Promise<T>((resolve, reject) => {
         queue.push({ work, order, attempts: 0, resolve: resolve as (value: unknown) => void, reject });

@@ -1,8 +1,10 @@
 import { type Clock, systemClock } from "../../core/clock.js";
 import { FinalityError } from "../../core/errors.js";
 import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
+import { withAfterCommit } from "../after-commit.js";
 import { clampLimit, encodeCursor } from "../json-column.js";
 import type {
+  AdapterTx,
   EffectOutcome,
   EffectQuery,
   JobQuery,
@@ -173,7 +175,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     });
 
   /** One caller's work in a transaction of its own, re-run after a lost race. */
-  const alone = <T>(work: (tx: StoreTx) => Promise<T>): Promise<T> =>
+  const alone = <T>(work: (tx: AdapterTx) => Promise<T>): Promise<T> =>
     run("transaction", async () => {
       const result = await sql.begin("isolation level read committed", (tx) => work(createPostgresTx(tx)));
       return result as T;
@@ -203,7 +205,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     opened,
 
     transaction<T>(work: (tx: StoreTx) => Promise<T>, txOptions?: TransactionOptions): Promise<T> {
-      return committer.enqueue(work, txOptions?.lockOrder);
+      return withAfterCommit((adapterWork) => committer.enqueue(adapterWork, txOptions?.lockOrder), work);
     },
 
     async hasDelivery(provider: string, deliveryId: string) {

@@ -1,5 +1,5 @@
 import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
-import type { StoreTx } from "../store.js";
+import type { AdapterTx } from "../store.js";
 import { EFFECTS, EVENTS, JOBS } from "../tables.js";
 import type { TxSql } from "./postgres-client.js";
 import { createPostgresLifecycleTx } from "./postgres-lifecycle.js";
@@ -38,8 +38,8 @@ const SQL = {
 /** A bound parameter: node-postgres sends each as text (JSON is cast with `::text::jsonb`). */
 type Value = unknown;
 
-/** The StoreTx over one open READ COMMITTED transaction on one pooled connection. */
-export function createPostgresTx(tx: TxSql): StoreTx {
+/** The StoreTx (but afterCommit) over one open READ COMMITTED transaction on one pooled connection. */
+export function createPostgresTx(tx: TxSql): AdapterTx {
   const run = <T = Record<string, unknown>>(text: string, values: readonly unknown[]) =>
     tx.unsafe(text, values as Value[], { prepare: true }) as unknown as Promise<T[] & { count: number }>;
 

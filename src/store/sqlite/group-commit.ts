@@ -1,9 +1,9 @@
 import type Database from "better-sqlite3";
 import { FinalityError, isFinalityError, toError } from "../../core/errors.js";
-import type { StoreTx } from "../store.js";
+import type { AdapterTx } from "../store.js";
 
 interface Queued {
-  work: (tx: StoreTx) => Promise<unknown>;
+  work: (tx: AdapterTx) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -19,7 +19,7 @@ const MAX_CONFLICT_RETRIES = 8;
  * Why: one fsync per event caps SQLite at a few thousand to ~20k transactions a second; one
  * fsync per group of concurrent requests lifts that several-fold without weakening durability.
  */
-export function createGroupCommitter(db: Database.Database, tx: StoreTx, maxBatch: number) {
+export function createGroupCommitter(db: Database.Database, tx: AdapterTx, maxBatch: number) {
   const begin = db.prepare("BEGIN IMMEDIATE");
   const commit = db.prepare("COMMIT");
   const rollback = db.prepare("ROLLBACK");
@@ -162,7 +162,7 @@ export function createGroupCommitter(db: Database.Database, tx: StoreTx, maxBatc
   }
 
   return {
-    enqueue<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
+    enqueue<T>(work: (tx: AdapterTx) => Promise<T>): Promise<T> {
       return new Promise<T>((resolve, reject) => {
         queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
         schedule();

@@ -1,8 +1,9 @@
 import { FinalityError } from "../../core/errors.js";
 import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
 import { TERMINAL_STATES } from "../../core/states.js";
+import { withAfterCommit } from "../after-commit.js";
 import { clampLimit, decodeCursor, encodeCursor } from "../json-column.js";
-import type { EffectOutcome, EffectQuery, JobQuery, Page, Store, StoreStats, StoreTx } from "../store.js";
+import type { AdapterTx, EffectOutcome, EffectQuery, JobQuery, Page, Store, StoreStats } from "../store.js";
 import type { SqliteDb } from "./sqlite-driver.js";
 import { createSqliteHousekeeping, type SqliteSpace } from "./sqlite-housekeeping.js";
 import { createSqliteLifecycleReads } from "./sqlite-lifecycle.js";
@@ -26,7 +27,7 @@ export interface SqliteStoreParts {
   /** Reads that need not see a transaction in progress (the writer itself where there is one connection). */
   reader: SqliteDb;
   /** Runs `work` in one write transaction on `writer` and resolves after its commit (see Store). */
-  transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: AdapterTx) => Promise<T>): Promise<T>;
   pendingMigrations(): number;
   /** The file's pages (PRAGMAs) when omitted. */
   space?: SqliteSpace;
@@ -87,7 +88,7 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
 
     transaction(work) {
       if (closed) return Promise.reject(new FinalityError("shutting-down", "the store is closed"));
-      return parts.transaction(work);
+      return withAfterCommit((adapterWork) => parts.transaction(adapterWork), work);
     },
 
     async getJob(key: JobKey) {

@@ -1,5 +1,5 @@
 import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
-import type { StoreTx } from "../store.js";
+import type { AdapterTx } from "../store.js";
 import { EFFECTS, EVENTS, JOBS } from "../tables.js";
 import type { SqliteDb, SqliteStatement } from "./sqlite-driver.js";
 import { createSqliteLifecycleTx } from "./sqlite-lifecycle.js";
@@ -44,8 +44,8 @@ type WriteStatementName =
   | "updateEffect";
 export type WriteStatements = Record<WriteStatementName, SqliteStatement>;
 
-/** The StoreTx over one open SQLite write transaction. Every call runs synchronously. */
-export function createSqliteTx(db: SqliteDb, s: WriteStatements): StoreTx {
+/** The StoreTx (but afterCommit) over one open SQLite write transaction. Every call runs synchronously. */
+export function createSqliteTx(db: SqliteDb, s: WriteStatements): AdapterTx {
   return {
     ...createSqliteRunTx(db),
     ...createSqliteLifecycleTx(db),
