@@ -1,6 +1,6 @@
 import { isFinalityError } from "../../src/core/errors.js";
 import { isRevokedAttempt } from "../../src/core/run-model.js";
-import { signStandardWebhook } from "../../src/webhooks/standard-webhooks.js";
+import { signStandardWebhook } from "../../src/webhooks/schemes/standard-webhooks/node.js";
 import { observedFields } from "./sim-provider.js";
 import { SECRET, SIM, SimCrash } from "./sim-types.js";
 import { InvariantViolation, type Message, type SimWorld } from "./sim-world.js";

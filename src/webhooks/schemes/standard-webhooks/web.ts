@@ -1,4 +1,4 @@
-import { canonicalBase64Bytes, encodeBase64 } from "./byte-encoding.js";
+import { canonicalBase64Bytes, encodeBase64 } from "../../byte-encoding.js";
 import {
   DEFAULT_TOLERANCE_SECONDS,
   ed25519SignaturesOf,
@@ -11,7 +11,7 @@ import {
   signatureError,
   splitStandardSecrets,
   type VerifiedWebhook,
-} from "./signature-common.js";
+} from "../../signature-common.js";
 import {
   anyVerified,
   ed25519Key,
@@ -20,11 +20,11 @@ import {
   standardHmacKey,
   verifyEd25519,
   verifyHmac,
-} from "./web-crypto-keys.js";
+} from "../../web-crypto-keys.js";
 
 /**
  * Standard Webhooks with WebCrypto, for runtimes without node:crypto (Workers). Same headers,
- * secrets, refusals and results as standard-webhooks.ts: only the cryptography differs.
+ * secrets, refusals and results as node.ts: only the cryptography differs.
  */
 
 /** Bytes in an HMAC-SHA256 digest. */

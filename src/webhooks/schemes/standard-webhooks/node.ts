@@ -13,11 +13,11 @@ import {
   splitStandardSecrets,
   standardSecretBytes,
   type VerifiedWebhook,
-} from "./signature-common.js";
+} from "../../signature-common.js";
 
 /**
  * Standard Webhooks on Node (headers, secrets and refusals: signature-common.ts; the WebCrypto
- * twin: web-standard-webhooks.ts).
+ * twin: web.ts).
  *
  * Synchronous node:crypto on purpose: ~5x faster than the official package and ~10x faster than
  * awaiting WebCrypto one request at a time, and verification sits on the hottest path.
@@ -37,7 +37,7 @@ export {
   signatureError,
   signatureFailureOf,
   type VerifiedWebhook,
-} from "./signature-common.js";
+} from "../../signature-common.js";
 
 /** Signs one message; returns the headers to send with `body`. */
 export function signStandardWebhook(input: SignInput): StandardWebhookHeaders {
