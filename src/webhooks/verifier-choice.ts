@@ -1,8 +1,8 @@
 import { assertNever, FinalityError } from "../core/errors.js";
 import type { WebhookVerifier } from "./receiver-types.js";
 import type { HmacHeaderVerifierOptions } from "./schemes/hmac/header.js";
+import type { StandardWebhookVerifierOptions } from "./schemes/standard-webhooks/header.js";
 import type { StripeSignatureVerifierOptions } from "./schemes/stripe/header.js";
-import type { StandardWebhookVerifierOptions } from "./signature-common.js";
 
 /** A provider instance's `webhook` settings, as far as signature checking goes. */
 export interface WebhookSignatureConfig {

@@ -1,5 +1,6 @@
 import { isFinalityError } from "../../src/core/errors.js";
 import { isRevokedAttempt } from "../../src/core/run-model.js";
+import { PROBLEM_STATUS } from "../../src/http/problem-status.js";
 import { signStandardWebhook } from "../../src/webhooks/schemes/standard-webhooks/node.js";
 import { observedFields } from "./sim-provider.js";
 import { SECRET, SIM, SimCrash } from "./sim-types.js";
@@ -83,7 +84,7 @@ async function deliverWebhook(
       world.power.dead || error instanceof SimCrash
         ? "no answer"
         : isFinalityError(error)
-          ? error.status
+          ? PROBLEM_STATUS[error.code]
           : 500;
   }
   if (status === 200) {

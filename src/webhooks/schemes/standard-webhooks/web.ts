@@ -1,15 +1,8 @@
 import { canonicalBase64Bytes, encodeBase64 } from "../../byte-encoding.js";
 import {
   DEFAULT_TOLERANCE_SECONDS,
-  ed25519SignaturesOf,
-  hmacSignaturesOf,
   type ReceivedWebhookHeaders,
-  readStandardWebhook,
-  type SignInput,
-  type StandardWebhookHeaders,
-  type StandardWebhookVerifierOptions,
   signatureError,
-  splitStandardSecrets,
   type VerifiedWebhook,
 } from "../../signature-common.js";
 import {
@@ -21,6 +14,17 @@ import {
   verifyEd25519,
   verifyHmac,
 } from "../../web-crypto-keys.js";
+import {
+  ed25519SignaturesOf,
+  hmacSignaturesOf,
+  readStandardWebhook,
+  type SignInput,
+  type StandardWebhookHeaders,
+  type StandardWebhookVerifierOptions,
+  signedHeaders,
+  signingPrefixOf,
+  splitStandardSecrets,
+} from "./header.js";
 
 /**
  * Standard Webhooks with WebCrypto, for runtimes without node:crypto (Workers). Same headers,
@@ -32,10 +36,8 @@ const HMAC_BYTES = 32;
 
 /** Signs one message as `signStandardWebhook` does, byte for byte; returns the headers to send. */
 export async function signStandardWebhookWeb(input: SignInput): Promise<StandardWebhookHeaders> {
-  const timestamp = String(Math.floor(input.timestampSeconds));
-  const content = signedContent(`${input.id}.${timestamp}.`, input.body);
-  const signature = encodeBase64(await signHmac(standardHmacKey(input.secret), content));
-  return { "webhook-id": input.id, "webhook-timestamp": timestamp, "webhook-signature": `v1,${signature}` };
+  const content = signedContent(signingPrefixOf(input), input.body);
+  return signedHeaders(input, encodeBase64(await signHmac(standardHmacKey(input.secret), content)));
 }
 
 export function createWebStandardWebhookVerifier(
