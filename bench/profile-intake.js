@@ -85,7 +85,7 @@ const STAGES = [
   ],
   [
     "validation (zod, parse observation)",
-    (f) => /node_modules\/zod|core\/validation|generic-webhook|webhook-receiver/.test(f.url),
+    (f) => /node_modules\/zod|core\/validation|generic-webhook|receiver-types/.test(f.url),
   ],
   ["reducer + ingest", (f) => /\/core\/|\/engine\//.test(f.url)],
   ["logging", (f) => /request-log|\/log|pino/.test(f.url)],

@@ -20,8 +20,8 @@ import { parseConfig } from "../dist/config/load-config.js";
 import { createFinality } from "../dist/engine/create-finality.js";
 import { ledgerOptionsFromConfig } from "../dist/host/from-config.js";
 import { createApp } from "../dist/http/create-app.js";
-import { createWebhookReceivers } from "../dist/providers/webhook-receivers.js";
-import { signStandardWebhook } from "../dist/webhooks/standard-webhooks.js";
+import { createWebhookReceivers } from "../dist/providers/node-providers.js";
+import { signStandardWebhook } from "../dist/webhooks/schemes/standard-webhooks/node.js";
 import { fmt } from "./lib/stats.js";
 
 const COUNT = Number(process.env.BENCH_WORKER_WEBHOOKS ?? 3000);

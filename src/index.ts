@@ -57,7 +57,9 @@ export {
 } from "./engine/retention.js";
 // The webhook schemes and the provider registry, also the `finality/webhooks` entry.
 export * from "./exports/webhooks.js";
+export type { AdapterDeps, ProviderAdapter } from "./providers/adapter-types.js";
 export { createAnthropicAdapter } from "./providers/anthropic/anthropic-adapter.js";
+export { createProviderAdapter } from "./providers/create-provider-adapter.js";
 export { createGeminiAdapter } from "./providers/gemini/gemini-adapter.js";
 export { createGenericAdapter } from "./providers/generic/generic-adapter.js";
 export {
@@ -66,8 +68,6 @@ export {
   type GenericPollOptions,
 } from "./providers/generic/generic-poller.js";
 export { createOpenAIAdapter } from "./providers/openai/openai-adapter.js";
-export type { AdapterDeps, ProviderAdapter } from "./providers/provider-adapter.js";
-export { createProviderAdapter } from "./providers/provider-adapters.js";
 export {
   type AuthFailure,
   createProviderHealth,
@@ -80,8 +80,12 @@ export {
   decideLeaseExpiry,
   LEASE_EXPIRY_OUTCOMES,
   type LeaseExpiryOutcome,
-} from "./runs/lease-expiry.js";
-export { createLeaseSweeper, type LeaseSweeper, type LeaseSweeperOptions } from "./runs/lease-sweeper.js";
+} from "./runs/lease-expiry-rules.js";
+export {
+  createLeaseSweeper,
+  type LeaseSweeper,
+  type LeaseSweeperOptions,
+} from "./runs/lease-sweeper-loop.js";
 export {
   type ClaimOptions,
   createRunService,

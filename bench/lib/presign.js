@@ -1,6 +1,6 @@
 import { once } from "node:events";
 import { createWriteStream } from "node:fs";
-import { signStandardWebhook } from "../../dist/webhooks/standard-webhooks.js";
+import { signStandardWebhook } from "../../dist/webhooks/schemes/standard-webhooks/node.js";
 
 export const BENCH_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 

@@ -1,12 +1,12 @@
 // The runs and worker API (the real app, its runs routes, the lease sweeper) on one store, for
 // bench/runs.bench.js. Usage: node runs-server.js '{"sqlite": path}' | '{"postgres": url, "schema": name}'
 import { configSchema } from "../../dist/config/config-schema.js";
-import { createFinality } from "../../dist/engine/finality.js";
+import { createFinality } from "../../dist/engine/create-finality.js";
 import { createApp } from "../../dist/http/create-app.js";
 import { startNodeServer } from "../../dist/http/node-server.js";
 import { addRunRoutes, addWorkerRoutes } from "../../dist/http/run-routes.js";
 import { createWorkerAuthorizer } from "../../dist/http/worker-auth.js";
-import { createLeaseSweeper } from "../../dist/runs/lease-sweeper.js";
+import { createLeaseSweeper } from "../../dist/runs/lease-sweeper-loop.js";
 import { createRunService } from "../../dist/runs/run-service.js";
 import { openPostgresStore } from "../../dist/store/postgres/postgres-store.js";
 import { createSqliteStore } from "../../dist/store/sqlite/sqlite-store.js";

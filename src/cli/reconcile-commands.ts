@@ -4,10 +4,10 @@ import { RUNS_PROVIDER } from "../core/run-model.js";
 import type { Finality } from "../engine/finality.js";
 import { reconcilerOnNode } from "../host/node/finality-from-config.js";
 import type { Logger } from "../http/request-log.js";
-import type { SweepCounts } from "../runs/lease-sweep.js";
 import { createRunService, type RunService } from "../runs/run-service.js";
 import { runServiceOptionsFrom } from "../runs/run-service-config.js";
-import { sweepUntilDone } from "../runs/sweep-once.js";
+import type { SweepCounts } from "../runs/sweep-leases.js";
+import { sweepUntilDone } from "../runs/sweep-until-done.js";
 import {
   examples,
   type JsonOption,

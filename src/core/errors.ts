@@ -1,25 +1,26 @@
 /**
  * One error type for everything Finality refuses or fails at, with a stable `code` and a hint of
  * what the caller should do next: `retryable` (try again, maybe after `retryAfterMs`) or not.
+ * What a code means over HTTP (its status) is http/'s business: http/problem-status.ts.
  */
 export const ERROR_CODES = {
-  "invalid-observation": { status: 400, retryable: false },
-  "invalid-request": { status: 400, retryable: false },
-  "payload-too-large": { status: 413, retryable: false },
-  "unknown-provider": { status: 404, retryable: false },
-  "not-found": { status: 404, retryable: false },
-  "signature-invalid": { status: 401, retryable: false },
-  unauthorized: { status: 401, retryable: false },
-  forbidden: { status: 403, retryable: false },
-  "method-not-allowed": { status: 405, retryable: false },
-  conflict: { status: 409, retryable: false },
-  "stale-generation": { status: 409, retryable: false },
-  "version-conflict": { status: 409, retryable: true },
-  "invalid-config": { status: 500, retryable: false },
-  "effect-failed": { status: 500, retryable: true },
-  "store-unavailable": { status: 503, retryable: true },
-  "shutting-down": { status: 503, retryable: true },
-  internal: { status: 500, retryable: true },
+  "invalid-observation": { retryable: false },
+  "invalid-request": { retryable: false },
+  "payload-too-large": { retryable: false },
+  "unknown-provider": { retryable: false },
+  "not-found": { retryable: false },
+  "signature-invalid": { retryable: false },
+  unauthorized: { retryable: false },
+  forbidden: { retryable: false },
+  "method-not-allowed": { retryable: false },
+  conflict: { retryable: false },
+  "stale-generation": { retryable: false },
+  "version-conflict": { retryable: true },
+  "invalid-config": { retryable: false },
+  "effect-failed": { retryable: true },
+  "store-unavailable": { retryable: true },
+  "shutting-down": { retryable: true },
+  internal: { retryable: true },
 } as const;
 export type ErrorCode = keyof typeof ERROR_CODES;
 
@@ -41,10 +42,6 @@ export class FinalityError extends Error {
     this.retryable = ERROR_CODES[code].retryable;
     this.retryAfterMs = options.retryAfterMs;
     this.details = options.details ?? {};
-  }
-
-  get status(): number {
-    return ERROR_CODES[this.code].status;
   }
 }
 

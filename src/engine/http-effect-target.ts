@@ -1,7 +1,7 @@
 import { jobToJson } from "../core/job-json.js";
 import { redactUrl, redactUrlsIn } from "../core/url-redaction.js";
-import type { SignInput, StandardWebhookHeaders } from "../webhooks/signature-common.js";
-import { signStandardWebhookWeb } from "../webhooks/web-standard-webhooks.js";
+import type { SignInput, StandardWebhookHeaders } from "../webhooks/schemes/standard-webhooks/header.js";
+import { signStandardWebhookWeb } from "../webhooks/schemes/standard-webhooks/web.js";
 import { DeliveryError } from "./delivery-error.js";
 import type { UrlDeliverer } from "./dispatcher.js";
 import { parseRetryAfter } from "./poller.js";

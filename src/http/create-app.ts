@@ -6,7 +6,7 @@ import { renderNotFoundPage, renderRefusalPage } from "../dashboard/layout.js";
 import type { ProviderActivity } from "../dashboard/provider-activity.js";
 import type { Finality } from "../engine/finality.js";
 import type { RunService } from "../runs/run-service.js";
-import type { WebhookReceiver } from "../webhooks/webhook-receiver.js";
+import type { WebhookReceiver } from "../webhooks/receiver-types.js";
 import type { AppEnv } from "./app-env.js";
 import { bearerAuth } from "./bearer-auth.js";
 import { crossSiteGuard, isUnguardedPath } from "./cross-site-guard.js";

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import { FinalityError } from "../core/errors.js";
-import type { ReceivedWebhookHeaders } from "../webhooks/standard-webhooks.js";
+import type { ReceivedWebhookHeaders } from "../webhooks/schemes/standard-webhooks/node.js";
 import { problemHeaders, toProblem } from "./problem.js";
 import { tooLarge } from "./read-body.js";
 import type { Logger } from "./request-log.js";

@@ -1,5 +1,6 @@
 import { HTTPException } from "hono/http-exception";
 import { ERROR_CODES, type ErrorCode, FinalityError } from "../core/errors.js";
+import { codeForStatus, PROBLEM_STATUS } from "./problem-status.js";
 
 /**
  * The one place that maps errors to HTTP. Every error answer is `application/problem+json`
@@ -81,27 +82,13 @@ export function problemHeaders(problem: Problem): Record<string, string> {
 }
 
 function baseProblem(code: ErrorCode, detail: string): Problem {
-  const { status, retryable } = ERROR_CODES[code];
-  return { type: problemType(code), title: TITLES[code], status, detail, code, retryable };
-}
-
-function codeForStatus(status: number): ErrorCode {
-  switch (status) {
-    case 400:
-      return "invalid-request";
-    case 401:
-      return "unauthorized";
-    case 404:
-      return "not-found";
-    case 405:
-      return "method-not-allowed";
-    case 409:
-      return "conflict";
-    case 413:
-      return "payload-too-large";
-    case 503:
-      return "store-unavailable";
-    default:
-      return status >= 500 ? "internal" : "invalid-request";
-  }
+  const { retryable } = ERROR_CODES[code];
+  return {
+    type: problemType(code),
+    title: TITLES[code],
+    status: PROBLEM_STATUS[code],
+    detail,
+    code,
+    retryable,
+  };
 }

@@ -2,8 +2,8 @@ import { storableDeliveryId } from "../core/bounded-value.js";
 import { checkObservationTimes } from "../core/bounds.js";
 import { FinalityError, isFinalityError } from "../core/errors.js";
 import type { Finality } from "../engine/finality.js";
-import type { ReceivedWebhookHeaders } from "../webhooks/standard-webhooks.js";
-import type { WebhookParseContext, WebhookReceiver } from "../webhooks/webhook-receiver.js";
+import type { WebhookParseContext, WebhookReceiver } from "../webhooks/receiver-types.js";
+import type { ReceivedWebhookHeaders } from "../webhooks/schemes/standard-webhooks/node.js";
 import type { ServiceMetrics, WebhookOutcome } from "./service-metrics.js";
 
 /** The 200 answer to a webhook: how the ledger took it. */

@@ -1,8 +1,8 @@
 import type { ProviderConfig } from "../config/config-schema.js";
 import type { Poller } from "../engine/poller.js";
-import type { WebhookReceiver } from "../webhooks/webhook-receiver.js";
-import type { AdapterDeps, ProviderAdapter } from "./provider-adapter.js";
-import { createProviderAdapter } from "./provider-adapters.js";
+import type { WebhookReceiver } from "../webhooks/receiver-types.js";
+import type { AdapterDeps, ProviderAdapter } from "./adapter-types.js";
+import { createProviderAdapter } from "./create-provider-adapter.js";
 import type { ProviderHealth } from "./provider-health.js";
 
 /** A provider instance's poller as the reconciler takes it. */

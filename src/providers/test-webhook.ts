@@ -2,9 +2,9 @@ import type { ProviderConfig } from "../config/config-schema.js";
 import { FinalityError } from "../core/errors.js";
 import { CANONICAL_STATES, type CanonicalState } from "../core/states.js";
 import { encodeBase64, encodeHex } from "../webhooks/byte-encoding.js";
-import { isPublicKeySecret } from "../webhooks/signature-common.js";
+import { isPublicKeySecret } from "../webhooks/schemes/standard-webhooks/header.js";
+import { signStandardWebhookWeb } from "../webhooks/schemes/standard-webhooks/web.js";
 import { signedContent, signHmac, utf8HmacKey } from "../webhooks/web-crypto-keys.js";
-import { signStandardWebhookWeb } from "../webhooks/web-standard-webhooks.js";
 import { REPLICATE_PREDICTION_STATES } from "./replicate/replicate-states.js";
 
 /**

@@ -2,7 +2,7 @@ import { FinalityError } from "../core/errors.js";
 import type { Job, Observation } from "../core/model.js";
 import { isTerminal } from "../core/states.js";
 import type { PollResult } from "../engine/poller.js";
-import type { WebhookParseContext } from "../webhooks/webhook-receiver.js";
+import type { WebhookParseContext } from "../webhooks/receiver-types.js";
 
 /** What one provider object is: its id (the job's id) and, where the id cannot tell, its kind. */
 export interface ObjectRef {

@@ -1,7 +1,6 @@
 import { FinalityError } from "../core/errors.js";
 import type { Attempt, Run } from "../core/run-model.js";
 import type { StoreTx } from "../store/store.js";
-import { expireInTx } from "./lease-sweep.js";
 import {
   mirrorRun,
   type RunContext,
@@ -12,6 +11,7 @@ import {
   writeRun,
 } from "./run-context.js";
 import { extendLease } from "./run-transitions.js";
+import { expireInTx } from "./sweep-leases.js";
 import {
   applyWorkerEvent,
   checkFence,

@@ -11,7 +11,6 @@ import {
 import type { Finality } from "../engine/finality.js";
 import { registerInTx } from "../engine/ingest.js";
 import type { RunPage, RunQuery } from "../store/run-store.js";
-import { type SweepCounts, sweepLeases } from "./lease-sweep.js";
 import {
   type EventResult,
   type HeartbeatResult,
@@ -23,6 +22,7 @@ import { type Claimed, claimUnlessAborted, claimWithin } from "./run-claims.js";
 import { mirrorRun, type RunContext, runInTx, writeRun } from "./run-context.js";
 import { createRunNotifier } from "./run-notifier.js";
 import { DEFAULT_RUN_RETRY, newRun, type RunRetryPolicy, requestCancel } from "./run-transitions.js";
+import { type SweepCounts, sweepLeases } from "./sweep-leases.js";
 import type { WorkerEvent } from "./worker-event.js";
 
 export interface RunServiceOptions {

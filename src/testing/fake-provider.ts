@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { signStandardWebhook } from "../webhooks/standard-webhooks.js";
+import { signStandardWebhook } from "../webhooks/schemes/standard-webhooks/node.js";
 
 /** One step of a job's true timeline at the fake provider. */
 export interface TimelineStep {

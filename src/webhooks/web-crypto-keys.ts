@@ -1,5 +1,5 @@
 import { encodeHex } from "./byte-encoding.js";
-import { ed25519PublicKeyBytes, standardSecretBytes } from "./signature-common.js";
+import { ed25519PublicKeyBytes, standardSecretBytes } from "./schemes/standard-webhooks/header.js";
 
 /**
  * WebCrypto keys and checks for the Workers path. `crypto.subtle` is read at each call (never

@@ -1,7 +1,7 @@
-import { type WebhookVerifiers, webhookVerifiersFrom } from "./verifiers.js";
-import { createWebHmacHeaderVerifier } from "./web-hmac-signature.js";
-import { createWebStandardWebhookVerifier } from "./web-standard-webhooks.js";
-import { createWebStripeSignatureVerifier } from "./web-stripe-signature.js";
+import { createWebHmacHeaderVerifier } from "./schemes/hmac/web.js";
+import { createWebStandardWebhookVerifier } from "./schemes/standard-webhooks/web.js";
+import { createWebStripeSignatureVerifier } from "./schemes/stripe/web.js";
+import { type WebhookVerifiers, webhookVerifiersFrom } from "./verifier-choice.js";
 
 /**
  * Signature checks with WebCrypto (`crypto.subtle`), for runtimes without node:crypto such as
@@ -14,4 +14,4 @@ export const webVerifiers: WebhookVerifiers = webhookVerifiersFrom({
   stripe: createWebStripeSignatureVerifier,
 });
 
-export { signStandardWebhookWeb } from "./web-standard-webhooks.js";
+export { signStandardWebhookWeb } from "./schemes/standard-webhooks/web.js";

@@ -22,8 +22,8 @@ const tierOf = new Map(TIERS.flatMap((folders, tier) => folders.map((folder) => 
 /** Upward imports that are known and explained in docs/architecture.md ("Layers"). */
 const EXPLAINED = new Set([
   // Outgoing effects are signed as Standard Webhooks with the same signer that tests inbound ones.
-  "engine/http-effect-target.ts -> webhooks/signature-common.ts",
-  "engine/http-effect-target.ts -> webhooks/web-standard-webhooks.ts",
+  "engine/http-effect-target.ts -> webhooks/schemes/standard-webhooks/header.ts",
+  "engine/http-effect-target.ts -> webhooks/schemes/standard-webhooks/web.ts",
 ]);
 
 /**

@@ -6,21 +6,22 @@ import type { Finality } from "../../src/engine/finality.js";
 import { ledgerOptionsFromConfig } from "../../src/host/from-config.js";
 import { type BackgroundLoop, createBackgroundLoops } from "../../src/host/node/background-loop.js";
 import type { Logger } from "../../src/http/request-log.js";
-import { createNodeProviders } from "../../src/providers/webhook-receivers.js";
-import { signStandardWebhook } from "../../src/webhooks/standard-webhooks.js";
-import { signStandardWebhookWeb } from "../../src/webhooks/web-standard-webhooks.js";
+import { createNodeProviders } from "../../src/providers/node-providers.js";
+import { signStandardWebhook } from "../../src/webhooks/schemes/standard-webhooks/node.js";
+import { signStandardWebhookWeb } from "../../src/webhooks/schemes/standard-webhooks/web.js";
 import { EffectReceiver } from "../helpers/receiver.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { SECRET } from "../http/helpers/webhooks.js";
 
 // The signers and the Node transport, wrapped so the test sees which ones `serve` uses; they
 // still sign and send for real (the receiver checks every signature).
-vi.mock("../../src/webhooks/standard-webhooks.js", async (importOriginal) => {
-  const actual = await importOriginal<typeof import("../../src/webhooks/standard-webhooks.js")>();
+vi.mock("../../src/webhooks/schemes/standard-webhooks/node.js", async (importOriginal) => {
+  const actual =
+    await importOriginal<typeof import("../../src/webhooks/schemes/standard-webhooks/node.js")>();
   return { ...actual, signStandardWebhook: vi.fn(actual.signStandardWebhook) };
 });
-vi.mock("../../src/webhooks/web-standard-webhooks.js", async (importOriginal) => {
-  const actual = await importOriginal<typeof import("../../src/webhooks/web-standard-webhooks.js")>();
+vi.mock("../../src/webhooks/schemes/standard-webhooks/web.js", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("../../src/webhooks/schemes/standard-webhooks/web.js")>();
   return { ...actual, signStandardWebhookWeb: vi.fn(actual.signStandardWebhookWeb) };
 });
 const transportCalls = vi.hoisted(() => ({ count: 0 }));

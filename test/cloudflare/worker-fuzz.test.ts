@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { signStandardWebhook } from "../../src/webhooks/standard-webhooks.js";
+import { signStandardWebhook } from "../../src/webhooks/schemes/standard-webhooks/node.js";
 import { hostileBody } from "../fuzz/arbitraries.js";
 import { InputCounter } from "../fuzz/fuzz-app.js";
 import { rawPost } from "../helpers/raw-post.js";

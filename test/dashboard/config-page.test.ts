@@ -6,7 +6,7 @@ import type { Finality } from "../../src/engine/finality.js";
 import { finalityFromConfig } from "../../src/host/node/finality-from-config.js";
 import { createApp } from "../../src/http/create-app.js";
 import { noopMetrics } from "../../src/http/service-metrics.js";
-import { createWebhookReceivers } from "../../src/providers/webhook-receivers.js";
+import { createWebhookReceivers } from "../../src/providers/node-providers.js";
 import { SECRET, signWith } from "../http/helpers/webhooks.js";
 
 // Issue 19, item 8: the configuration page and the overview's empty states, through app.request().

@@ -6,7 +6,7 @@ import { exceedsDepth, jsonSize, LIMITS } from "../../src/core/validation.js";
 import type { Reconciler } from "../../src/engine/reconciler.js";
 import { reconcilerFromConfig } from "../../src/host/from-config.js";
 import { silentLogger } from "../../src/http/request-log.js";
-import { createNodeProviders } from "../../src/providers/webhook-receivers.js";
+import { createNodeProviders } from "../../src/providers/node-providers.js";
 import { FakeServer, RawJson } from "../fakes/fake-server.js";
 import { GeminiFake } from "../fakes/gemini-fake.js";
 import { loopbackOnly } from "../fakes/loopback-only.js";

@@ -5,7 +5,7 @@ import type { Finality } from "../../src/engine/finality.js";
 import { finalityFromConfig } from "../../src/host/node/finality-from-config.js";
 import type { AppEnv } from "../../src/http/app-env.js";
 import { createApp } from "../../src/http/create-app.js";
-import { createWebhookReceivers } from "../../src/providers/webhook-receivers.js";
+import { createWebhookReceivers } from "../../src/providers/node-providers.js";
 import { createRunService } from "../../src/runs/run-service.js";
 import { SECRET } from "../http/helpers/webhooks.js";
 

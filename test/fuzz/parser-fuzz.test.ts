@@ -4,8 +4,11 @@ import { isFinalityError } from "../../src/core/errors.js";
 import type { Job } from "../../src/core/model.js";
 import { parseRetryAfter } from "../../src/engine/poller.js";
 import { createGenericPoller } from "../../src/providers/generic/generic-poller.js";
-import { parseGenericWebhook } from "../../src/webhooks/generic-webhook.js";
-import { createStandardWebhookVerifier, signStandardWebhook } from "../../src/webhooks/standard-webhooks.js";
+import { parseGenericWebhook } from "../../src/providers/generic/generic-webhook.js";
+import {
+  createStandardWebhookVerifier,
+  signStandardWebhook,
+} from "../../src/webhooks/schemes/standard-webhooks/node.js";
 import { SECRET } from "../http/helpers/webhooks.js";
 import { assertPrototypesClean, hostileBody } from "./arbitraries.js";
 import { InputCounter } from "./fuzz-app.js";

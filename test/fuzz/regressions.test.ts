@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { signStandardWebhook } from "../../src/webhooks/standard-webhooks.js";
+import { signStandardWebhook } from "../../src/webhooks/schemes/standard-webhooks/node.js";
 import { SECRET } from "../http/helpers/webhooks.js";
 import { fuzzApp } from "./fuzz-app.js";
 

@@ -1,7 +1,7 @@
 import { connect } from "node:net";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { signStandardWebhook } from "../../src/webhooks/standard-webhooks.js";
+import { signStandardWebhook } from "../../src/webhooks/schemes/standard-webhooks/node.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import type { Service } from "../http/helpers/service.js";
 import { SECRET } from "../http/helpers/webhooks.js";

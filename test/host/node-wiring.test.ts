@@ -13,12 +13,12 @@ import { type RunningService, serve } from "../../src/host/node/serve.js";
 import { createNodeWebhookHandler } from "../../src/http/node-webhook-handler.js";
 import { createWebhookIntake } from "../../src/http/webhook-intake.js";
 import { createWorkerAuthorizer } from "../../src/http/worker-auth.js";
-import { createProviderAdapter } from "../../src/providers/provider-adapters.js";
-import { createLeaseSweeper } from "../../src/runs/lease-sweeper.js";
+import { createProviderAdapter } from "../../src/providers/create-provider-adapter.js";
+import { createLeaseSweeper } from "../../src/runs/lease-sweeper-loop.js";
 import { createRunService } from "../../src/runs/run-service.js";
 import { openPostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import { signStandardWebhook } from "../../src/webhooks/standard-webhooks.js";
+import { signStandardWebhook } from "../../src/webhooks/schemes/standard-webhooks/node.js";
 import { schemaKeys } from "../docs/schema-keys.js";
 import {
   adminClient,
@@ -60,8 +60,8 @@ vi.mock("../../src/engine/create-finality.js", async (importOriginal) => {
   const actual = await importOriginal<typeof import("../../src/engine/create-finality.js")>();
   return { ...actual, createFinality: vi.fn(actual.createFinality) };
 });
-vi.mock("../../src/runs/lease-sweeper.js", async (importOriginal) => {
-  const actual = await importOriginal<typeof import("../../src/runs/lease-sweeper.js")>();
+vi.mock("../../src/runs/lease-sweeper-loop.js", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("../../src/runs/lease-sweeper-loop.js")>();
   return { ...actual, createLeaseSweeper: vi.fn(actual.createLeaseSweeper) };
 });
 vi.mock("../../src/runs/run-service.js", async (importOriginal) => {
@@ -88,8 +88,8 @@ vi.mock("../../src/http/worker-auth.js", async (importOriginal) => {
   const actual = await importOriginal<typeof import("../../src/http/worker-auth.js")>();
   return { ...actual, createWorkerAuthorizer: vi.fn(actual.createWorkerAuthorizer) };
 });
-vi.mock("../../src/providers/provider-adapters.js", async (importOriginal) => {
-  const actual = await importOriginal<typeof import("../../src/providers/provider-adapters.js")>();
+vi.mock("../../src/providers/create-provider-adapter.js", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("../../src/providers/create-provider-adapter.js")>();
   return { ...actual, createProviderAdapter: vi.fn(actual.createProviderAdapter) };
 });
 

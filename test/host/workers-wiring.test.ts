@@ -3,7 +3,7 @@ import { parseConfig } from "../../src/config/parse-config.js";
 import { createHttpEffectDeliverer } from "../../src/engine/http-effect-target.js";
 import { createReconciler } from "../../src/engine/reconciler.js";
 import { workersLedgerFromConfig } from "../../src/host/workers/ledger-from-config.js";
-import { createProviderAdapter } from "../../src/providers/provider-adapters.js";
+import { createProviderAdapter } from "../../src/providers/create-provider-adapter.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { webVerifiers } from "../../src/webhooks/web-verifiers.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -13,8 +13,8 @@ import { SECRET } from "../http/helpers/webhooks.js";
 // the object's storage: each provider's adapter is built once, with WebCrypto verifiers, and
 // the reconciler polls with the adapters the receivers come from. (test/cloudflare runs it in workerd.)
 
-vi.mock("../../src/providers/provider-adapters.js", async (importOriginal) => {
-  const actual = await importOriginal<typeof import("../../src/providers/provider-adapters.js")>();
+vi.mock("../../src/providers/create-provider-adapter.js", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("../../src/providers/create-provider-adapter.js")>();
   return { ...actual, createProviderAdapter: vi.fn(actual.createProviderAdapter) };
 });
 vi.mock("../../src/engine/reconciler.js", async (importOriginal) => {

@@ -9,7 +9,7 @@ import { createNodeWebhookHandler, type NodeRequestHandler } from "../../src/htt
 import { createPromMetrics } from "../../src/http/prom-metrics.js";
 import type { Logger } from "../../src/http/request-log.js";
 import { createWebhookIntake } from "../../src/http/webhook-intake.js";
-import { createWebhookReceivers } from "../../src/providers/webhook-receivers.js";
+import { createWebhookReceivers } from "../../src/providers/node-providers.js";
 import { OTHER_SECRET, SECRET, signWith } from "./helpers/webhooks.js";
 
 // `finality serve` answers webhooks through a fast path that skips the router

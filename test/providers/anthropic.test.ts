@@ -1,6 +1,6 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { signStandardWebhook } from "../../src/webhooks/standard-webhooks.js";
+import { signStandardWebhook } from "../../src/webhooks/schemes/standard-webhooks/node.js";
 import { AnthropicFake } from "../fakes/anthropic-fake.js";
 import { BATCH_STATUSES, messageBatch, SESSION_STATUSES, session } from "../fakes/anthropic-fixtures.js";
 import { loopbackOnly } from "../fakes/loopback-only.js";

@@ -1,6 +1,9 @@
 import OpenAI, { InvalidWebhookSignatureError } from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createStandardWebhookVerifier, signStandardWebhook } from "../../src/webhooks/standard-webhooks.js";
+import {
+  createStandardWebhookVerifier,
+  signStandardWebhook,
+} from "../../src/webhooks/schemes/standard-webhooks/node.js";
 import { loopbackOnly } from "../fakes/loopback-only.js";
 import { OpenAIFake } from "../fakes/openai-fake.js";
 import { BATCH_STATUSES, openaiBatch, openaiResponse, RESPONSE_STATUSES } from "../fakes/openai-fixtures.js";

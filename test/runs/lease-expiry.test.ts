@@ -12,7 +12,7 @@ import {
   expireLease,
   LEASE_EXPIRY_OUTCOMES,
   type LeaseExpiryOutcome,
-} from "../../src/runs/lease-expiry.js";
+} from "../../src/runs/lease-expiry-rules.js";
 import { attemptFixture, runFixture } from "./run-fixtures.js";
 
 /**

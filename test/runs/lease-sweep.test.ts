@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { LEASE_EXPIRED_CODE } from "../../src/core/run-model.js";
 import { createRunService } from "../../src/runs/run-service.js";
-import { sweepUntilDone } from "../../src/runs/sweep-once.js";
+import { sweepUntilDone } from "../../src/runs/sweep-until-done.js";
 import { type Engine, openEngine, openLedger, refusal, runningRun, runSnapshot } from "./engine-harness.js";
 
 const expired = (counts: Record<string, number>) =>

@@ -9,8 +9,8 @@ import { createApp } from "../../dist/http/create-app.js";
 import { startNodeServer } from "../../dist/http/node-server.js";
 import { addRunRoutes, addWorkerRoutes } from "../../dist/http/run-routes.js";
 import { createWorkerAuthorizer } from "../../dist/http/worker-auth.js";
-import { createWebhookReceivers } from "../../dist/providers/webhook-receivers.js";
-import { createLeaseSweeper } from "../../dist/runs/lease-sweeper.js";
+import { createWebhookReceivers } from "../../dist/providers/node-providers.js";
+import { createLeaseSweeper } from "../../dist/runs/lease-sweeper-loop.js";
 import { createRunService } from "../../dist/runs/run-service.js";
 import { createSqliteStore } from "../../dist/store/sqlite/sqlite-store.js";
 

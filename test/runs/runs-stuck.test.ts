@@ -4,7 +4,7 @@ import { manualClock } from "../../src/core/clock.js";
 import { RUNS_PROVIDER } from "../../src/core/run-model.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import { ledgerOptionsFromConfig, reconcilerFromConfig } from "../../src/host/from-config.js";
-import { createNodeProviders } from "../../src/providers/webhook-receivers.js";
+import { createNodeProviders } from "../../src/providers/node-providers.js";
 import { createRunService } from "../../src/runs/run-service.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { tempDir } from "../helpers/temp-dir.js";

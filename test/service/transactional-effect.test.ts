@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/load-config.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import { createApp } from "../../src/http/create-app.js";
-import { createWebhookReceivers } from "../../src/providers/webhook-receivers.js";
+import { createWebhookReceivers } from "../../src/providers/node-providers.js";
 import { signWith } from "../http/helpers/webhooks.js";
 import { SECRET } from "./service-helpers.js";
 

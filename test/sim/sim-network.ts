@@ -1,6 +1,7 @@
 import { isFinalityError } from "../../src/core/errors.js";
 import { isRevokedAttempt } from "../../src/core/run-model.js";
-import { signStandardWebhook } from "../../src/webhooks/standard-webhooks.js";
+import { PROBLEM_STATUS } from "../../src/http/problem-status.js";
+import { signStandardWebhook } from "../../src/webhooks/schemes/standard-webhooks/node.js";
 import { noteOutcome } from "./sim-late.js";
 import { payloadMember } from "./sim-payload.js";
 import { observedFields } from "./sim-provider.js";
@@ -96,7 +97,7 @@ async function deliverWebhook(
       world.power.dead || error instanceof SimCrash
         ? "no answer"
         : isFinalityError(error)
-          ? error.status
+          ? PROBLEM_STATUS[error.code]
           : 500;
   }
   if (message.probe === "at-bound" && typeof status === "number" && status !== 200)

@@ -8,7 +8,7 @@ import type { Poller } from "../../src/engine/poller.js";
 import { createReconciler, type Reconciler } from "../../src/engine/reconciler.js";
 import { noopMetrics } from "../../src/http/service-metrics.js";
 import { createWebhookIntake, type WebhookIntake } from "../../src/http/webhook-intake.js";
-import { createWebhookReceivers } from "../../src/providers/webhook-receivers.js";
+import { createWebhookReceivers } from "../../src/providers/node-providers.js";
 import { createRunService, type RunService } from "../../src/runs/run-service.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { type CrashSwitch, crashableStore } from "./crashable-store.js";

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { secretKey } from "../../src/webhooks/standard-webhooks.js";
-import type { WebhookSignatureConfig } from "../../src/webhooks/verifiers.js";
+import { secretKey } from "../../src/webhooks/schemes/standard-webhooks/node.js";
+import type { WebhookSignatureConfig } from "../../src/webhooks/verifier-choice.js";
 import { webVerifiers } from "../../src/webhooks/web-verifiers.js";
 import { ED25519_PAIRS, ed25519Signature, hmacDigest, standardContent } from "./helpers/keys.js";
 import { type Delivery, receivedHeaders } from "./helpers/outcome.js";

@@ -14,7 +14,7 @@ const ENTRY_POINTS = [
   "src/webhooks/web-verifiers.ts",
   "src/webhooks/jwt-signature.ts",
   "src/providers/provider-registry.ts",
-  "src/providers/provider-adapters.ts",
+  "src/providers/create-provider-adapter.ts",
   "src/providers/test-webhook.ts",
   "src/host/workers/ledger-from-config.ts",
   "src/engine/http-effect-target.ts",
@@ -78,7 +78,7 @@ describe("the Workers path imports nothing Node-only", () => {
   });
 
   it("the walk finds a Node-only import where there is one", () => {
-    expect(nodeOnlyImports("src/webhooks/webhook-verifier.ts").join("\n")).toContain("node:crypto");
+    expect(nodeOnlyImports("src/webhooks/node-verifiers.ts").join("\n")).toContain("node:crypto");
     expect(runtimeImports('import type { A } from "node:fs";\nexport type { B } from "pino";')).toEqual([]);
     expect(runtimeImports('import {\n  a,\n  b,\n} from "./x.js";\nimport "./y.js";')).toEqual([
       "./x.js",

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { FinalityError } from "../../src/core/errors.js";
-import type { StandardWebhookHeaders } from "../../src/webhooks/signature-common.js";
-import { signStandardWebhook } from "../../src/webhooks/standard-webhooks.js";
+import type { StandardWebhookHeaders } from "../../src/webhooks/schemes/standard-webhooks/header.js";
+import { signStandardWebhook } from "../../src/webhooks/schemes/standard-webhooks/node.js";
 import { signStandardWebhookWeb } from "../../src/webhooks/web-verifiers.js";
 
 // Outgoing effects are signed with WebCrypto (http-effect-target.ts): byte for byte what

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { secretKey } from "../../src/webhooks/standard-webhooks.js";
+import { secretKey } from "../../src/webhooks/schemes/standard-webhooks/node.js";
 import { ED25519_PAIRS, ed25519Signature, hmacDigest, standardContent } from "./helpers/keys.js";
 import { expectSameOutcome, reasonOf } from "./helpers/outcome.js";
 

@@ -5,9 +5,9 @@ import { createRetentionLoop } from "../../engine/retention.js";
 import type { Logger } from "../../http/request-log.js";
 import type { ServiceMetrics } from "../../http/service-metrics.js";
 import type { ProviderRegistry } from "../../providers/provider-registry.js";
-import { createLeaseSweeper } from "../../runs/lease-sweeper.js";
+import { createLeaseSweeper } from "../../runs/lease-sweeper-loop.js";
 import type { RunService } from "../../runs/run-service.js";
-import { signStandardWebhook } from "../../webhooks/standard-webhooks.js";
+import { signStandardWebhook } from "../../webhooks/schemes/standard-webhooks/node.js";
 import { dispatcherFromConfig, reconcilerFromConfig } from "../from-config.js";
 
 /** A loop that runs beside the HTTP server: the outbox dispatcher, the reconciler, ... */

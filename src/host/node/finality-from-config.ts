@@ -7,7 +7,7 @@ import type { Finality } from "../../engine/finality.js";
 import type { Reconciler } from "../../engine/reconciler.js";
 import { isLoopbackHost } from "../../http/loopback.js";
 import type { Logger } from "../../http/request-log.js";
-import { createNodeProviders } from "../../providers/webhook-receivers.js";
+import { createNodeProviders } from "../../providers/node-providers.js";
 import { openPostgresStore, type PostgresStoreOptions } from "../../store/postgres/postgres-store.js";
 import { createSqliteStore } from "../../store/sqlite/sqlite-store.js";
 import type { Store } from "../../store/store.js";

@@ -13,7 +13,7 @@ import { createNodeWebhookHandler } from "../../http/node-webhook-handler.js";
 import { createPromMetrics } from "../../http/prom-metrics.js";
 import type { ServiceMetrics } from "../../http/service-metrics.js";
 import { createWebhookIntake } from "../../http/webhook-intake.js";
-import { createNodeProviders } from "../../providers/webhook-receivers.js";
+import { createNodeProviders } from "../../providers/node-providers.js";
 import { createRunService, type RunService } from "../../runs/run-service.js";
 import { runServiceOptionsFrom } from "../../runs/run-service-config.js";
 import type { PostgresStore } from "../../store/postgres/postgres-store.js";

@@ -1,9 +1,9 @@
 import type { ProviderConfigOf } from "../../config/config-schema.js";
-import { parseGenericWebhook } from "../../webhooks/generic-webhook.js";
-import type { WebhookReceiver } from "../../webhooks/webhook-receiver.js";
-import type { AdapterDeps, ProviderAdapter } from "../provider-adapter.js";
+import type { WebhookReceiver } from "../../webhooks/receiver-types.js";
+import type { AdapterDeps, ProviderAdapter } from "../adapter-types.js";
 import { mapState } from "../state-map.js";
 import { createGenericPoller } from "./generic-poller.js";
+import { parseGenericWebhook } from "./generic-webhook.js";
 
 /**
  * Any HTTP job API, without code: webhooks in the generic body (signed with Standard Webhooks,

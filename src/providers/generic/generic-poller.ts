@@ -2,10 +2,10 @@ import { toError } from "../../core/errors.js";
 import type { Observation } from "../../core/model.js";
 import type { Poller, PollResult } from "../../engine/poller.js";
 import { pollFailure, redactUrl, unreachable } from "../../engine/poller.js";
-import { parseGenericWebhook } from "../../webhooks/generic-webhook.js";
 import { fromRfc3339 } from "../json-fields.js";
 import type { ProviderHealth } from "../provider-health.js";
 import { mapState, type StateTable } from "../state-map.js";
+import { parseGenericWebhook } from "./generic-webhook.js";
 import { readJsonPath } from "./json-path.js";
 
 /** Where each field sits in the status API's answer (`a.b.0.c`). */

@@ -1,9 +1,9 @@
 import type { ProviderConfigOf } from "../../config/config-schema.js";
 import type { Observation } from "../../core/model.js";
-import type { WebhookParseContext } from "../../webhooks/webhook-receiver.js";
+import type { WebhookParseContext } from "../../webhooks/receiver-types.js";
+import type { AdapterDeps, ProviderAdapter } from "../adapter-types.js";
 import { decodeJsonObject, requireText } from "../json-body.js";
 import { fromUnixSeconds, objectOf } from "../json-fields.js";
-import type { AdapterDeps, ProviderAdapter } from "../provider-adapter.js";
 import { createStatusClient } from "../status-client.js";
 import { type ObserveObject, observeThinEvent, type ThinEvent } from "../thin-webhook.js";
 import { OPENAI_WEBHOOK_EVENTS } from "./openai-states.js";

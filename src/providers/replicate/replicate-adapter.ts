@@ -1,10 +1,10 @@
 import type { ProviderConfigOf } from "../../config/config-schema.js";
 import type { Observation } from "../../core/model.js";
 import { isTerminal } from "../../core/states.js";
+import type { AdapterDeps, ProviderAdapter } from "../adapter-types.js";
 import { boundedResult } from "../bounded-result.js";
 import { decodeJsonObject, requireText } from "../json-body.js";
 import { fromRfc3339, latest, objectOf, textOf } from "../json-fields.js";
-import type { AdapterDeps, ProviderAdapter } from "../provider-adapter.js";
 import { mapState } from "../state-map.js";
 import { createStatusClient } from "../status-client.js";
 import { REPLICATE_PREDICTION_STATES } from "./replicate-states.js";
@@ -14,7 +14,7 @@ import { REPLICATE_PREDICTION_STATES } from "./replicate-states.js";
  * `GET /v1/predictions/{id}`), signed with Standard Webhooks; `webhook-id` is the same on every
  * retry of one delivery, which is what dedupes it. Nothing is fetched on a webhook. Unlike the
  * official client's `validateWebhook`, the timestamp is checked and signatures are compared in
- * constant time (webhooks/standard-webhooks.ts). Polls need `apiKey`; without one, webhooks alone.
+ * constant time (webhooks/schemes/standard-webhooks/node.ts). Polls need `apiKey`; without one, webhooks alone.
  */
 export function createReplicateAdapter(
   provider: string,

@@ -7,7 +7,7 @@ import type { AppEnv } from "../../../src/http/app-env.js";
 import { createApp } from "../../../src/http/create-app.js";
 import { createPromMetrics } from "../../../src/http/prom-metrics.js";
 import type { Logger } from "../../../src/http/request-log.js";
-import { createWebhookReceivers } from "../../../src/providers/webhook-receivers.js";
+import { createWebhookReceivers } from "../../../src/providers/node-providers.js";
 import { SECRET, signWith } from "./webhooks.js";
 
 export const ACME = { type: "generic", webhook: { secrets: [SECRET] } };

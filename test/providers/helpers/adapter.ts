@@ -1,10 +1,10 @@
 import { providerSchema } from "../../../src/config/provider-config-schema.js";
 import type { Job } from "../../../src/core/model.js";
 import type { PollResult } from "../../../src/engine/poller.js";
-import type { ProviderAdapter } from "../../../src/providers/provider-adapter.js";
-import { createProviderAdapter } from "../../../src/providers/provider-adapters.js";
+import type { ProviderAdapter } from "../../../src/providers/adapter-types.js";
+import { createProviderAdapter } from "../../../src/providers/create-provider-adapter.js";
 import { createProviderHealth, type ProviderHealth } from "../../../src/providers/provider-health.js";
-import { nodeVerifiers } from "../../../src/webhooks/webhook-verifier.js";
+import { nodeVerifiers } from "../../../src/webhooks/node-verifiers.js";
 
 /** An adapter built from a raw configuration entry, validated by the real schema. */
 export function adapterFor(

@@ -1,8 +1,8 @@
 import type { Reconciler } from "../../../src/engine/reconciler.js";
 import { reconcilerFromConfig } from "../../../src/host/from-config.js";
 import type { Logger } from "../../../src/http/request-log.js";
+import { createNodeProviders } from "../../../src/providers/node-providers.js";
 import { createProviderHealth, type ProviderHealth } from "../../../src/providers/provider-health.js";
-import { createNodeProviders } from "../../../src/providers/webhook-receivers.js";
 import type { SignedDelivery } from "../../fakes/webhook-delivery.js";
 import { type InProcess, inProcessApp } from "../../http/helpers/in-process.js";
 

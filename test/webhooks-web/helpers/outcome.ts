@@ -1,9 +1,9 @@
 import { expect } from "vitest";
 import { FinalityError } from "../../../src/core/errors.js";
+import { nodeVerifiers } from "../../../src/webhooks/node-verifiers.js";
 import type { ReceivedWebhookHeaders, VerifiedWebhook } from "../../../src/webhooks/signature-common.js";
-import type { WebhookSignatureConfig } from "../../../src/webhooks/verifiers.js";
+import type { WebhookSignatureConfig } from "../../../src/webhooks/verifier-choice.js";
 import { webVerifiers } from "../../../src/webhooks/web-verifiers.js";
-import { nodeVerifiers } from "../../../src/webhooks/webhook-verifier.js";
 
 /** What a verifier made of one delivery: accepted as, or refused with which error. */
 export type Outcome =

@@ -1,11 +1,11 @@
 import type { ProviderConfig } from "../config/config-schema.js";
-import type { WebhookVerifiers } from "../webhooks/verifiers.js";
-import type { WebhookReceiver } from "../webhooks/webhook-receiver.js";
-import { nodeVerifiers } from "../webhooks/webhook-verifier.js";
+import { nodeVerifiers } from "../webhooks/node-verifiers.js";
+import type { WebhookReceiver } from "../webhooks/receiver-types.js";
+import type { WebhookVerifiers } from "../webhooks/verifier-choice.js";
 import { type ProviderHealth, providerHealth } from "./provider-health.js";
 import { createProviders, type ProviderRegistry } from "./provider-registry.js";
 
-export type { WebhookParseContext, WebhookReceiver } from "../webhooks/webhook-receiver.js";
+export type { WebhookParseContext, WebhookReceiver } from "../webhooks/receiver-types.js";
 
 interface NodeProviderOptions {
   health?: ProviderHealth;

@@ -1,6 +1,6 @@
 import { toError } from "../core/errors.js";
-import type { SweepCounts } from "./lease-sweep.js";
 import type { RunService } from "./run-service.js";
+import type { SweepCounts } from "./sweep-leases.js";
 
 export interface LeaseSweeperOptions {
   /** Time between sweeps (default 1 s). A lease is expired at most this long after it ran out. */

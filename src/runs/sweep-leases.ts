@@ -1,5 +1,5 @@
 import type { StoreTx } from "../store/store.js";
-import { expireLease, LEASE_EXPIRY_OUTCOMES, type LeaseExpiryOutcome } from "./lease-expiry.js";
+import { expireLease, LEASE_EXPIRY_OUTCOMES, type LeaseExpiryOutcome } from "./lease-expiry-rules.js";
 import {
   appendRunEvents,
   mirrorRun,

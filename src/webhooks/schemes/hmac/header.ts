@@ -1,4 +1,4 @@
-import { type ReceivedWebhookHeaders, signatureError } from "./signature-common.js";
+import { type ReceivedWebhookHeaders, signatureError } from "../../signature-common.js";
 
 /**
  * Plain HMAC-SHA256 of the raw body in one named header, hex or base64, with an optional prefix:

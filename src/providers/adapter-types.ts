@@ -1,6 +1,6 @@
 import type { Poller } from "../engine/poller.js";
-import type { WebhookVerifiers } from "../webhooks/verifiers.js";
-import type { WebhookReceiver } from "../webhooks/webhook-receiver.js";
+import type { WebhookReceiver } from "../webhooks/receiver-types.js";
+import type { WebhookVerifiers } from "../webhooks/verifier-choice.js";
 import type { ProviderHealth } from "./provider-health.js";
 
 /** One configured provider instance, as the service uses it. */

@@ -1,8 +1,8 @@
 import { assertNever, FinalityError } from "../core/errors.js";
-import type { HmacHeaderVerifierOptions } from "./hmac-signature-header.js";
-import type { StandardWebhookVerifierOptions } from "./signature-common.js";
-import type { StripeSignatureVerifierOptions } from "./stripe-signature-header.js";
-import type { WebhookVerifier } from "./webhook-receiver.js";
+import type { WebhookVerifier } from "./receiver-types.js";
+import type { HmacHeaderVerifierOptions } from "./schemes/hmac/header.js";
+import type { StandardWebhookVerifierOptions } from "./schemes/standard-webhooks/header.js";
+import type { StripeSignatureVerifierOptions } from "./schemes/stripe/header.js";
 
 /** A provider instance's `webhook` settings, as far as signature checking goes. */
 export interface WebhookSignatureConfig {
@@ -18,7 +18,7 @@ export interface WebhookSignatureConfig {
 
 /**
  * Where adapters get their signature checks. Injected (AdapterDeps) rather than imported so that
- * an adapter runs on Workers: Node passes `nodeVerifiers` (webhook-verifier.ts, synchronous
+ * an adapter runs on Workers: Node passes `nodeVerifiers` (node-verifiers.ts, synchronous
  * node:crypto, the fast path) and the Workers entry `webVerifiers` (web-verifiers.ts, WebCrypto).
  */
 export interface WebhookVerifiers {

@@ -1,11 +1,11 @@
 import type { ProviderConfig } from "../config/config-schema.js";
 import { assertNever } from "../core/errors.js";
+import type { AdapterDeps, ProviderAdapter } from "./adapter-types.js";
 import { createAnthropicAdapter } from "./anthropic/anthropic-adapter.js";
 import { withCheckedAnswers } from "./checked-poller.js";
 import { createGeminiAdapter } from "./gemini/gemini-adapter.js";
 import { createGenericAdapter } from "./generic/generic-adapter.js";
 import { createOpenAIAdapter } from "./openai/openai-adapter.js";
-import type { AdapterDeps, ProviderAdapter } from "./provider-adapter.js";
 import { createReplicateAdapter } from "./replicate/replicate-adapter.js";
 
 /** The adapter for one configured provider instance, by its `type`. */

@@ -1,17 +1,17 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
-import { type HmacHeaderVerifierOptions, readHmacSignatureHeader } from "./hmac-signature-header.js";
 import {
   nowSeconds,
   type ReceivedWebhookHeaders,
   sentDeliveryId,
   signatureError,
   type VerifiedWebhook,
-} from "./signature-common.js";
+} from "../../signature-common.js";
+import { type HmacHeaderVerifierOptions, readHmacSignatureHeader } from "./header.js";
 
-/** The HMAC header scheme on Node (the header: hmac-signature-header.ts; WebCrypto: web-hmac-signature.ts). */
+/** The HMAC header scheme on Node (the header: header.ts; WebCrypto: web.ts). */
 
-export type { HmacHeaderVerifierOptions } from "./hmac-signature-header.js";
-export { nowSeconds } from "./signature-common.js";
+export { nowSeconds } from "../../signature-common.js";
+export type { HmacHeaderVerifierOptions } from "./header.js";
 
 export function createHmacHeaderVerifier(options: HmacHeaderVerifierOptions) {
   const keys = options.secrets.map((secret) => Buffer.from(secret, "utf8"));

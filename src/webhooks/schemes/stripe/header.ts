@@ -4,7 +4,7 @@ import {
   isWholeSeconds,
   type ReceivedWebhookHeaders,
   signatureError,
-} from "./signature-common.js";
+} from "../../signature-common.js";
 
 /**
  * Stripe's scheme (https://docs.stripe.com/webhooks#verify-manually): header

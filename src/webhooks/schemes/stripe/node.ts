@@ -1,11 +1,11 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { deliveryIdOf } from "./hmac-signature.js";
-import { type ReceivedWebhookHeaders, signatureError, type VerifiedWebhook } from "./signature-common.js";
-import { readStripeSignatureHeader, type StripeSignatureVerifierOptions } from "./stripe-signature-header.js";
+import { type ReceivedWebhookHeaders, signatureError, type VerifiedWebhook } from "../../signature-common.js";
+import { deliveryIdOf } from "../hmac/node.js";
+import { readStripeSignatureHeader, type StripeSignatureVerifierOptions } from "./header.js";
 
-/** Stripe's scheme on Node (the header: stripe-signature-header.ts; WebCrypto: web-stripe-signature.ts). */
+/** Stripe's scheme on Node (the header: header.ts; WebCrypto: web.ts). */
 
-export type { StripeSignatureVerifierOptions } from "./stripe-signature-header.js";
+export type { StripeSignatureVerifierOptions } from "./header.js";
 
 export function createStripeSignatureVerifier(options: StripeSignatureVerifierOptions) {
   const keys = options.secrets.map((secret) => Buffer.from(secret, "utf8"));

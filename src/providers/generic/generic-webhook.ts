@@ -1,8 +1,8 @@
-import { storableDeliveryId } from "../core/bounded-value.js";
-import { isTimestampInBounds, timestampOutOfBounds } from "../core/bounds.js";
-import { FinalityError } from "../core/errors.js";
-import type { Observation } from "../core/model.js";
-import { LIMITS } from "../core/validation.js";
+import { storableDeliveryId } from "../../core/bounded-value.js";
+import { isTimestampInBounds, timestampOutOfBounds } from "../../core/bounds.js";
+import { FinalityError } from "../../core/errors.js";
+import type { Observation } from "../../core/model.js";
+import { LIMITS } from "../../core/validation.js";
 
 /**
  * The `generic` provider's webhook body:

@@ -1,5 +1,5 @@
-import type { SweepCounts } from "./lease-sweep.js";
 import type { RunService } from "./run-service.js";
+import type { SweepCounts } from "./sweep-leases.js";
 
 /**
  * `finality sweep --once`: expires every lease due now, batch after batch until a batch comes

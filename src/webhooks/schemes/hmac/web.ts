@@ -1,15 +1,15 @@
-import { canonicalBase64Bytes, hexBytes } from "./byte-encoding.js";
-import { type HmacHeaderVerifierOptions, readHmacSignatureHeader } from "./hmac-signature-header.js";
+import { canonicalBase64Bytes, hexBytes } from "../../byte-encoding.js";
 import {
   nowSeconds,
   type ReceivedWebhookHeaders,
   sentDeliveryId,
   signatureError,
   type VerifiedWebhook,
-} from "./signature-common.js";
-import { anyVerified, sha256Hex, utf8HmacKey, verifyHmac } from "./web-crypto-keys.js";
+} from "../../signature-common.js";
+import { anyVerified, sha256Hex, utf8HmacKey, verifyHmac } from "../../web-crypto-keys.js";
+import { type HmacHeaderVerifierOptions, readHmacSignatureHeader } from "./header.js";
 
-/** The HMAC header scheme with WebCrypto; same results and refusals as hmac-signature.ts. */
+/** The HMAC header scheme with WebCrypto; same results and refusals as node.ts. */
 
 const HMAC_BYTES = 32;
 

@@ -1,17 +1,10 @@
-import { canonicalBase64Bytes, encodeBase64 } from "./byte-encoding.js";
+import { canonicalBase64Bytes, encodeBase64 } from "../../byte-encoding.js";
 import {
   DEFAULT_TOLERANCE_SECONDS,
-  ed25519SignaturesOf,
-  hmacSignaturesOf,
   type ReceivedWebhookHeaders,
-  readStandardWebhook,
-  type SignInput,
-  type StandardWebhookHeaders,
-  type StandardWebhookVerifierOptions,
   signatureError,
-  splitStandardSecrets,
   type VerifiedWebhook,
-} from "./signature-common.js";
+} from "../../signature-common.js";
 import {
   anyVerified,
   ed25519Key,
@@ -20,11 +13,22 @@ import {
   standardHmacKey,
   verifyEd25519,
   verifyHmac,
-} from "./web-crypto-keys.js";
+} from "../../web-crypto-keys.js";
+import {
+  ed25519SignaturesOf,
+  hmacSignaturesOf,
+  readStandardWebhook,
+  type SignInput,
+  type StandardWebhookHeaders,
+  type StandardWebhookVerifierOptions,
+  signedHeaders,
+  signingPrefixOf,
+  splitStandardSecrets,
+} from "./header.js";
 
 /**
  * Standard Webhooks with WebCrypto, for runtimes without node:crypto (Workers). Same headers,
- * secrets, refusals and results as standard-webhooks.ts: only the cryptography differs.
+ * secrets, refusals and results as node.ts: only the cryptography differs.
  */
 
 /** Bytes in an HMAC-SHA256 digest. */
@@ -32,10 +36,8 @@ const HMAC_BYTES = 32;
 
 /** Signs one message as `signStandardWebhook` does, byte for byte; returns the headers to send. */
 export async function signStandardWebhookWeb(input: SignInput): Promise<StandardWebhookHeaders> {
-  const timestamp = String(Math.floor(input.timestampSeconds));
-  const content = signedContent(`${input.id}.${timestamp}.`, input.body);
-  const signature = encodeBase64(await signHmac(standardHmacKey(input.secret), content));
-  return { "webhook-id": input.id, "webhook-timestamp": timestamp, "webhook-signature": `v1,${signature}` };
+  const content = signedContent(signingPrefixOf(input), input.body);
+  return signedHeaders(input, encodeBase64(await signHmac(standardHmacKey(input.secret), content)));
 }
 
 export function createWebStandardWebhookVerifier(

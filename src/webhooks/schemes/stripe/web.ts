@@ -1,10 +1,10 @@
-import { hexBytes } from "./byte-encoding.js";
-import { type ReceivedWebhookHeaders, signatureError, type VerifiedWebhook } from "./signature-common.js";
-import { readStripeSignatureHeader, type StripeSignatureVerifierOptions } from "./stripe-signature-header.js";
-import { anyVerified, signedContent, utf8HmacKey, verifyHmac } from "./web-crypto-keys.js";
-import { webDeliveryIdOf } from "./web-hmac-signature.js";
+import { hexBytes } from "../../byte-encoding.js";
+import { type ReceivedWebhookHeaders, signatureError, type VerifiedWebhook } from "../../signature-common.js";
+import { anyVerified, signedContent, utf8HmacKey, verifyHmac } from "../../web-crypto-keys.js";
+import { webDeliveryIdOf } from "../hmac/web.js";
+import { readStripeSignatureHeader, type StripeSignatureVerifierOptions } from "./header.js";
 
-/** Stripe's scheme with WebCrypto; same results and refusals as stripe-signature.ts. */
+/** Stripe's scheme with WebCrypto; same results and refusals as node.ts. */
 
 const HMAC_BYTES = 32;
 

@@ -1,10 +1,14 @@
-import { createHmacHeaderVerifier } from "./hmac-signature.js";
-import { createStandardWebhookVerifier } from "./standard-webhooks.js";
-import { createStripeSignatureVerifier } from "./stripe-signature.js";
-import { type WebhookSignatureConfig, type WebhookVerifiers, webhookVerifiersFrom } from "./verifiers.js";
-import type { WebhookVerifier } from "./webhook-receiver.js";
+import type { WebhookVerifier } from "./receiver-types.js";
+import { createHmacHeaderVerifier } from "./schemes/hmac/node.js";
+import { createStandardWebhookVerifier } from "./schemes/standard-webhooks/node.js";
+import { createStripeSignatureVerifier } from "./schemes/stripe/node.js";
+import {
+  type WebhookSignatureConfig,
+  type WebhookVerifiers,
+  webhookVerifiersFrom,
+} from "./verifier-choice.js";
 
-export { refuseAll, type WebhookSignatureConfig, type WebhookVerifiers } from "./verifiers.js";
+export { refuseAll, type WebhookSignatureConfig, type WebhookVerifiers } from "./verifier-choice.js";
 
 /** Signature checks with synchronous node:crypto: the Node service's fast path. */
 export const nodeVerifiers: WebhookVerifiers = webhookVerifiersFrom({
