@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { postgresStoreOptions } from "../../src/host/node/finality-from-config.js";
 import { parseConfig } from "../../src/config/load-config.js";
 import { isFinalityError } from "../../src/core/errors.js";
 import { createFinality } from "../../src/engine/create-finality.js";
+import { postgresStoreOptions } from "../../src/host/node/finality-from-config.js";
 import {
   openPostgresStore,
   type PostgresStore,
