@@ -1,8 +1,9 @@
 // The runs and worker API (the real app, its runs routes, the lease sweeper) on one store, for
 // bench/runs.bench.js. Usage: node runs-server.js '{"sqlite": path}' | '{"postgres": url, "schema": name}'
+
+import { createApp } from "../../dist/app/create-app.js";
 import { configSchema } from "../../dist/config/config-schema.js";
 import { createFinality } from "../../dist/engine/create-finality.js";
-import { createApp } from "../../dist/http/create-app.js";
 import { startNodeServer } from "../../dist/http/node-server.js";
 import { addRunRoutes, addWorkerRoutes } from "../../dist/http/run-routes.js";
 import { createWorkerAuthorizer } from "../../dist/http/worker-auth.js";

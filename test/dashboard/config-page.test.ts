@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { createApp } from "../../src/app/create-app.js";
 import { parseConfig } from "../../src/config/load-config.js";
 import { redactedOrigin } from "../../src/dashboard/config-page.js";
 import { createProviderActivity } from "../../src/dashboard/provider-activity.js";
 import type { Finality } from "../../src/engine/finality.js";
 import { finalityFromConfig } from "../../src/host/node/finality-from-config.js";
-import { createApp } from "../../src/http/create-app.js";
 import { noopMetrics } from "../../src/http/service-metrics.js";
 import { createWebhookReceivers } from "../../src/providers/node-providers.js";
 import { SECRET, signWith } from "../http/helpers/webhooks.js";

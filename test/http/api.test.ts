@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createApp } from "../../src/http/create-app.js";
+import { createApp } from "../../src/app/create-app.js";
 import { ACME, type InProcess, inProcessApp, webhookInit } from "./helpers/in-process.js";
 
 let t: InProcess;

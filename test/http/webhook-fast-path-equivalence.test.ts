@@ -1,9 +1,9 @@
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../../src/app/create-app.js";
 import { parseConfig } from "../../src/config/load-config.js";
 import type { Finality } from "../../src/engine/finality.js";
 import { finalityFromConfig } from "../../src/host/node/finality-from-config.js";
-import { createApp } from "../../src/http/create-app.js";
 import { type NodeServer, startNodeServer } from "../../src/http/node-server.js";
 import { createNodeWebhookHandler, type NodeRequestHandler } from "../../src/http/node-webhook-handler.js";
 import { createPromMetrics } from "../../src/http/prom-metrics.js";

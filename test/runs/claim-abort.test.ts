@@ -1,9 +1,9 @@
 import { type ClientRequest, request as httpRequest } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
+import { createApp } from "../../src/app/create-app.js";
 import { configSchema } from "../../src/config/config-schema.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import type { Finality } from "../../src/engine/finality.js";
-import { createApp } from "../../src/http/create-app.js";
 import { type NodeServer, startNodeServer } from "../../src/http/node-server.js";
 import type { Logger } from "../../src/http/request-log.js";
 import { createRunService, type RunService } from "../../src/runs/run-service.js";

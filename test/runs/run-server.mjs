@@ -2,10 +2,11 @@
 // runs and worker routes, the lease sweeper and the outbox dispatcher, on the built package.
 // Usage: node run-server.mjs <sqlite file> [<options JSON>]
 // Prints "listening <url>", then "effect <name> <jobId> <trigger>" for each delivered effect.
+
+import { createApp } from "../../dist/app/create-app.js";
 import { configSchema } from "../../dist/config/config-schema.js";
 import { createFinality } from "../../dist/engine/create-finality.js";
 import { createDispatcher } from "../../dist/engine/dispatcher.js";
-import { createApp } from "../../dist/http/create-app.js";
 import { startNodeServer } from "../../dist/http/node-server.js";
 import { addRunRoutes, addWorkerRoutes } from "../../dist/http/run-routes.js";
 import { createWorkerAuthorizer } from "../../dist/http/worker-auth.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/app/create-app.js";
 import { parseConfig } from "../../src/config/load-config.js";
 import { createFinality } from "../../src/engine/create-finality.js";
-import { createApp } from "../../src/http/create-app.js";
 import { createWebhookReceivers } from "../../src/providers/node-providers.js";
 import { signWith } from "../http/helpers/webhooks.js";
 import { SECRET } from "./service-helpers.js";

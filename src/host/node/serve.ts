@@ -1,5 +1,6 @@
 import { createServer } from "node:net";
 import { pino } from "pino";
+import { createApp } from "../../app/create-app.js";
 import type { FinalityConfig } from "../../config/config-schema.js";
 import type { Environment } from "../../config/env-overrides.js";
 import { type ConfigFlags, loadConfig } from "../../config/load-config.js";
@@ -7,7 +8,6 @@ import { usesBuiltInProvider } from "../../config/parse-config.js";
 import { FinalityError } from "../../core/errors.js";
 import { createProviderActivity } from "../../dashboard/provider-activity.js";
 import type { Finality } from "../../engine/finality.js";
-import { createApp } from "../../http/create-app.js";
 import { type NodeServer, startNodeServer } from "../../http/node-server.js";
 import { createNodeWebhookHandler } from "../../http/node-webhook-handler.js";
 import { createPromMetrics } from "../../http/prom-metrics.js";

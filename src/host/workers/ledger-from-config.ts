@@ -1,9 +1,9 @@
+import { createApp } from "../../app/create-app.js";
 import type { FinalityConfig } from "../../config/config-schema.js";
 import { FinalityError } from "../../core/errors.js";
 import type { Dispatcher } from "../../engine/dispatcher.js";
 import { type Finality, finalityOn } from "../../engine/finality.js";
 import type { Reconciler } from "../../engine/reconciler.js";
-import { createApp } from "../../http/create-app.js";
 import type { Logger } from "../../http/request-log.js";
 import { providerHealth } from "../../providers/provider-health.js";
 import { createProviders } from "../../providers/provider-registry.js";

@@ -1,10 +1,10 @@
 import type { Hono } from "hono";
+import { createApp } from "../../../src/app/create-app.js";
 import type { FinalityConfig } from "../../../src/config/config-schema.js";
 import { parseConfig } from "../../../src/config/load-config.js";
 import type { Finality } from "../../../src/engine/finality.js";
 import { finalityFromConfig } from "../../../src/host/node/finality-from-config.js";
 import type { AppEnv } from "../../../src/http/app-env.js";
-import { createApp } from "../../../src/http/create-app.js";
 import { createPromMetrics } from "../../../src/http/prom-metrics.js";
 import type { Logger } from "../../../src/http/request-log.js";
 import { createWebhookReceivers } from "../../../src/providers/node-providers.js";

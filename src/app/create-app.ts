@@ -5,22 +5,22 @@ import { addDashboardRoutes } from "../dashboard/dashboard-routes.js";
 import { renderNotFoundPage, renderRefusalPage } from "../dashboard/layout.js";
 import type { ProviderActivity } from "../dashboard/provider-activity.js";
 import type { Finality } from "../engine/finality.js";
+import type { AppEnv } from "../http/app-env.js";
+import { bearerAuth } from "../http/bearer-auth.js";
+import { crossSiteGuard, isUnguardedPath } from "../http/cross-site-guard.js";
+import { addEffectRoutes } from "../http/effect-routes.js";
+import { addJobRoutes, jobPathMethodNotAllowed } from "../http/job-routes.js";
+import { addOpsRoutes } from "../http/ops-routes.js";
+import { addParkedRoutes } from "../http/parked-routes.js";
+import { problemResponse, toProblem } from "../http/problem.js";
+import { type Logger, requestLog, silentLogger } from "../http/request-log.js";
+import { addRunRoutes, addWorkerRoutes } from "../http/run-routes.js";
+import { noopMetrics, type ServiceMetrics } from "../http/service-metrics.js";
+import { createWebhookIntake, type WebhookIntake } from "../http/webhook-intake.js";
+import { addWebhookRoutes } from "../http/webhook-routes.js";
+import { createWorkerAuthorizer, type WorkerAuthorizer } from "../http/worker-auth.js";
 import type { RunService } from "../runs/run-service.js";
 import type { WebhookReceiver } from "../webhooks/receiver-types.js";
-import type { AppEnv } from "./app-env.js";
-import { bearerAuth } from "./bearer-auth.js";
-import { crossSiteGuard, isUnguardedPath } from "./cross-site-guard.js";
-import { addEffectRoutes } from "./effect-routes.js";
-import { addJobRoutes, jobPathMethodNotAllowed } from "./job-routes.js";
-import { addOpsRoutes } from "./ops-routes.js";
-import { addParkedRoutes } from "./parked-routes.js";
-import { problemResponse, toProblem } from "./problem.js";
-import { type Logger, requestLog, silentLogger } from "./request-log.js";
-import { addRunRoutes, addWorkerRoutes } from "./run-routes.js";
-import { noopMetrics, type ServiceMetrics } from "./service-metrics.js";
-import { createWebhookIntake, type WebhookIntake } from "./webhook-intake.js";
-import { addWebhookRoutes } from "./webhook-routes.js";
-import { createWorkerAuthorizer, type WorkerAuthorizer } from "./worker-auth.js";
 
 export type AppOptions = AppBaseOptions &
   (
