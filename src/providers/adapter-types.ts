@@ -1,6 +1,7 @@
 import type { Poller } from "../engine/poller.js";
 import type { WebhookReceiver } from "../webhooks/receiver-types.js";
 import type { WebhookVerifiers } from "../webhooks/verifier-choice.js";
+import type { JobLister } from "./discovery-types.js";
 import type { ProviderHealth } from "./provider-health.js";
 
 /** One configured provider instance, as the service uses it. */
@@ -11,6 +12,8 @@ export interface ProviderAdapter {
   poller: Poller | null;
   /** Time allowed for one poll, from the configuration. */
   pollTimeoutMs?: number | undefined;
+  /** Reads the provider's list API for discovery sweeps; absent when it has none. */
+  lister?: JobLister | undefined;
 }
 
 /** What every adapter factory is given besides its own configuration. */
