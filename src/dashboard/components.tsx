@@ -2,6 +2,7 @@ import type { Child } from "hono/jsx";
 import type { IgnoreReason, Job } from "../core/model.js";
 import { isRetryQueued } from "../core/retry-queued.js";
 import type { BoundedCount } from "../store/overview-reads.js";
+import { type Column, DataTable, NONE } from "./data-table.js";
 import { formatCount, formatRelative, jobHref } from "./format.js";
 
 /** What each reason an observation was not applied means, in words an operator reads. */
@@ -118,47 +119,53 @@ export function Flags(props: { job: Job }) {
   );
 }
 
+/** The job table's columns; the ages are relative to `now`. */
+function jobColumns(now: number) {
+  return {
+    provider: { head: "provider", cell: (job) => job.provider },
+    id: { head: "id", cell: (job) => <JobLink provider={job.provider} id={job.id} /> },
+    job: {
+      head: "job",
+      cell: (job) => (
+        <>
+          <span class="muted">{job.provider}/</span>
+          <JobLink provider={job.provider} id={job.id} />
+        </>
+      ),
+    },
+    kind: { head: "kind", cell: (job) => job.kind ?? NONE },
+    state: { head: "state", cell: (job) => <StateBadge state={job.state} /> },
+    submitted: {
+      head: "submitted",
+      title: (job) => new Date(job.submittedAt).toISOString(),
+      cell: (job) => formatRelative(job.submittedAt, now),
+    },
+    updated: {
+      head: "updated",
+      title: (job) => new Date(job.updatedAt).toISOString(),
+      cell: (job) => formatRelative(job.updatedAt, now),
+    },
+    settledBy: {
+      head: "settled by",
+      cell: (job) => (job.settledBy ? <SourceBadge source={job.settledBy} /> : NONE),
+    },
+    flags: { head: "flags", cell: (job) => <Flags job={job} /> },
+  } satisfies Record<string, Column<Job>>;
+}
+
 /** A table of jobs: provider, id, kind, state, ages, settled by, flags; `compact` for a half-width panel. */
 export function JobTable(props: { jobs: readonly Job[]; now: number; empty: string; compact?: boolean }) {
-  if (props.jobs.length === 0) return <p class="muted">{props.empty}</p>;
-  if (props.compact) return <CompactJobTable jobs={props.jobs} now={props.now} />;
+  const c = jobColumns(props.now);
+  const columns = props.compact
+    ? [c.job, c.state, c.submitted, c.flags]
+    : [c.provider, c.id, c.kind, c.state, c.submitted, c.updated, c.settledBy, c.flags];
   return (
-    <table>
-      <thead>
-        <tr>
-          <th>provider</th>
-          <th>id</th>
-          <th>kind</th>
-          <th>state</th>
-          <th>submitted</th>
-          <th>updated</th>
-          <th>settled by</th>
-          <th>flags</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.jobs.map((job) => (
-          <tr data-job={`${job.provider}/${job.id}`} data-state={job.state}>
-            <td>{job.provider}</td>
-            <td>
-              <JobLink provider={job.provider} id={job.id} />
-            </td>
-            <td>{job.kind ?? <span class="muted">—</span>}</td>
-            <td>
-              <StateBadge state={job.state} />
-            </td>
-            <td title={new Date(job.submittedAt).toISOString()}>
-              {formatRelative(job.submittedAt, props.now)}
-            </td>
-            <td title={new Date(job.updatedAt).toISOString()}>{formatRelative(job.updatedAt, props.now)}</td>
-            <td>{job.settledBy ? <SourceBadge source={job.settledBy} /> : <span class="muted">—</span>}</td>
-            <td>
-              <Flags job={job} />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <DataTable
+      rows={props.jobs}
+      columns={columns}
+      empty={props.empty}
+      rowAttrs={(job) => ({ "data-job": `${job.provider}/${job.id}`, "data-state": job.state })}
+    />
   );
 }
 
@@ -168,37 +175,5 @@ export function Flash(props: { message: string | null; error?: boolean }) {
     <div class={props.error ? "flash error" : "flash"} role="status" id="flash">
       {props.message}
     </div>
-  );
-}
-
-function CompactJobTable(props: { jobs: readonly Job[]; now: number }) {
-  return (
-    <table>
-      <thead>
-        <tr>
-          <th>job</th>
-          <th>state</th>
-          <th>submitted</th>
-          <th>flags</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.jobs.map((job) => (
-          <tr data-job={`${job.provider}/${job.id}`} data-state={job.state}>
-            <td>
-              <span class="muted">{job.provider}/</span>
-              <JobLink provider={job.provider} id={job.id} />
-            </td>
-            <td>
-              <StateBadge state={job.state} />
-            </td>
-            <td>{formatRelative(job.submittedAt, props.now)}</td>
-            <td>
-              <Flags job={job} />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
   );
 }

@@ -1,5 +1,6 @@
 import type { EffectConfig, FinalityConfig, ProviderConfig } from "../config/config-schema.js";
 import { Badge } from "./components.js";
+import { type Column, DataTable } from "./data-table.js";
 import { formatRelative } from "./format.js";
 import type { ActivityMark, ProviderActivity } from "./provider-activity.js";
 
@@ -36,46 +37,13 @@ export function ConfigPage(props: {
         they are set. Every key is described in docs/configuration.md.
       </p>
       <h2>Providers</h2>
-      {providers.length === 0 ? (
-        <p class="muted">No provider instances.</p>
-      ) : (
-        <table data-table="providers">
-          <thead>
-            <tr>
-              <th>provider</th>
-              <th>type</th>
-              <th>webhook secret</th>
-              <th>polling</th>
-              <th>reconcile</th>
-              <th>last webhook</th>
-              <th>last poll</th>
-            </tr>
-          </thead>
-          <tbody>
-            {providers.map(([name, provider]) => (
-              <tr data-provider={name}>
-                <td class="mono">{name}</td>
-                <td>{provider.type}</td>
-                <td data-field="webhook-secret">
-                  <WebhookSecret provider={provider} />
-                </td>
-                <td data-field="poll">
-                  <Polling provider={provider} />
-                </td>
-                <td class="small">
-                  <ReconcileSettings config={config} provider={provider} />
-                </td>
-                <td data-field="last-webhook">
-                  <LastActivity mark={activity?.lastWebhook(name)} recorded={activity !== null} now={now} />
-                </td>
-                <td data-field="last-poll">
-                  <LastActivity mark={activity?.lastPoll(name)} recorded={activity !== null} now={now} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        rows={providers}
+        columns={providerColumns(config, activity, now)}
+        empty="No provider instances."
+        attrs={{ "data-table": "providers" }}
+        rowAttrs={([name]) => ({ "data-provider": name })}
+      />
       <h2>Effects</h2>
       {config.effects.length === 0 ? (
         <p class="muted">
@@ -124,6 +92,41 @@ export function ConfigPage(props: {
       </dl>
     </>
   );
+}
+
+type ProviderRow = [name: string, provider: ProviderConfig];
+
+function providerColumns(
+  config: FinalityConfig,
+  activity: ProviderActivity | null,
+  now: number,
+): Column<ProviderRow>[] {
+  const last = (head: string, field: string, mark: (name: string) => ActivityMark | undefined) => ({
+    head,
+    attrs: { "data-field": field },
+    cell: ([name]: ProviderRow) => <LastActivity mark={mark(name)} recorded={activity !== null} now={now} />,
+  });
+  return [
+    { head: "provider", class: "mono", cell: ([name]) => name },
+    { head: "type", cell: ([, provider]) => provider.type },
+    {
+      head: "webhook secret",
+      attrs: { "data-field": "webhook-secret" },
+      cell: ([, provider]) => <WebhookSecret provider={provider} />,
+    },
+    {
+      head: "polling",
+      attrs: { "data-field": "poll" },
+      cell: ([, provider]) => <Polling provider={provider} />,
+    },
+    {
+      head: "reconcile",
+      class: "small",
+      cell: ([, provider]) => <ReconcileSettings config={config} provider={provider} />,
+    },
+    last("last webhook", "last-webhook", (name) => activity?.lastWebhook(name)),
+    last("last poll", "last-poll", (name) => activity?.lastPoll(name)),
+  ];
 }
 
 function WebhookSecret(props: { provider: ProviderConfig }) {

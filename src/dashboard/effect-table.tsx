@@ -1,6 +1,7 @@
 import type { Effect } from "../core/model.js";
 import { redactUrlsIn } from "../core/url-redaction.js";
 import { Badge, JobLink } from "./components.js";
+import { type Column, DataTable, NONE } from "./data-table.js";
 import { formatRelative } from "./format.js";
 
 /**
@@ -15,90 +16,75 @@ export function EffectTable(props: {
   /** Fewer columns, for a half-width panel. */
   compact?: boolean;
 }) {
-  if (props.effects.length === 0) return <p class="muted">{props.empty}</p>;
-  if (props.compact) return <CompactEffectTable {...props} />;
-  return (
-    <table>
-      <thead>
-        <tr>
-          <th>effect</th>
-          <th>job</th>
-          <th>trigger</th>
-          <th>status</th>
-          <th class="num">attempts</th>
-          <th>next attempt</th>
-          <th>last error</th>
-          <th>created</th>
-          <th />
-        </tr>
-      </thead>
-      <tbody>
-        {props.effects.map((effect) => (
-          <tr data-effect={effect.id} data-status={effect.status}>
-            <td>
+  const { now } = props;
+  const job: Column<Effect> = {
+    head: "job",
+    cell: (effect) => (
+      <>
+        <span class="muted">{effect.provider}/</span>
+        <JobLink provider={effect.provider} id={effect.jobId} />
+      </>
+    ),
+  };
+  const attempts: Column<Effect> = { head: "attempts", num: true, cell: (effect) => effect.attempts };
+  const retry: Column<Effect> = {
+    head: "",
+    cell: (effect) => <RetryButton effect={effect} back={props.back} />,
+  };
+  const columns: Column<Effect>[] = props.compact
+    ? [
+        {
+          head: "effect",
+          class: "mono",
+          title: (effect) => shownError(effect) ?? undefined,
+          cell: (e) => e.name,
+        },
+        job,
+        { head: "status", cell: (effect) => <Badge kind={effect.status}>{effect.status}</Badge> },
+        attempts,
+        retry,
+      ]
+    : [
+        {
+          head: "effect",
+          cell: (effect) => (
+            <>
               <span class="mono">{effect.name}</span>
               <div class="small muted mono" title="idempotency key">
                 {effect.idempotencyKey}
               </div>
-            </td>
-            <td>
-              <span class="muted">{effect.provider}/</span>
-              <JobLink provider={effect.provider} id={effect.jobId} />
-            </td>
-            <td>{effect.trigger}</td>
-            <td>
+            </>
+          ),
+        },
+        job,
+        { head: "trigger", cell: (effect) => effect.trigger },
+        {
+          head: "status",
+          cell: (effect) => (
+            <>
               <Badge kind={effect.status}>{effect.status}</Badge>
               {effect.deliveredAt !== null && (
-                <div class="small muted">{formatRelative(effect.deliveredAt, props.now)}</div>
+                <div class="small muted">{formatRelative(effect.deliveredAt, now)}</div>
               )}
-            </td>
-            <td class="num">{effect.attempts}</td>
-            <td>{effect.status === "pending" ? formatRelative(effect.nextAttemptAt, props.now) : "—"}</td>
-            <td class="small">{shownError(effect) ?? <span class="muted">—</span>}</td>
-            <td>{formatRelative(effect.createdAt, props.now)}</td>
-            <td>
-              <RetryButton effect={effect} back={props.back} />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
-}
-
-function CompactEffectTable(props: { effects: readonly Effect[]; now: number; back: string }) {
+            </>
+          ),
+        },
+        attempts,
+        {
+          head: "next attempt",
+          cell: (effect) => (effect.status === "pending" ? formatRelative(effect.nextAttemptAt, now) : "—"),
+        },
+        { head: "last error", class: "small", cell: (effect) => shownError(effect) ?? NONE },
+        { head: "created", cell: (effect) => formatRelative(effect.createdAt, now) },
+        retry,
+      ];
   return (
-    <table>
-      <thead>
-        <tr>
-          <th>effect</th>
-          <th>job</th>
-          <th>status</th>
-          <th class="num">attempts</th>
-          <th />
-        </tr>
-      </thead>
-      <tbody>
-        {props.effects.map((effect) => (
-          <tr data-effect={effect.id} data-status={effect.status}>
-            <td class="mono" title={shownError(effect) ?? undefined}>
-              {effect.name}
-            </td>
-            <td>
-              <span class="muted">{effect.provider}/</span>
-              <JobLink provider={effect.provider} id={effect.jobId} />
-            </td>
-            <td>
-              <Badge kind={effect.status}>{effect.status}</Badge>
-            </td>
-            <td class="num">{effect.attempts}</td>
-            <td>
-              <RetryButton effect={effect} back={props.back} />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <DataTable
+      rows={props.effects}
+      columns={columns}
+      empty={props.empty}
+      rowAttrs={(effect) => ({ "data-effect": effect.id, "data-status": effect.status })}
+    />
   );
 }
 

@@ -3,6 +3,7 @@ import { type Attempt, RUNS_PROVIDER, type Run } from "../core/run-model.js";
 import type { Store } from "../store/store.js";
 import { AttemptTable } from "./attempt-table.js";
 import { Badge, Flags, Outcome, SourceBadge, StateBadge } from "./components.js";
+import { type Column, DataTable } from "./data-table.js";
 import { EffectTable } from "./effect-table.js";
 import { formatIsoTime, formatJson, formatRelative, formatTime, jobHref } from "./format.js";
 
@@ -153,53 +154,44 @@ export function JobPage(props: { story: JobStory; now: number; after: number }) 
 }
 
 function Timeline(props: { events: readonly JobEvent[]; now: number }) {
-  if (props.events.length === 0) return <p class="muted">No events.</p>;
+  const columns: Column<JobEvent>[] = [
+    { head: "#", num: true, cell: (event) => event.seqNo },
+    {
+      head: "recorded",
+      title: (event) => formatTime(event.at),
+      cell: (event) => formatTime(event.at).slice(11),
+    },
+    { head: "source", cell: (event) => <SourceBadge source={event.source} /> },
+    { head: "raw state", class: "mono", cell: (event) => event.rawState ?? "—" },
+    { head: "state", cell: (event) => <StateBadge state={event.state} /> },
+    {
+      head: "outcome",
+      cell: (event) => (
+        <Outcome
+          applied={event.applied}
+          reason={event.reason}
+          provider={event.provider}
+          rawState={event.rawState}
+          explain
+        />
+      ),
+    },
+    { head: "delivery id", class: "mono small", cell: (event) => event.deliveryId ?? "—" },
+    { head: "detail", class: "mono small", cell: (event) => describeDetail(event.detail) },
+  ];
   return (
-    <table id="timeline">
-      <thead>
-        <tr>
-          <th class="num">#</th>
-          <th>recorded</th>
-          <th>source</th>
-          <th>raw state</th>
-          <th>state</th>
-          <th>outcome</th>
-          <th>delivery id</th>
-          <th>detail</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.events.map((event) => (
-          <tr
-            class={event.applied ? undefined : "ignored"}
-            data-event={event.seqNo}
-            data-applied={String(event.applied)}
-            data-reason={event.reason ?? undefined}
-          >
-            <td class="num">{event.seqNo}</td>
-            <td title={formatTime(event.at)}>{formatTime(event.at).slice(11)}</td>
-            <td>
-              <SourceBadge source={event.source} />
-            </td>
-            <td class="mono">{event.rawState ?? "—"}</td>
-            <td>
-              <StateBadge state={event.state} />
-            </td>
-            <td>
-              <Outcome
-                applied={event.applied}
-                reason={event.reason}
-                provider={event.provider}
-                rawState={event.rawState}
-                explain
-              />
-            </td>
-            <td class="mono small">{event.deliveryId ?? "—"}</td>
-            <td class="mono small">{describeDetail(event.detail)}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <DataTable
+      rows={props.events}
+      columns={columns}
+      empty="No events."
+      attrs={{ id: "timeline" }}
+      rowAttrs={(event) => ({
+        class: event.applied ? undefined : "ignored",
+        "data-event": String(event.seqNo),
+        "data-applied": String(event.applied),
+        "data-reason": event.reason ?? undefined,
+      })}
+    />
   );
 }
 

@@ -1,6 +1,7 @@
 import type { ParkedObservation, Tombstone } from "../store/lifecycle-store.js";
 import type { Page, Store } from "../store/store.js";
 import { SourceBadge, StateBadge } from "./components.js";
+import { type Column, DataTable } from "./data-table.js";
 import { formatJson, formatRelative, formatTime, jobHref, queryString } from "./format.js";
 
 /**
@@ -40,44 +41,36 @@ export function ParkedPage(props: {
 }
 
 export function ParkedTable(props: { parked: readonly ParkedObservation[]; now: number; empty: string }) {
-  if (props.parked.length === 0) return <p class="muted">{props.empty}</p>;
+  const columns: Column<ParkedObservation>[] = [
+    {
+      head: "parked",
+      title: (p) => formatTime(p.parkedAt),
+      cell: (p) => formatRelative(p.parkedAt, props.now),
+    },
+    { head: "provider", cell: (p) => p.provider },
+    {
+      head: "id",
+      cell: (p) => (
+        <a href={jobHref(p.provider, p.id)} class="mono">
+          {p.id}
+        </a>
+      ),
+    },
+    { head: "state", cell: (p) => <StateBadge state={p.observation.state} /> },
+    { head: "source", cell: (p) => <SourceBadge source={p.observation.source} /> },
+    { head: "delivery id", class: "mono", cell: (p) => p.observation.deliveryId ?? "—" },
+    {
+      head: "result / error",
+      cell: (p) => <pre>{formatJson(p.observation.error ?? p.observation.result, 300)}</pre>,
+    },
+  ];
   return (
-    <table>
-      <thead>
-        <tr>
-          <th>parked</th>
-          <th>provider</th>
-          <th>id</th>
-          <th>state</th>
-          <th>source</th>
-          <th>delivery id</th>
-          <th>result / error</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.parked.map((p) => (
-          <tr data-parked={`${p.provider}/${p.id}`}>
-            <td title={formatTime(p.parkedAt)}>{formatRelative(p.parkedAt, props.now)}</td>
-            <td>{p.provider}</td>
-            <td>
-              <a href={jobHref(p.provider, p.id)} class="mono">
-                {p.id}
-              </a>
-            </td>
-            <td>
-              <StateBadge state={p.observation.state} />
-            </td>
-            <td>
-              <SourceBadge source={p.observation.source} />
-            </td>
-            <td class="mono">{p.observation.deliveryId ?? "—"}</td>
-            <td>
-              <pre>{formatJson(p.observation.error ?? p.observation.result, 300)}</pre>
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <DataTable
+      rows={props.parked}
+      columns={columns}
+      empty={props.empty}
+      rowAttrs={(p) => ({ "data-parked": `${p.provider}/${p.id}` })}
+    />
   );
 }
 

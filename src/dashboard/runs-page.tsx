@@ -1,6 +1,7 @@
 import { type Attempt, RUN_STATUSES, type Run, type RunStatus } from "../core/run-model.js";
 import type { Store } from "../store/store.js";
 import { Badge } from "./components.js";
+import { type Column, DataTable } from "./data-table.js";
 import { formatRelative, jobHref, queryString } from "./format.js";
 
 const LIVE_LEASES = 200;
@@ -76,96 +77,71 @@ export function RunsFilters(props: { status: RunStatus | null; kind: string | un
   );
 }
 
+function RunLink(props: { id: string }) {
+  return (
+    <a class="mono" href={jobHref("runs", props.id)}>
+      {props.id}
+    </a>
+  );
+}
+
 export function RunsPage(props: { view: RunsView; now: number }) {
   const { view, now } = props;
+  const leaseColumns: Column<Attempt>[] = [
+    { head: "worker", class: "mono", cell: (attempt) => attempt.workerId },
+    { head: "run", cell: (attempt) => <RunLink id={attempt.runId} /> },
+    { head: "generation", num: true, cell: (attempt) => attempt.generation },
+    { head: "attempt", cell: (attempt) => <Badge kind={attempt.status}>{attempt.status}</Badge> },
+    { head: "last heartbeat", cell: (attempt) => formatRelative(attempt.heartbeatAt, now) },
+    { head: "lease expires", cell: (attempt) => formatRelative(attempt.leaseExpiresAt, now) },
+  ];
+  const runColumns: Column<RunsView["runs"][number]>[] = [
+    { head: "run", cell: ({ run }) => <RunLink id={run.id} /> },
+    { head: "kind", cell: ({ run }) => run.kind },
+    {
+      head: "status",
+      cell: ({ run }) => (
+        <>
+          <Badge kind={run.status}>{run.status}</Badge>
+          {run.cancelRequested && <Badge kind="flag">cancel requested</Badge>}
+        </>
+      ),
+    },
+    { head: "attempts", num: true, cell: ({ run }) => `${run.attemptCount}/${run.maxAttempts}` },
+    {
+      head: "attempts (generation · worker · status)",
+      class: "small",
+      cell: ({ attempts }) =>
+        attempts.length === 0
+          ? "—"
+          : attempts.map((a) => (
+              <div data-attempt={a.id}>
+                #{a.generation} · <span class="mono">{a.workerId}</span> ·{" "}
+                <Badge kind={a.status}>{a.status}</Badge>
+              </div>
+            )),
+    },
+    { head: "created", cell: ({ run }) => formatRelative(run.createdAt, now) },
+    { head: "settled", cell: ({ run }) => formatRelative(run.settledAt, now) },
+  ];
   return (
     <>
       <h2>Workers holding a lease</h2>
-      {view.workers.length === 0 ? (
-        <p class="muted">No worker holds a lease right now.</p>
-      ) : (
-        <table id="workers">
-          <thead>
-            <tr>
-              <th>worker</th>
-              <th>run</th>
-              <th class="num">generation</th>
-              <th>attempt</th>
-              <th>last heartbeat</th>
-              <th>lease expires</th>
-            </tr>
-          </thead>
-          <tbody>
-            {view.workers.flatMap(({ workerId, attempts }) =>
-              attempts.map((attempt) => (
-                <tr data-worker={workerId}>
-                  <td class="mono">{workerId}</td>
-                  <td>
-                    <a class="mono" href={jobHref("runs", attempt.runId)}>
-                      {attempt.runId}
-                    </a>
-                  </td>
-                  <td class="num">{attempt.generation}</td>
-                  <td>
-                    <Badge kind={attempt.status}>{attempt.status}</Badge>
-                  </td>
-                  <td>{formatRelative(attempt.heartbeatAt, now)}</td>
-                  <td>{formatRelative(attempt.leaseExpiresAt, now)}</td>
-                </tr>
-              )),
-            )}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        rows={view.workers.flatMap(({ attempts }) => attempts)}
+        columns={leaseColumns}
+        empty="No worker holds a lease right now."
+        attrs={{ id: "workers" }}
+        rowAttrs={(attempt) => ({ "data-worker": attempt.workerId })}
+      />
       <h2>Runs</h2>
-      {view.runs.length === 0 ? (
-        <p class="muted">No runs match.</p>
-      ) : (
-        <table id="runs">
-          <thead>
-            <tr>
-              <th>run</th>
-              <th>kind</th>
-              <th>status</th>
-              <th class="num">attempts</th>
-              <th>attempts (generation · worker · status)</th>
-              <th>created</th>
-              <th>settled</th>
-            </tr>
-          </thead>
-          <tbody>
-            {view.runs.map(({ run, attempts }) => (
-              <tr data-run={run.id} data-status={run.status}>
-                <td>
-                  <a class="mono" href={jobHref("runs", run.id)}>
-                    {run.id}
-                  </a>
-                </td>
-                <td>{run.kind}</td>
-                <td>
-                  <Badge kind={run.status}>{run.status}</Badge>
-                  {run.cancelRequested && <Badge kind="flag">cancel requested</Badge>}
-                </td>
-                <td class="num">
-                  {run.attemptCount}/{run.maxAttempts}
-                </td>
-                <td class="small">
-                  {attempts.length === 0
-                    ? "—"
-                    : attempts.map((a) => (
-                        <div data-attempt={a.id}>
-                          #{a.generation} · <span class="mono">{a.workerId}</span> ·{" "}
-                          <Badge kind={a.status}>{a.status}</Badge>
-                        </div>
-                      ))}
-                </td>
-                <td>{formatRelative(run.createdAt, now)}</td>
-                <td>{formatRelative(run.settledAt, now)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        rows={view.runs}
+        columns={runColumns}
+        empty="No runs match."
+        attrs={{ id: "runs" }}
+        rowAttrs={({ run }) => ({ "data-run": run.id, "data-status": run.status })}
+      />
       {view.nextCursor !== null && (
         <div class="pager">
           <a
