@@ -1,4 +1,4 @@
-import { toError } from "../core/errors.js";
+import { createIntervalLoop, type IntervalLoop } from "../core/interval-loop.js";
 import { yieldToEventLoop } from "../core/yield.js";
 import { PRUNE_TARGETS, type PruneTarget } from "../store/housekeeping-store.js";
 import type { Store } from "../store/store.js";
@@ -86,10 +86,7 @@ export async function pruneOnce(
   return counts;
 }
 
-export interface RetentionLoop {
-  start(): void;
-  stop(): Promise<void>;
-}
+export type RetentionLoop = IntervalLoop;
 
 /** Runs `pruneOnce` every `intervalMs` inside `finality serve`. */
 export function createRetentionLoop(
@@ -103,34 +100,12 @@ export function createRetentionLoop(
     onError?: (error: Error) => void;
   },
 ): RetentionLoop {
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  let running = false;
-  let current: Promise<void> | null = null;
-
-  function schedule(): void {
-    if (!running) return;
-    timer = setTimeout(() => {
-      current = pruneOnce(store, windows, options.now(), { batchSize: options.batchSize ?? 500 })
-        .then((counts) => options.onPass?.(counts))
-        .catch((error: unknown) => options.onError?.(toError(error)))
-        .finally(() => {
-          current = null;
-          schedule();
-        });
-    }, options.intervalMs);
-    timer.unref?.();
-  }
-
-  return {
-    start() {
-      if (running) return;
-      running = true;
-      schedule();
+  return createIntervalLoop(
+    async () => {
+      const counts = await pruneOnce(store, windows, options.now(), { batchSize: options.batchSize ?? 500 });
+      options.onPass?.(counts);
     },
-    async stop() {
-      running = false;
-      if (timer) clearTimeout(timer);
-      await current;
-    },
-  };
+    options.intervalMs,
+    options.onError,
+  );
 }

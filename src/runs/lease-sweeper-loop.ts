@@ -1,4 +1,4 @@
-import { toError } from "../core/errors.js";
+import { createIntervalLoop } from "../core/interval-loop.js";
 import type { RunService } from "./run-service.js";
 import type { SweepCounts } from "./sweep-leases.js";
 
@@ -23,9 +23,8 @@ export interface LeaseSweeper {
 export function createLeaseSweeper(runs: RunService, options: LeaseSweeperOptions = {}): LeaseSweeper {
   const intervalMs = options.intervalMs ?? 1000;
   const batchSize = options.batchSize ?? 500;
+  // Read by a sweep between batches: a stopped loop ends its sweep after the current batch.
   let running = false;
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  let current: Promise<void> | null = null;
 
   async function sweep(): Promise<void> {
     for (;;) {
@@ -40,30 +39,16 @@ export function createLeaseSweeper(runs: RunService, options: LeaseSweeperOption
     }
   }
 
-  function schedule(): void {
-    if (!running) return;
-    timer = setTimeout(() => {
-      current = sweep()
-        .catch((error: unknown) => options.onError?.(toError(error)))
-        .finally(() => {
-          current = null;
-          schedule();
-        });
-    }, intervalMs);
-    timer.unref?.();
-  }
-
+  const loop = createIntervalLoop(sweep, intervalMs, options.onError);
   return {
     name: "lease-sweeper",
     start() {
-      if (running) return;
       running = true;
-      schedule();
+      loop.start();
     },
-    async stop() {
+    stop() {
       running = false;
-      if (timer) clearTimeout(timer);
-      await current;
+      return loop.stop();
     },
   };
 }

@@ -1,0 +1,49 @@
+import { toError } from "./errors.js";
+
+/** A background pass run every `intervalMs`, one at a time: retention, the lease sweeper, … */
+export interface IntervalLoop {
+  start(): void;
+  /** Resolves once the pass in progress (if any) has finished; nothing runs after it. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `pass` `intervalMs` after the previous one ended (never two at once, so a slow pass delays
+ * the next rather than piling up), reports a failed pass to `onError` and goes on. The timer is
+ * unref'd: a loop alone does not keep the process alive.
+ */
+export function createIntervalLoop(
+  pass: () => Promise<void>,
+  intervalMs: number,
+  onError?: (error: Error) => void,
+): IntervalLoop {
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let running = false;
+  let current: Promise<void> | null = null;
+
+  function schedule(): void {
+    if (!running) return;
+    timer = setTimeout(() => {
+      current = pass()
+        .catch((error: unknown) => onError?.(toError(error)))
+        .finally(() => {
+          current = null;
+          schedule();
+        });
+    }, intervalMs);
+    timer.unref?.();
+  }
+
+  return {
+    start() {
+      if (running) return;
+      running = true;
+      schedule();
+    },
+    async stop() {
+      running = false;
+      if (timer) clearTimeout(timer);
+      await current;
+    },
+  };
+}
