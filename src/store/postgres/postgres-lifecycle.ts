@@ -1,6 +1,6 @@
 import type { JobKey, Observation } from "../../core/model.js";
 import type { TerminalState } from "../../core/states.js";
-import { clampLimit, decodeCursor, encodeCursor } from "../json-column.js";
+import { keysetPage, keysetStatement, parkedPage } from "../keyset-page.js";
 import {
   effectsFiredHash,
   jobRegisteredMeanwhile,
@@ -101,28 +101,9 @@ export function createPostgresLifecycleReads(read: Read): LifecycleReads {
       return row ? tombstoneFromRow(row) : null;
     },
     async listParked(query: ParkedQuery): Promise<Page<ParkedObservation>> {
-      const where: string[] = [];
-      const values: unknown[] = [];
-      const add = (clause: string, value: unknown) => {
-        values.push(value);
-        where.push(`${clause} $${values.length}`);
-      };
-      if (query.provider !== undefined) add("provider =", query.provider);
-      if (query.id !== undefined) add("job_id =", query.id);
-      const after = decodeCursor(query.cursor);
-      if (after !== null) add("parked_no <", after);
-      const limit = clampLimit(query.limit);
-      values.push(limit + 1);
-      const text = `SELECT * FROM parked ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-        ORDER BY parked_no DESC LIMIT $${values.length}`;
+      const { text, values, limit } = keysetStatement(parkedPage(query), "postgres");
       const rows = await read<ParkedRow>("listParked", text, values);
-      const more = rows.length > limit;
-      const page = more ? rows.slice(0, limit) : rows;
-      const last = page.at(-1);
-      return {
-        items: page.map(parkedFromRow),
-        nextCursor: more && last ? encodeCursor(last.parked_no) : null,
-      };
+      return keysetPage(rows, limit, parkedFromRow, (row) => row.parked_no);
     },
   };
 }

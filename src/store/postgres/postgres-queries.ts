@@ -1,5 +1,4 @@
-import { TERMINAL_STATES } from "../../core/states.js";
-import { clampLimit, decodeCursor } from "../json-column.js";
+import { effectsPage, jobsPage, type KeysetStatement, keysetStatement } from "../keyset-page.js";
 import type { EffectQuery, JobQuery } from "../store.js";
 
 /** A statement and its positional parameters. */
@@ -8,62 +7,13 @@ export interface Statement {
   values: unknown[];
 }
 
-const TERMINAL_LIST = TERMINAL_STATES.map((state) => `'${state}'`).join(", ");
-
-/** Collects `WHERE` clauses with `$n` placeholders numbered in order. */
-function conditions() {
-  const where: string[] = [];
-  const values: unknown[] = [];
-  return {
-    values,
-    add(clause: string, ...params: unknown[]) {
-      // `?` marks a parameter in `clause`; each becomes the next `$n`.
-      let text = clause;
-      for (const param of params) {
-        values.push(param);
-        text = text.replace("?", `$${values.length}`);
-      }
-      where.push(text);
-    },
-    sql: () => (where.length ? `WHERE ${where.join(" AND ")}` : ""),
-  };
-}
-
 /** Newest first, keyset on job_no: the cursor is the last job_no of the previous page (as on SQLite). */
-export function listJobsStatement(query: JobQuery): Statement & { limit: number } {
-  const c = conditions();
-  if (query.state !== undefined) c.add("state = ?", query.state);
-  if (query.provider !== undefined) c.add("provider = ?", query.provider);
-  if (query.kind !== undefined) c.add("kind = ?", query.kind);
-  if (query.stuck !== undefined) c.add(query.stuck ? "stuck" : "NOT stuck");
-  if (query.open) c.add(`state NOT IN (${TERMINAL_LIST})`);
-  const after = decodeCursor(query.cursor);
-  if (after !== null) c.add("job_no < ?", after);
-  const limit = clampLimit(query.limit);
-  c.values.push(limit + 1);
-  return {
-    text: `SELECT * FROM jobs ${c.sql()} ORDER BY job_no DESC LIMIT $${c.values.length}`,
-    values: c.values,
-    limit,
-  };
-}
+export const listJobsStatement = (query: JobQuery): KeysetStatement =>
+  keysetStatement(jobsPage(query, "postgres"), "postgres");
 
 /** Newest first, keyset on effect_no. */
-export function listEffectsStatement(query: EffectQuery): Statement & { limit: number } {
-  const c = conditions();
-  if (query.status !== undefined) c.add("status = ?", query.status);
-  if (query.provider !== undefined) c.add("provider = ?", query.provider);
-  if (query.jobId !== undefined) c.add("job_id = ?", query.jobId);
-  const after = decodeCursor(query.cursor);
-  if (after !== null) c.add("effect_no < ?", after);
-  const limit = clampLimit(query.limit);
-  c.values.push(limit + 1);
-  return {
-    text: `SELECT * FROM outbox ${c.sql()} ORDER BY effect_no DESC LIMIT $${c.values.length}`,
-    values: c.values,
-    limit,
-  };
-}
+export const listEffectsStatement = (query: EffectQuery): KeysetStatement =>
+  keysetStatement(effectsPage(query), "postgres");
 
 /**
  * Due pending effects, then effects whose delivery lease ran out (a dispatcher died), as on

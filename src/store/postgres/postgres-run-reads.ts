@@ -1,5 +1,6 @@
 import type { RunStatus } from "../../core/run-model.js";
-import { clampLimit, decodeCursor, encodeCursor } from "../json-column.js";
+import { clampLimit } from "../json-column.js";
+import { keysetPage, keysetStatement, runsPage } from "../keyset-page.js";
 import type { DueLease, RunPage, RunQuery, RunStore } from "../run-store.js";
 import {
   type AttemptRow,
@@ -24,24 +25,9 @@ export function createPostgresRunReads(read: Read): RunStore {
     },
 
     async listRuns(query: RunQuery): Promise<RunPage> {
-      const where: string[] = [];
-      const values: unknown[] = [];
-      const add = (clause: string, value: unknown) => {
-        values.push(value);
-        where.push(`${clause} $${values.length}`);
-      };
-      if (query.status !== undefined) add("status =", query.status);
-      if (query.kind !== undefined) add("kind =", query.kind);
-      const after = decodeCursor(query.cursor);
-      if (after !== null) add("run_no <", after);
-      const limit = clampLimit(query.limit);
-      values.push(limit + 1);
-      const text = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY run_no DESC LIMIT $${values.length}`;
+      const { text, values, limit } = keysetStatement(runsPage(query), "postgres");
       const rows = await read<RunRow>("listRuns", text, values);
-      const more = rows.length > limit;
-      const page = more ? rows.slice(0, limit) : rows;
-      const last = page.at(-1);
-      return { items: page.map(runFromRow), nextCursor: more && last ? encodeCursor(last.run_no) : null };
+      return keysetPage(rows, limit, runFromRow, (row) => row.run_no);
     },
 
     async runAttempts(runId) {

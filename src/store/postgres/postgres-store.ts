@@ -2,7 +2,8 @@ import { type Clock, systemClock } from "../../core/clock.js";
 import { FinalityError } from "../../core/errors.js";
 import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
 import { withAfterCommit } from "../after-commit.js";
-import { clampLimit, encodeCursor } from "../json-column.js";
+import { clampLimit } from "../json-column.js";
+import { keysetPage } from "../keyset-page.js";
 import type {
   AdapterTx,
   EffectOutcome,
@@ -222,7 +223,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     async listJobs(query: JobQuery): Promise<Page<Job>> {
       const statement = listJobsStatement(query);
       const found = await read<JobRow>("listJobs", statement.text, statement.values);
-      return page(found, statement.limit, jobFromRow, (row) => row.job_no);
+      return keysetPage(found, statement.limit, jobFromRow, (row) => row.job_no);
     },
 
     async jobEvents(key: JobKey, options = {}): Promise<JobEvent[]> {
@@ -242,7 +243,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     async listEffects(query: EffectQuery): Promise<Page<Effect>> {
       const statement = listEffectsStatement(query);
       const found = await read<EffectRow>("listEffects", statement.text, statement.values);
-      return page(found, statement.limit, effectFromRow, (row) => row.effect_no);
+      return keysetPage(found, statement.limit, effectFromRow, (row) => row.effect_no);
     },
 
     claimEffects(now: number, limit: number, leaseMs: number) {
@@ -364,13 +365,6 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     throw error;
   }
   return store;
-}
-
-function page<R, T>(found: R[], limit: number, map: (row: R) => T, rowNo: (row: R) => number): Page<T> {
-  const more = found.length > limit;
-  const items = more ? found.slice(0, limit) : found;
-  const last = items.at(-1);
-  return { items: items.map(map), nextCursor: more && last ? encodeCursor(rowNo(last)) : null };
 }
 
 /** Jittered backoff before re-running a transaction that lost a race: 1–2, 2–4, ... ms, capped at 50. */

@@ -1,6 +1,6 @@
 import type { JobKey, Observation } from "../../core/model.js";
 import type { TerminalState } from "../../core/states.js";
-import { clampLimit, decodeCursor, encodeCursor } from "../json-column.js";
+import { keysetPage, keysetStatement, parkedPage } from "../keyset-page.js";
 import {
   effectsFiredHash,
   type FiredEffect,
@@ -89,22 +89,9 @@ export function createSqliteLifecycleReads(reader: SqliteDb, assertOpen: () => v
     },
     async listParked(query: ParkedQuery): Promise<Page<ParkedObservation>> {
       assertOpen();
-      const where: string[] = [];
-      const params: unknown[] = [];
-      if (query.provider !== undefined) where.push("provider = ?") && params.push(query.provider);
-      if (query.id !== undefined) where.push("job_id = ?") && params.push(query.id);
-      const after = decodeCursor(query.cursor);
-      if (after !== null) where.push("parked_no < ?") && params.push(after);
-      const limit = clampLimit(query.limit);
-      const sql = `SELECT * FROM parked ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY parked_no DESC LIMIT ?`;
-      const rows = reader.prepare(sql).all(...params, limit + 1) as ParkedRow[];
-      const more = rows.length > limit;
-      const page = more ? rows.slice(0, limit) : rows;
-      const last = page.at(-1);
-      return {
-        items: page.map(parkedFromRow),
-        nextCursor: more && last ? encodeCursor(last.parked_no) : null,
-      };
+      const { text, values, limit } = keysetStatement(parkedPage(query), "sqlite");
+      const rows = reader.prepare(text).all(...values) as ParkedRow[];
+      return keysetPage(rows, limit, parkedFromRow, (row) => row.parked_no);
     },
   };
 }

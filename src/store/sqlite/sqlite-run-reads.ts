@@ -1,5 +1,6 @@
 import type { RunStatus } from "../../core/run-model.js";
-import { clampLimit, decodeCursor, encodeCursor } from "../json-column.js";
+import { clampLimit } from "../json-column.js";
+import { keysetPage, keysetStatement, runsPage } from "../keyset-page.js";
 import type { DueLease, RunPage, RunQuery, RunStore } from "../run-store.js";
 import type { SqliteDb } from "./sqlite-driver.js";
 import {
@@ -41,19 +42,9 @@ export function createSqliteRunReads(reader: SqliteDb, assertOpen: () => void): 
 
     async listRuns(query: RunQuery): Promise<RunPage> {
       assertOpen();
-      const where: string[] = [];
-      const params: unknown[] = [];
-      if (query.status !== undefined) where.push("status = ?") && params.push(query.status);
-      if (query.kind !== undefined) where.push("kind = ?") && params.push(query.kind);
-      const after = decodeCursor(query.cursor);
-      if (after !== null) where.push("run_no < ?") && params.push(after);
-      const limit = clampLimit(query.limit);
-      const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY run_no DESC LIMIT ?`;
-      const rows = reader.prepare(sql).all(...params, limit + 1) as RunRow[];
-      const more = rows.length > limit;
-      const page = more ? rows.slice(0, limit) : rows;
-      const last = page.at(-1);
-      return { items: page.map(runFromRow), nextCursor: more && last ? encodeCursor(last.run_no) : null };
+      const { text, values, limit } = keysetStatement(runsPage(query), "sqlite");
+      const rows = reader.prepare(text).all(...values) as RunRow[];
+      return keysetPage(rows, limit, runFromRow, (row) => row.run_no);
     },
 
     async runAttempts(runId) {

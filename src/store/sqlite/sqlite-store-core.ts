@@ -1,8 +1,8 @@
 import { FinalityError } from "../../core/errors.js";
 import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
-import { TERMINAL_STATES } from "../../core/states.js";
 import { withAfterCommit } from "../after-commit.js";
-import { clampLimit, decodeCursor, encodeCursor } from "../json-column.js";
+import { clampLimit } from "../json-column.js";
+import { effectsPage, jobsPage, keysetPage, keysetStatement } from "../keyset-page.js";
 import type { AdapterTx, EffectOutcome, EffectQuery, JobQuery, Page, Store, StoreStats } from "../store.js";
 import type { SqliteDb } from "./sqlite-driver.js";
 import { createSqliteHousekeeping, type SqliteSpace } from "./sqlite-housekeeping.js";
@@ -17,8 +17,6 @@ import {
   jobFromRow,
 } from "./sqlite-rows.js";
 import { createSqliteRunReads } from "./sqlite-run-reads.js";
-
-const TERMINAL_LIST = TERMINAL_STATES.map((s) => `'${s}'`).join(", ");
 
 /** How one SQLite database is reached: by better-sqlite3 files on Node, by a Durable Object on Workers. */
 export interface SqliteStoreParts {
@@ -99,26 +97,9 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
 
     async listJobs(query: JobQuery): Promise<Page<Job>> {
       assertOpen();
-      const where: string[] = [];
-      const params: unknown[] = [];
-      const add = (clause: string, value?: unknown) => {
-        where.push(clause);
-        if (value !== undefined) params.push(value);
-      };
-      if (query.state !== undefined) add("state = ?", query.state);
-      if (query.provider !== undefined) add("provider = ?", query.provider);
-      if (query.kind !== undefined) add("kind = ?", query.kind);
-      if (query.stuck !== undefined) add(query.stuck ? "stuck = 1" : "stuck = 0");
-      if (query.open) add(`state NOT IN (${TERMINAL_LIST})`);
-      const after = decodeCursor(query.cursor);
-      if (after !== null) add("job_no < ?", after);
-      const limit = clampLimit(query.limit);
-      const sql = `SELECT * FROM jobs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY job_no DESC LIMIT ?`;
-      const rows = reader.prepare(sql).all(...params, limit + 1) as JobRow[];
-      const more = rows.length > limit;
-      const page = more ? rows.slice(0, limit) : rows;
-      const last = page.at(-1);
-      return { items: page.map(jobFromRow), nextCursor: more && last ? encodeCursor(last.job_no) : null };
+      const { text, values, limit } = keysetStatement(jobsPage(query, "sqlite"), "sqlite");
+      const rows = reader.prepare(text).all(...values) as JobRow[];
+      return keysetPage(rows, limit, jobFromRow, (row) => row.job_no);
     },
 
     async jobEvents(key: JobKey, page = {}): Promise<JobEvent[]> {
@@ -140,23 +121,9 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
 
     async listEffects(query: EffectQuery): Promise<Page<Effect>> {
       assertOpen();
-      const where: string[] = [];
-      const params: unknown[] = [];
-      if (query.status !== undefined) where.push("status = ?") && params.push(query.status);
-      if (query.provider !== undefined) where.push("provider = ?") && params.push(query.provider);
-      if (query.jobId !== undefined) where.push("job_id = ?") && params.push(query.jobId);
-      const after = decodeCursor(query.cursor);
-      if (after !== null) where.push("effect_no < ?") && params.push(after);
-      const limit = clampLimit(query.limit);
-      const sql = `SELECT * FROM outbox ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY effect_no DESC LIMIT ?`;
-      const rows = reader.prepare(sql).all(...params, limit + 1) as EffectRow[];
-      const more = rows.length > limit;
-      const page = more ? rows.slice(0, limit) : rows;
-      const last = page.at(-1);
-      return {
-        items: page.map(effectFromRow),
-        nextCursor: more && last ? encodeCursor(last.effect_no) : null,
-      };
+      const { text, values, limit } = keysetStatement(effectsPage(query), "sqlite");
+      const rows = reader.prepare(text).all(...values) as EffectRow[];
+      return keysetPage(rows, limit, effectFromRow, (row) => row.effect_no);
     },
 
     claimEffects(now, limit, leaseMs) {
