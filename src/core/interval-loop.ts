@@ -9,28 +9,33 @@ export interface IntervalLoop {
 
 /**
  * Runs `pass` `intervalMs` after the previous one ended (never two at once, so a slow pass delays
- * the next rather than piling up), reports a failed pass to `onError` and goes on. The timer is
- * unref'd: a loop alone does not keep the process alive.
+ * the next rather than piling up), reports a failed pass to `onError` and goes on. `immediate`:
+ * the first pass runs at `start`, not one interval later. The timer is unref'd: a loop alone does
+ * not keep the process alive.
  */
 export function createIntervalLoop(
-  pass: () => Promise<void>,
+  pass: () => Promise<unknown>,
   intervalMs: number,
   onError?: (error: Error) => void,
+  options: { immediate?: boolean } = {},
 ): IntervalLoop {
   let timer: ReturnType<typeof setTimeout> | null = null;
   let running = false;
   let current: Promise<void> | null = null;
 
+  function runPass(): void {
+    current = pass()
+      .then(() => {})
+      .catch((error: unknown) => onError?.(toError(error)))
+      .finally(() => {
+        current = null;
+        schedule();
+      });
+  }
+
   function schedule(): void {
     if (!running) return;
-    timer = setTimeout(() => {
-      current = pass()
-        .catch((error: unknown) => onError?.(toError(error)))
-        .finally(() => {
-          current = null;
-          schedule();
-        });
-    }, intervalMs);
+    timer = setTimeout(runPass, intervalMs);
     timer.unref?.();
   }
 
@@ -38,7 +43,8 @@ export function createIntervalLoop(
     start() {
       if (running) return;
       running = true;
-      schedule();
+      if (options.immediate) runPass();
+      else schedule();
     },
     async stop() {
       running = false;

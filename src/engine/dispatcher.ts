@@ -1,6 +1,7 @@
 import { DEFAULT_EFFECT_RETRY, type EffectRetryPolicy, effectRetryDecision } from "../core/backoff.js";
 import { type Random, systemClock } from "../core/clock.js";
 import { FinalityError, toError } from "../core/errors.js";
+import { createIntervalLoop } from "../core/interval-loop.js";
 import type { Effect } from "../core/model.js";
 import { redactUrlsIn } from "../core/url-redaction.js";
 import { yieldToEventLoop } from "../core/yield.js";
@@ -86,7 +87,6 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
   const effectUrls = finality.effects.flatMap((d) => (d.url ? [d.url] : []));
   const inFlight = new Set<Promise<void>>();
   let running = false;
-  let timer: ReturnType<typeof setTimeout> | null = null;
   let pumping = false;
   let again = false;
 
@@ -204,25 +204,18 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
     inFlight.add(tracked);
   }
 
-  function schedule(): void {
-    if (!running) return;
-    timer = setTimeout(async () => {
-      await pump().catch(() => {});
-      schedule();
-    }, pollIntervalMs);
-    timer.unref?.();
-  }
+  // A failed pump (the store unavailable) is tried again at the next tick; nothing to report.
+  const ticks = createIntervalLoop(pump, pollIntervalMs, undefined, { immediate: true });
 
   return {
     start() {
       if (running) return;
       running = true;
-      void pump().catch(() => {});
-      schedule();
+      ticks.start();
     },
     async stop() {
       running = false;
-      if (timer) clearTimeout(timer);
+      await ticks.stop();
       while (pumping || inFlight.size > 0) await Promise.race([...inFlight, yieldToEventLoop()]);
     },
     poke() {

@@ -1,5 +1,6 @@
 import type { Random } from "../core/clock.js";
 import { FinalityError, toError } from "../core/errors.js";
+import { createIntervalLoop } from "../core/interval-loop.js";
 import type { Job } from "../core/model.js";
 import {
   availableTokens,
@@ -76,7 +77,6 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
     }
   }
   const lanes = Object.entries(options.providers).map(([name, o]) => createLane(name, o));
-  let timer: ReturnType<typeof setTimeout> | null = null;
   let running = false;
 
   function createLane(provider: string, o: ProviderReconcileOptions) {
@@ -190,25 +190,17 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
     await Promise.all(lanes.map((lane) => lane.claim().catch(() => [])));
   }
 
-  function schedule(): void {
-    if (!running) return;
-    timer = setTimeout(async () => {
-      await tick();
-      schedule();
-    }, tickMs);
-    timer.unref?.();
-  }
+  const ticks = createIntervalLoop(tick, tickMs, undefined, { immediate: true });
 
   return {
     start() {
       if (running) return;
       running = true;
-      void tick();
-      schedule();
+      ticks.start();
     },
     async stop() {
       running = false;
-      if (timer) clearTimeout(timer);
+      await ticks.stop();
       await Promise.all(lanes.map((lane) => lane.claimsSettled()));
       await Promise.all(lanes.flatMap((lane) => [...lane.inFlight.values()]));
     },

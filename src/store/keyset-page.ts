@@ -76,45 +76,43 @@ const TERMINAL_LIST = TERMINAL_STATES.map((state) => `'${state}'`).join(", ");
 // The store's lists, the same on every database: only `stuck` is spelled per dialect (a boolean
 // column on PostgreSQL, 0/1 on SQLite), each as its partial index is written.
 
-export const jobsPage = (query: JobQuery, dialect: "sqlite" | "postgres"): KeysetQuery => ({
-  table: "jobs",
-  rowNo: "job_no",
-  where: [
-    equals("state", query.state),
-    equals("provider", query.provider),
-    equals("kind", query.kind),
-    query.stuck === undefined ? undefined : [stuckClause(query.stuck, dialect)],
-    query.open ? [`state NOT IN (${TERMINAL_LIST})`] : undefined,
-  ],
-  cursor: query.cursor,
-  limit: query.limit,
-});
+export const jobsPage = (query: JobQuery, dialect: "sqlite" | "postgres"): KeysetQuery =>
+  pageOf(
+    "jobs",
+    "job_no",
+    [
+      equals("state", query.state),
+      equals("provider", query.provider),
+      equals("kind", query.kind),
+      query.stuck === undefined ? undefined : [stuckClause(query.stuck, dialect)],
+      query.open ? [`state NOT IN (${TERMINAL_LIST})`] : undefined,
+    ],
+    query,
+  );
 
 function stuckClause(stuck: boolean, dialect: "sqlite" | "postgres"): string {
   if (dialect === "postgres") return stuck ? "stuck" : "NOT stuck";
   return stuck ? "stuck = 1" : "stuck = 0";
 }
 
-export const effectsPage = (query: EffectQuery): KeysetQuery => ({
-  table: "outbox",
-  rowNo: "effect_no",
-  where: [equals("status", query.status), equals("provider", query.provider), equals("job_id", query.jobId)],
-  cursor: query.cursor,
-  limit: query.limit,
-});
+/** A list's page: its table, row number and filters, and the caller's cursor and page size. */
+const pageOf = (
+  table: string,
+  rowNo: string,
+  where: KeysetQuery["where"],
+  query: { cursor?: string | undefined; limit?: number | undefined },
+): KeysetQuery => ({ table, rowNo, where, cursor: query.cursor, limit: query.limit });
 
-export const parkedPage = (query: ParkedQuery): KeysetQuery => ({
-  table: "parked",
-  rowNo: "parked_no",
-  where: [equals("provider", query.provider), equals("job_id", query.id)],
-  cursor: query.cursor,
-  limit: query.limit,
-});
+export const effectsPage = (query: EffectQuery): KeysetQuery =>
+  pageOf(
+    "outbox",
+    "effect_no",
+    [equals("status", query.status), equals("provider", query.provider), equals("job_id", query.jobId)],
+    query,
+  );
 
-export const runsPage = (query: RunQuery): KeysetQuery => ({
-  table: "runs",
-  rowNo: "run_no",
-  where: [equals("status", query.status), equals("kind", query.kind)],
-  cursor: query.cursor,
-  limit: query.limit,
-});
+export const parkedPage = (query: ParkedQuery): KeysetQuery =>
+  pageOf("parked", "parked_no", [equals("provider", query.provider), equals("job_id", query.id)], query);
+
+export const runsPage = (query: RunQuery): KeysetQuery =>
+  pageOf("runs", "run_no", [equals("status", query.status), equals("kind", query.kind)], query);
