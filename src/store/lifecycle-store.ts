@@ -26,6 +26,8 @@ export interface Tombstone extends JobKey {
 export interface ParkedObservation extends JobKey {
   /** Arrival order; parked observations are applied in it. */
   parkedNo: number;
+  /** The sender's delivery id (`observation.deliveryId`), kept in its own column: unique per provider. */
+  deliveryId: string | null;
   parkedAt: number;
   observation: Observation;
 }

@@ -92,8 +92,8 @@ export interface GeneratedColumn<N> {
 /** `T` is what a row reads as; `N` the field (if any) the row number fills, which is never bound. */
 export interface TableSpec<T, N extends keyof T = never> {
   readonly table: string;
-  /** The row number (INTEGER PRIMARY KEY / identity): cursors page by it. */
-  readonly rowNumber: GeneratedColumn<N>;
+  /** The row number (INTEGER PRIMARY KEY / identity): cursors page by it. None for a table keyed otherwise (tombstones). */
+  readonly rowNumber?: GeneratedColumn<N>;
   /** Every bound field, in column-list order: a field `T` lacks, or one left out, does not compile. */
   readonly columns: { readonly [K in Exclude<keyof T, N>]-?: ColumnSpec };
 }
@@ -188,7 +188,7 @@ type Reader = (row: Source) => never;
 
 interface Builders {
   /** Row (columns) → object (fields), the row number first when the object carries it. */
-  reader(lines: readonly Line[], rowNumber: GeneratedColumn<PropertyKey>): Reader;
+  reader(lines: readonly Line[], rowNumber: GeneratedColumn<PropertyKey> | undefined): Reader;
   /** Object → `{ column: value }`. */
   named(lines: readonly Line[]): (value: Source) => Source;
   /** Object → `[value, ...]` in line order. */
@@ -197,10 +197,10 @@ interface Builders {
 
 const looped: Builders = {
   reader(lines, rowNumber) {
-    const numbered = rowNumber.field as string | undefined;
+    const numbered = rowNumber?.field as string | undefined;
     return (row) => {
       const out: Source = {};
-      if (numbered !== undefined) out[numbered] = row[rowNumber.column];
+      if (numbered !== undefined) out[numbered] = row[rowNumber?.column as string];
       for (const line of lines) {
         const v = row[line.column];
         out[line.field] = line.fromDb === null ? v : line.fromDb(v);
@@ -251,7 +251,7 @@ const quote = (name: string) => JSON.stringify(name);
 const generated: Builders = {
   reader(lines, rowNumber) {
     const numbered =
-      rowNumber.field === undefined
+      rowNumber?.field === undefined
         ? []
         : [`${quote(String(rowNumber.field))}: row[${quote(rowNumber.column)}]`];
     const fields = lines.map((l, i) => (expr: Expr) => `${quote(l.field)}: ${expr(l, i, "row")}`);

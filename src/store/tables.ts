@@ -1,5 +1,6 @@
 import type { Effect, Job, JobEvent } from "../core/model.js";
 import type { Attempt, Run, RunEvent } from "../core/run-model.js";
+import type { ParkedObservation, Tombstone } from "./lifecycle-store.js";
 import { col, defineTable } from "./row-mapping.js";
 
 /**
@@ -140,8 +141,32 @@ export const RUN_EVENTS = defineTable<RunEvent, "seqNo">({
   },
 });
 
+/** Keyed by the job, no row number: retention writes them from the jobs it deletes, in SQL. */
+export const TOMBSTONES = defineTable<Tombstone>({
+  table: "tombstones",
+  columns: {
+    provider: col("provider", "text"),
+    id: col("id", "text"),
+    state: col("state", "text"),
+    settledAt: col("settled_at", "time"),
+    effectsHash: col("effects_hash", "text"),
+  },
+});
+
+export const PARKED = defineTable<ParkedObservation, "parkedNo">({
+  table: "parked",
+  rowNumber: { column: "parked_no", field: "parkedNo" },
+  columns: {
+    provider: col("provider", "text"),
+    id: col("job_id", "text"),
+    deliveryId: col("delivery_id", "text").orNull(),
+    parkedAt: col("parked_at", "time"),
+    observation: col("observation", "json"),
+  },
+});
+
 /** Every mapped table, for the schema test. */
-export const MAPPED_TABLES = [JOBS, EVENTS, EFFECTS, RUNS, ATTEMPTS, RUN_EVENTS] as const;
+export const MAPPED_TABLES = [JOBS, EVENTS, EFFECTS, RUNS, ATTEMPTS, RUN_EVENTS, TOMBSTONES, PARKED] as const;
 
 /** A row as the driver returns it: columns by name, the row number among them (cursors page by it). */
 export type Row = Record<string, unknown>;
@@ -151,3 +176,4 @@ export type EffectRow = Row & { effect_no: number };
 export type RunRow = Row & { run_no: number };
 export type AttemptRow = Row & { attempt_no: number };
 export type RunEventRow = Row & { event_no: number };
+export type ParkedRow = Row & { parked_no: number };

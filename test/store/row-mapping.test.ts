@@ -31,7 +31,7 @@ describe("row mapping: generated functions and the loop agree", () => {
   for (const [mapping, value] of samples) {
     it(`${mapping.spec.table}`, () => {
       const loop = defineTable(mapping.spec, { codegen: false });
-      const rowNumber = { [mapping.spec.rowNumber.column]: 42 };
+      const rowNumber = mapping.spec.rowNumber ? { [mapping.spec.rowNumber.column]: 42 } : {};
       const same = (a: unknown, b: unknown) => {
         expect(a).toStrictEqual(b);
         if (a !== null && typeof a === "object") expect(Object.keys(a)).toEqual(Object.keys(b as object));
@@ -51,7 +51,8 @@ describe("row mapping: generated functions and the loop agree", () => {
       );
       // The SQLite round trip gives back the object (the row number filling seqNo where there is one).
       const back = mapping.sqlite.fromRow({ ...params, ...rowNumber }) as Record<string, unknown>;
-      expect(back).toEqual(mapping.spec.rowNumber.field ? { ...value, seqNo: 42 } : value);
+      const field = mapping.spec.rowNumber?.field;
+      expect(back).toEqual(field ? { ...value, [field]: 42 } : value);
     });
   }
 

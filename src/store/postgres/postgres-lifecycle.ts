@@ -1,5 +1,4 @@
 import type { JobKey, Observation } from "../../core/model.js";
-import type { TerminalState } from "../../core/states.js";
 import { keysetPage, keysetStatement, parkedPage } from "../keyset-page.js";
 import {
   effectsFiredHash,
@@ -8,11 +7,11 @@ import {
   type LifecycleStoreTx,
   type ParkedObservation,
   type ParkedQuery,
-  type Tombstone,
 } from "../lifecycle-store.js";
 import type { Page } from "../store.js";
+import { PARKED, type ParkedRow, type Row, TOMBSTONES } from "../tables.js";
 import type { TxSql } from "./postgres-client.js";
-import { fromTime, jsonValue, toTime } from "./postgres-rows.js";
+import { toTime } from "./postgres-rows.js";
 
 /** A statement on one connection (in a transaction, or on the pool for reads). */
 export type Query = <T = Record<string, unknown>>(
@@ -23,37 +22,8 @@ type Read = <T>(what: string, text: string, values?: readonly unknown[]) => Prom
 /** A bound parameter: node-postgres sends each as text (JSON is cast with `::text::jsonb`). */
 type Value = unknown;
 
-interface TombstoneRow {
-  provider: string;
-  id: string;
-  state: string;
-  settled_at: Date;
-  effects_hash: string;
-}
-
-interface ParkedRow {
-  parked_no: number;
-  provider: string;
-  job_id: string;
-  parked_at: Date;
-  observation: Observation;
-}
-
-const tombstoneFromRow = (row: TombstoneRow): Tombstone => ({
-  provider: row.provider,
-  id: row.id,
-  state: row.state as TerminalState,
-  settledAt: fromTime(row.settled_at),
-  effectsHash: row.effects_hash,
-});
-
-const parkedFromRow = (row: ParkedRow): ParkedObservation => ({
-  provider: row.provider,
-  id: row.job_id,
-  parkedNo: row.parked_no,
-  parkedAt: fromTime(row.parked_at),
-  observation: row.observation,
-});
+const { fromRow: tombstoneFromRow } = TOMBSTONES.postgres;
+const { fromRow: parkedFromRow, insert: PARKED_INSERT, values: parkedValues } = PARKED.postgres;
 
 const GET_TOMBSTONE = "SELECT * FROM tombstones WHERE provider = $1 AND id = $2";
 // Parking and taking a job's parked rows queue on one lock per job key: under READ COMMITTED a
@@ -65,7 +35,7 @@ export function createPostgresLifecycleTx(tx: TxSql): LifecycleStoreTx {
   const run: Query = (text, values = []) => tx.unsafe(text, values as Value[], { prepare: true }) as never;
   return {
     async getTombstone(key: JobKey) {
-      const [row] = await run<TombstoneRow>(GET_TOMBSTONE, [key.provider, key.id]);
+      const [row] = await run<Row>(GET_TOMBSTONE, [key.provider, key.id]);
       return row ? tombstoneFromRow(row) : null;
     },
     async parkObservation(observation: Observation, now: number) {
@@ -77,9 +47,14 @@ export function createPostgresLifecycleTx(tx: TxSql): LifecycleStoreTx {
         throw jobRegisteredMeanwhile(provider, id);
       }
       const inserted = await run(
-        `INSERT INTO parked (provider, job_id, delivery_id, parked_at, observation)
-         VALUES ($1, $2, $3, $4, $5::text::jsonb) ON CONFLICT DO NOTHING`,
-        [provider, id, observation.deliveryId ?? null, toTime(now), jsonValue(observation)],
+        `INSERT INTO parked ${PARKED_INSERT} ON CONFLICT DO NOTHING`,
+        parkedValues({
+          provider,
+          id,
+          deliveryId: observation.deliveryId ?? null,
+          parkedAt: now,
+          observation,
+        }),
       );
       return inserted.count === 1;
     },
@@ -97,7 +72,7 @@ export function createPostgresLifecycleTx(tx: TxSql): LifecycleStoreTx {
 export function createPostgresLifecycleReads(read: Read): LifecycleReads {
   return {
     async getTombstone(key: JobKey) {
-      const [row] = await read<TombstoneRow>("getTombstone", GET_TOMBSTONE, [key.provider, key.id]);
+      const [row] = await read<Row>("getTombstone", GET_TOMBSTONE, [key.provider, key.id]);
       return row ? tombstoneFromRow(row) : null;
     },
     async listParked(query: ParkedQuery): Promise<Page<ParkedObservation>> {

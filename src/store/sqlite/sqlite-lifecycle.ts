@@ -1,5 +1,4 @@
 import type { JobKey, Observation } from "../../core/model.js";
-import type { TerminalState } from "../../core/states.js";
 import { keysetPage, keysetStatement, parkedPage } from "../keyset-page.js";
 import {
   effectsFiredHash,
@@ -9,42 +8,13 @@ import {
   type LifecycleStoreTx,
   type ParkedObservation,
   type ParkedQuery,
-  type Tombstone,
 } from "../lifecycle-store.js";
 import type { Page } from "../store.js";
+import { PARKED, type ParkedRow, type Row, TOMBSTONES } from "../tables.js";
 import type { SqliteDb } from "./sqlite-driver.js";
 
-interface TombstoneRow {
-  provider: string;
-  id: string;
-  state: string;
-  settled_at: number;
-  effects_hash: string;
-}
-
-interface ParkedRow {
-  parked_no: number;
-  provider: string;
-  job_id: string;
-  parked_at: number;
-  observation: string;
-}
-
-const tombstoneFromRow = (row: TombstoneRow): Tombstone => ({
-  provider: row.provider,
-  id: row.id,
-  state: row.state as TerminalState,
-  settledAt: row.settled_at,
-  effectsHash: row.effects_hash,
-});
-
-const parkedFromRow = (row: ParkedRow): ParkedObservation => ({
-  provider: row.provider,
-  id: row.job_id,
-  parkedNo: row.parked_no,
-  parkedAt: row.parked_at,
-  observation: JSON.parse(row.observation) as Observation,
-});
+const { fromRow: tombstoneFromRow } = TOMBSTONES.sqlite;
+const { fromRow: parkedFromRow, insert: PARKED_INSERT, params: parkedParams } = PARKED.sqlite;
 
 const GET_TOMBSTONE = "SELECT * FROM tombstones WHERE provider = ? AND id = ?";
 
@@ -52,24 +22,27 @@ const GET_TOMBSTONE = "SELECT * FROM tombstones WHERE provider = ? AND id = ?";
 export function createSqliteLifecycleTx(db: SqliteDb): LifecycleStoreTx {
   const s = {
     getTombstone: db.prepare(GET_TOMBSTONE),
-    park: db.prepare(
-      `INSERT INTO parked (provider, job_id, delivery_id, parked_at, observation) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT DO NOTHING`,
-    ),
+    park: db.prepare(`INSERT INTO parked ${PARKED_INSERT} ON CONFLICT DO NOTHING`),
     take: db.prepare("DELETE FROM parked WHERE provider = ? AND job_id = ? RETURNING *"),
     jobExists: db.prepare("SELECT 1 FROM jobs WHERE provider = ? AND id = ?"),
   };
   return {
     async getTombstone(key: JobKey) {
-      const row = s.getTombstone.get(key.provider, key.id) as TombstoneRow | undefined;
+      const row = s.getTombstone.get(key.provider, key.id) as Row | undefined;
       return row ? tombstoneFromRow(row) : null;
     },
     async parkObservation(observation: Observation, now: number) {
       const { provider, id } = observation;
       // One writer: only this very transaction can have written the job since it was read.
       if (s.jobExists.get(provider, id) !== undefined) throw jobRegisteredMeanwhile(provider, id);
-      const text = JSON.stringify(observation);
-      return s.park.run(provider, id, observation.deliveryId ?? null, now, text).changes === 1;
+      const row = parkedParams({
+        provider,
+        id,
+        deliveryId: observation.deliveryId ?? null,
+        parkedAt: now,
+        observation,
+      });
+      return s.park.run(row).changes === 1;
     },
     async takeParked(key: JobKey) {
       const rows = s.take.all(key.provider, key.id) as ParkedRow[];
@@ -84,7 +57,7 @@ export function createSqliteLifecycleReads(reader: SqliteDb, assertOpen: () => v
   return {
     async getTombstone(key: JobKey) {
       assertOpen();
-      const row = getTombstone.get(key.provider, key.id) as TombstoneRow | undefined;
+      const row = getTombstone.get(key.provider, key.id) as Row | undefined;
       return row ? tombstoneFromRow(row) : null;
     },
     async listParked(query: ParkedQuery): Promise<Page<ParkedObservation>> {
