@@ -40,6 +40,7 @@ const subject = (): ListerSubject => ({
   kind: "batch",
   pageSize: 100,
   ordered: true,
+  taggable: true,
   deadUrl,
   seed(jobs) {
     for (const job of jobs)
