@@ -105,6 +105,10 @@ export function sweepLister(
     async list(query: ListQuery, signal: AbortSignal): Promise<ListResult> {
       const state = readResume(query.resume);
       const answer = await fetchPage(state.cursor, signal);
+      // A page token the provider no longer takes (expired, or the `after` id was deleted) would
+      // fail every sweep from now on: this sweep starts again from the top instead.
+      if (state.cursor !== null && refusedCursor(answer))
+        return { kind: "page", jobs: [], resume: writeResume({ ...state, cursor: null }), done: false };
       if (answer.kind !== "answer") return listFailure(answer, what);
       const page = readPage(answer.body);
       if (typeof page === "string") return { kind: "failed", error: `${what}: ${page}` };
@@ -145,6 +149,13 @@ function readSequence(resume: string | null, count: number): { at: number; parts
   } catch {
     return empty;
   }
+}
+
+function refusedCursor(answer: StatusAnswer | StatusFailure): boolean {
+  return (
+    answer.kind === "not-found" ||
+    (answer.kind === "failed" && (answer.status === 400 || answer.status === 410))
+  );
 }
 
 function finiteOrNull(value: unknown): number | null {

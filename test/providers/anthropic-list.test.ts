@@ -56,6 +56,7 @@ const batches = (): ListerSubject => ({
   ordered: true,
   taggable: false,
   deadUrl,
+  staleCursor: "msgbatch_gone",
   seed(jobs) {
     for (const job of jobs)
       fake.batches.set(job.id, { ...messageBatch(job.id, "in_progress"), created_at: iso(job.createdAt) });
@@ -72,6 +73,7 @@ const sessions = (): ListerSubject => ({
   ordered: true,
   taggable: true,
   deadUrl,
+  staleCursor: "Z29uZQ",
   seed(jobs) {
     for (const job of jobs)
       fake.setSession({

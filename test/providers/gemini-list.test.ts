@@ -59,6 +59,7 @@ const subject = (): ListerSubject => ({
   ordered: false,
   taggable: true,
   deadUrl,
+  staleCursor: "Z29uZQ",
   seed(jobs) {
     for (const job of jobs)
       seedBatch(

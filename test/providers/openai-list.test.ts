@@ -42,6 +42,7 @@ const subject = (): ListerSubject => ({
   ordered: true,
   taggable: true,
   deadUrl,
+  staleCursor: "batch_gone",
   seed(jobs) {
     for (const job of jobs)
       fake.set({

@@ -49,6 +49,7 @@ const subject = (): ListerSubject => ({
   // The submitter's webhook URL (with ?finality_intent=...) is not part of a listed prediction.
   taggable: false,
   deadUrl,
+  staleCursor: "cursor=Z29uZQ",
   seed(jobs) {
     for (const job of jobs) {
       const webhook = `https://app.example/hooks/replicate${job.tag === undefined ? "" : `?finality_intent=${job.tag}`}`;

@@ -28,6 +28,8 @@ export interface ListerSubject {
   listedId?(id: string): string;
   /** The list endpoint calls the fake has answered so far. */
   listCalls(): number;
+  /** A page token in the provider's format that it does not know (expired, or its `after` id gone). */
+  staleCursor: string;
   /** A base URL where nothing listens (for the network failure). */
   deadUrl: string;
 }
@@ -171,6 +173,18 @@ export function listerContract(subject: () => ListerSubject): void {
       [listed(a?.id)]: s.taggable ? "order-4711" : undefined,
       [listed(b?.id)]: undefined,
     });
+  });
+
+  it("a page token the provider refuses starts the sweep again from the top", async () => {
+    const s = subject();
+    const seeded = jobsAgo("x", 5, MINUTE);
+    s.seed(seeded);
+    const stale = JSON.stringify({ mark: null, top: null, cursor: s.staleCursor });
+    const before = s.listCalls();
+    const run = await sweep(s.lister(), stale, since());
+    expectIds(s, run.jobs, ids(seeded));
+    expect(run.results[0]).toMatchObject({ kind: "page", jobs: [], done: false });
+    expect(s.listCalls() - before).toBe(2);
   });
 
   it("a 5xx and an unreachable provider are failures that say so", async () => {
