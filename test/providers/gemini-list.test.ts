@@ -105,9 +105,12 @@ describe("Gemini batches list (GET /v1beta/batches)", () => {
     });
   });
 
-  it("the adapter lists batches only: operations and interactions need intents", () => {
+  it("the adapter lists batches only: operations and interactions need intents", async () => {
+    seedBatch("batches/wired", Date.now(), "x");
     const adapter = adapterFor("gemini", { type: "gemini", baseUrl: base, apiKey: fake.apiKey });
     expect(adapter.lister?.kinds).toEqual(["batch"]);
+    const page = await adapter.lister?.list({ resume: null, sinceMs: 0 }, AbortSignal.timeout(5000));
+    expect(page).toMatchObject({ kind: "page", jobs: [{ id: "batches/wired", kind: "batch" }], done: true });
   });
 
   it("the fake's list is what the official SDK pages through", async () => {

@@ -73,9 +73,12 @@ describe("OpenAI batches list (GET /v1/batches)", () => {
     ]);
   });
 
-  it("the adapter lists batches only: background responses have no list endpoint", () => {
+  it("the adapter lists batches only: background responses have no list endpoint", async () => {
+    subject().seed([{ id: "batch_wired", createdAt: Date.now() }]);
     const adapter = adapterFor("openai", { type: "openai", baseUrl: base, apiKey: fake.apiKey });
     expect(adapter.lister?.kinds).toEqual(["batch"]);
+    const page = await adapter.lister?.list({ resume: null, sinceMs: 0 }, AbortSignal.timeout(5000));
+    expect(page).toMatchObject({ kind: "page", jobs: [{ id: "batch_wired", kind: "batch" }], done: true });
   });
 
   it("the fake's list is what the official SDK pages through", async () => {

@@ -81,20 +81,19 @@ describe("Replicate predictions list (GET /v1/predictions)", () => {
     expect(result).toMatchObject({ kind: "failed", error: expect.stringMatching(/not a URL/) });
   });
 
-  it("the adapter lists predictions when it has a key, and cannot without one", () => {
+  it("the adapter lists predictions when it has a key, and cannot without one", async () => {
+    subject().seed([{ id: "wired", createdAt: Date.now() }]);
+    const webhook = { secrets: [fake.secret] };
     const withKey = adapterFor("replicate", {
       type: "replicate",
       baseUrl: base,
       apiKey: fake.apiKey,
-      webhook: { secrets: [fake.secret] },
+      webhook,
     });
     expect(withKey.lister?.kinds).toEqual(["prediction"]);
-    const withoutKey = adapterFor("replicate", {
-      type: "replicate",
-      baseUrl: base,
-      webhook: { secrets: [fake.secret] },
-    });
-    expect(withoutKey.lister).toBeUndefined();
+    const page = await withKey.lister?.list({ resume: null, sinceMs: 0 }, AbortSignal.timeout(5000));
+    expect(page).toMatchObject({ kind: "page", jobs: [{ id: "wired", kind: "prediction" }], done: true });
+    expect(adapterFor("replicate", { type: "replicate", baseUrl: base, webhook }).lister).toBeUndefined();
   });
 
   it("the fake's list is what the official client pages through", async () => {
