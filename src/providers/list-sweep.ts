@@ -29,6 +29,12 @@ export interface SweepState {
   top: number | null;
   /** Page token of the next page of the sweep in progress; null: the next call starts at the top. */
   cursor: string | null;
+  /**
+   * Unordered lists only: the newest `createdAt` of the last finished sweep, which becomes `mark`
+   * one sweep later. On such a list a job created during a sweep can land on a page already read
+   * while a newer one lands on a page still to come; a mark lagging one sweep behind reads it next time.
+   */
+  last: number | null;
 }
 
 /** One page as the provider answered it, newest first; `next` is the token of the page after. */
@@ -37,7 +43,7 @@ export interface ListPage {
   next: string | null;
 }
 
-export const FRESH: SweepState = { mark: null, top: null, cursor: null };
+export const FRESH: SweepState = { mark: null, top: null, cursor: null, last: null };
 
 /** The state a `resume` value holds; anything unreadable (another version's) starts afresh. */
 export function readResume(resume: string | null): SweepState {
@@ -48,6 +54,7 @@ export function readResume(resume: string | null): SweepState {
       mark: finiteOrNull(value.mark),
       top: finiteOrNull(value.top),
       cursor: typeof value.cursor === "string" && value.cursor !== "" ? value.cursor : null,
+      last: finiteOrNull(value.last),
     };
   } catch {
     return FRESH;
@@ -65,8 +72,11 @@ export function advance(state: SweepState, page: ListPage, sinceMs: number, orde
   let top = state.top;
   for (const job of page.jobs) if (top === null || job.createdAt > top) top = job.createdAt;
   if (reachedOld || page.next === null) {
-    const mark = top === null ? state.mark : Math.max(top, state.mark ?? top);
-    return { kind: "page", jobs: fresh, resume: writeResume({ mark, top: null, cursor: null }), done: true };
+    const newest = top === null ? state.mark : Math.max(top, state.mark ?? top);
+    const next: SweepState = ordered
+      ? { mark: newest, top: null, cursor: null, last: null }
+      : { mark: state.last, top: null, cursor: null, last: newest };
+    return { kind: "page", jobs: fresh, resume: writeResume(next), done: true };
   }
   return {
     kind: "page",

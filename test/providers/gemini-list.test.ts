@@ -83,11 +83,27 @@ describe("Gemini batches list (GET /v1beta/batches)", () => {
     seedBatch("batches/z-old", Date.now() - 3_600_000, "x");
     const first = await sweep(lister(), null, 0);
     expect(first.jobs.map((job) => job.id).sort()).toEqual(["batches/a-old", "batches/z-old"]);
+    const settled = await sweep(lister(), first.resume, 0);
     for (let i = 0; i < 150; i++) seedBatch(`batches/c${i}`, Date.now() - 7_200_000, "x");
     seedBatch("batches/zz-new", Date.now(), "x");
-    const second = await sweep(lister(), first.resume, Date.now() - 48 * 3_600_000);
+    const second = await sweep(lister(), settled.resume, Date.now() - 48 * 3_600_000);
     // The two at the mark are read again (OVERLAP_MS); the 150 older ones, on two pages, are not.
     expect(second.jobs.map((job) => job.id)).toEqual(["batches/a-old", "batches/z-old", "batches/zz-new"]);
+  });
+
+  it("a job that lands on a page already read, while a newer one comes later, is found next sweep", async () => {
+    const now = Date.now();
+    for (let i = 0; i < 150; i++) seedBatch(`batches/m${String(i).padStart(3, "0")}`, now - 3_600_000, "x");
+    const page1 = await lister().list({ resume: null, sinceMs: 0 }, AbortSignal.timeout(5000));
+    if (page1.kind !== "page") throw new Error(page1.error);
+    // Created during the sweep: "a-mid" sorts onto page 1, already read; "z-mid", newer, onto page 2.
+    seedBatch("batches/a-mid", now - 600_000, "x");
+    seedBatch("batches/z-mid", now, "x");
+    const rest = await sweep(lister(), page1.resume, 0);
+    expect(rest.jobs.map((job) => job.id)).toContain("batches/z-mid");
+    expect([...page1.jobs, ...rest.jobs].map((job) => job.id)).not.toContain("batches/a-mid");
+    const next = await sweep(lister(), rest.resume, 0);
+    expect(next.jobs.map((job) => job.id)).toContain("batches/a-mid");
   });
 
   it("an empty list is `{}` and ends the sweep", async () => {

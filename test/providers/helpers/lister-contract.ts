@@ -103,10 +103,12 @@ export function listerContract(subject: () => ListerSubject): void {
     s.seed(old);
     const first = await sweep(s.lister(), null, since());
     expect(first.jobs).toHaveLength(old.length);
+    // An unordered list's mark lags one sweep behind (SweepState.last): it settles after two.
+    const settled = s.ordered ? first : await sweep(s.lister(), first.resume, since());
     const fresh = jobsAgo("n", 3, MINUTE, MINUTE);
     s.seed(fresh);
     const before = s.listCalls();
-    const second = await sweep(s.lister(), first.resume, since());
+    const second = await sweep(s.lister(), settled.resume, since());
     // The newest job already seen is read again (OVERLAP_MS); nothing older.
     const expected = s.ordered ? 1 : Math.ceil((old.length + fresh.length) / s.pageSize);
     expect(s.listCalls() - before).toBe(expected);
