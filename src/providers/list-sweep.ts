@@ -132,6 +132,7 @@ export function sweepLister(
  * the sweep is done when the last one is. `resume` holds which list is being read and each one's.
  */
 export function sequenceListers(listers: readonly JobLister[]): JobLister {
+  if (listers.length === 0) throw new Error("sequenceListers needs at least one lister");
   return {
     kinds: listers.flatMap((lister) => lister.kinds),
     async list(query, signal) {

@@ -149,6 +149,18 @@ describe("the adapter's lister: batches, then sessions, as one sweep", () => {
   });
 });
 
+describe("a lister for batches only (a key without Managed Agents access)", () => {
+  it("never calls the sessions list", async () => {
+    batches().seed(jobsAgo("msgbatch_", 3, 60_000));
+    sessions().seed(jobsAgo("sesn_", 3, 60_000));
+    const before = fake.listCalls("/v1/sessions");
+    const run = await sweep(createAnthropicLister(client(), BETA, ["message_batch"]), null, 0);
+    expect(run.jobs.map((job) => job.kind)).toEqual(Array(3).fill("message_batch"));
+    expect(run.results).toHaveLength(1);
+    expect(fake.listCalls("/v1/sessions")).toBe(before);
+  });
+});
+
 describe("the fake's lists are what the official SDK pages through", () => {
   const sdk = () => new Anthropic({ apiKey: fake.apiKey, baseURL: base, maxRetries: 0 });
 

@@ -17,11 +17,17 @@ const PAGE_LIMIT = 100;
  *   next_page, prev_page}`, `created_at` descending by default. Archived sessions are included:
  *   one archived before anyone saw it end must still settle. The tag is `metadata.finality_intent`.
  */
-export function createAnthropicLister(client: StatusClient, sessionsBeta: string): JobLister {
-  return sequenceListers([
-    createAnthropicBatchLister(client),
-    createAnthropicSessionLister(client, sessionsBeta),
-  ]);
+export function createAnthropicLister(
+  client: StatusClient,
+  sessionsBeta: string,
+  kinds: readonly ("message_batch" | "session")[] = ["message_batch", "session"],
+): JobLister {
+  // A subset for a key without Managed Agents access: a list that always fails would stop every sweep.
+  const listers = [
+    ...(kinds.includes("message_batch") ? [createAnthropicBatchLister(client)] : []),
+    ...(kinds.includes("session") ? [createAnthropicSessionLister(client, sessionsBeta)] : []),
+  ];
+  return sequenceListers(listers);
 }
 
 export function createAnthropicBatchLister(client: StatusClient): JobLister {
