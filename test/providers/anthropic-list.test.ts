@@ -132,6 +132,20 @@ describe("the adapter's lister: batches, then sessions, as one sweep", () => {
     expect(fake.listCalls("/v1/sessions") - sessionCalls).toBe(1);
   });
 
+  it("a resume it cannot read starts with the first list again", async () => {
+    batches().seed(jobsAgo("msgbatch_", 2, 60_000));
+    sessions().seed(jobsAgo("sesn_", 2, 60_000));
+    for (const resume of ["nope", '{"at":7,"parts":[null,null]}', '{"at":1,"parts":[null]}']) {
+      const run = await sweep(createAnthropicLister(client(), BETA), resume, 0);
+      expect(run.jobs.map((job) => job.kind)).toEqual([
+        "message_batch",
+        "message_batch",
+        "session",
+        "session",
+      ]);
+    }
+  });
+
   it("a 429 on the second list keeps the first list's progress", async () => {
     batches().seed(jobsAgo("msgbatch_", 5, 60_000));
     sessions().seed(jobsAgo("sesn_", 5, 60_000));

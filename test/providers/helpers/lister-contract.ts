@@ -189,6 +189,16 @@ export function listerContract(subject: () => ListerSubject): void {
     expect(s.listCalls() - before).toBe(2);
   });
 
+  it("a resume it cannot read (another version's) starts a full sweep instead of failing", async () => {
+    const s = subject();
+    const seeded = jobsAgo("u", 3, MINUTE);
+    s.seed(seeded);
+    for (const resume of ["not json", "[1,2]", '{"mark":"x","cursor":42}']) {
+      const run = await sweep(s.lister(), resume, since());
+      expectIds(s, run.jobs, ids(seeded));
+    }
+  });
+
   it("a 5xx and an unreachable provider are failures that say so", async () => {
     const s = subject();
     s.server.failNext = { status: 503, count: 1 };
