@@ -61,7 +61,6 @@ const batches = (): ListerSubject => ({
     for (const job of jobs)
       fake.batches.set(job.id, { ...messageBatch(job.id, "in_progress"), created_at: iso(job.createdAt) });
   },
-  clear: () => fake.batches.clear(),
   lister: (baseUrl) => createAnthropicBatchLister(client(baseUrl)),
   listCalls: () => fake.listCalls("/v1/messages/batches"),
 });
@@ -82,7 +81,6 @@ const sessions = (): ListerSubject => ({
         metadata: job.tag === undefined ? { team: "search" } : { team: "search", finality_intent: job.tag },
       });
   },
-  clear: () => fake.sessions.clear(),
   lister: (baseUrl) => createAnthropicSessionLister(client(baseUrl), BETA),
   listCalls: () => fake.listCalls("/v1/sessions"),
 });

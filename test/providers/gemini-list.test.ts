@@ -68,7 +68,6 @@ const subject = (): ListerSubject => ({
         job.tag === undefined ? "nightly-eval" : `nightly-eval finality_intent=${job.tag}`,
       );
   },
-  clear: () => fake.objects.clear(),
   lister,
   listedId: (id) => `batches/${id}`,
   listCalls: () => fake.listCalls,

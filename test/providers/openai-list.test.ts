@@ -51,7 +51,6 @@ const subject = (): ListerSubject => ({
         metadata: job.tag === undefined ? { team: "search" } : { team: "search", finality_intent: job.tag },
       });
   },
-  clear: () => fake.objects.clear(),
   lister,
   listCalls: () => fake.listCalls,
 });

@@ -58,7 +58,6 @@ const subject = (): ListerSubject => ({
       );
     }
   },
-  clear: () => fake.predictions.clear(),
   lister,
   listCalls: () => fake.listCalls,
 });

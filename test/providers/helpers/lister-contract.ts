@@ -21,7 +21,6 @@ export interface ListerSubject {
   /** False when the list item carries nothing the submitter chose: no job has a tag. */
   taggable: boolean;
   seed(jobs: SeededJob[]): void;
-  clear(): void;
   /** A new lister, as after a restart, against `baseUrl` (default: the fake). */
   lister(baseUrl?: string): JobLister;
   /** The remote id a seeded job is listed under, when the provider names it (Gemini `batches/…`). */
