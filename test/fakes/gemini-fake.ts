@@ -1,6 +1,7 @@
 import { type CryptoKey, exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
 import { FakeServer, header, type SeenRequest } from "./fake-server.js";
 import { geminiEvent } from "./gemini-fixtures.js";
+import { limitParam, pageOf } from "./list-pages.js";
 import { type SignedDelivery, standardWebhook } from "./webhook-delivery.js";
 
 /**
@@ -8,6 +9,9 @@ import { type SignedDelivery, standardWebhook } from "./webhook-delivery.js";
  * /v1beta/interactions/{id}`, the key in `x-goog-api-key`, Google's `{error: {code, message,
  * status}}` errors, a JWKS at `/.well-known/jwks.json`, and webhooks both ways Gemini signs them:
  * Standard Webhooks for project webhooks, an RS256 JWT in `Webhook-Signature` for per-request ones.
+ * `GET /v1beta/batches` lists batch operations (`pageSize`, `pageToken`; `{operations,
+ * nextPageToken}`, both left out when empty, as proto3 JSON does). The API documents no order, so
+ * the fake lists them by name, which is not creation order: a lister must not rely on one.
  */
 export class GeminiFake {
   /** By resource name: `batches/x`, `models/m/operations/y`, `interactions/z`. */
@@ -87,9 +91,40 @@ export class GeminiFake {
     };
   }
 
+  /** The `GET /v1beta/batches` calls answered so far. */
+  get listCalls(): number {
+    return this.server.seen.filter((request) => request.path === "/v1beta/batches").length;
+  }
+
+  private listBatches(query: URLSearchParams) {
+    const size = limitParam(query.get("pageSize"), 50, 0, 1000);
+    if (size === undefined)
+      return { status: 400, body: googleError(400, "INVALID_ARGUMENT", "Invalid page size.") };
+    const batches = [...this.objects.entries()]
+      .filter(([name]) => name.startsWith("batches/"))
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, batch]) => batch);
+    const token = query.get("pageToken");
+    const afterId = token === null ? null : Buffer.from(token, "base64url").toString();
+    const found = pageOf(batches, (batch) => String(batch.name), size === 0 ? 50 : size, { afterId });
+    if (found === undefined)
+      return { status: 400, body: googleError(400, "INVALID_ARGUMENT", "Invalid page token.") };
+    const last = found.page.at(-1)?.name;
+    return {
+      status: 200,
+      body: {
+        ...(found.page.length > 0 ? { operations: found.page } : {}),
+        ...(found.hasMore && last !== undefined
+          ? { nextPageToken: Buffer.from(String(last)).toString("base64url") }
+          : {}),
+      },
+    };
+  }
+
   private route(request: SeenRequest) {
     if (request.method !== "GET") return null;
     if (request.path === "/.well-known/jwks.json") return { status: 200, body: this.jwks };
+    if (request.path === "/v1beta/batches") return this.listBatches(request.query);
     const match = /^\/v1beta\/(.+)$/.exec(request.path);
     if (!match) return null;
     const name = (match[1] as string).split("/").map(decodeURIComponent).join("/");

@@ -1,4 +1,5 @@
-import { FakeServer, header } from "./fake-server.js";
+import { FakeServer, header, type SeenRequest } from "./fake-server.js";
+import { limitParam, newestFirst, pageOf } from "./list-pages.js";
 import { openaiEvent } from "./openai-fixtures.js";
 import { type SignedDelivery, standardWebhook } from "./webhook-delivery.js";
 
@@ -6,6 +7,8 @@ import { type SignedDelivery, standardWebhook } from "./webhook-delivery.js";
  * A fake OpenAI API: `GET /v1/responses/{id}` and `GET /v1/batches/{id}` with `Authorization:
  * Bearer <key>`, errors in OpenAI's `{error: {message, type, param, code}}` shape, and webhooks as
  * OpenAI sends them (Standard Webhooks, thin `{id, object: "event", created_at, type, data: {id}}`).
+ * `GET /v1/batches` lists batches newest first: `limit` (1-100, default 20) and `after` (a batch
+ * id), answering `{object: "list", data, first_id, last_id, has_more}`.
  */
 export class OpenAIFake {
   readonly objects = new Map<string, Record<string, unknown>>();
@@ -14,6 +17,7 @@ export class OpenAIFake {
   constructor(readonly apiKey = "sk-test-fake") {
     this.server = new FakeServer(
       (request) => {
+        if (request.method === "GET" && request.path === "/v1/batches") return this.listBatches(request);
         const match = /^\/v1\/(responses|batches)\/([^/]+)$/.exec(request.path);
         if (request.method !== "GET" || !match) return null;
         const object = this.objects.get(decodeURIComponent(match[2] as string));
@@ -38,6 +42,35 @@ export class OpenAIFake {
 
   set(object: Record<string, unknown>): void {
     this.objects.set(String(object.id), object);
+  }
+
+  /** The `GET /v1/batches` calls answered so far (429s and refusals included). */
+  get listCalls(): number {
+    return this.server.seen.filter((request) => request.path === "/v1/batches").length;
+  }
+
+  private listBatches(request: SeenRequest) {
+    const limit = limitParam(request.query.get("limit"), 20, 1, 100);
+    if (limit === undefined)
+      return { status: 400, body: openaiError("limit must be between 1 and 100.", "invalid_value") };
+    const batches = newestFirst(
+      [...this.objects.values()].filter((object) => object.object === "batch"),
+      (batch) => Number(batch.created_at),
+    );
+    const found = pageOf(batches, (batch) => String(batch.id), limit, {
+      afterId: request.query.get("after"),
+    });
+    if (found === undefined) return { status: 400, body: openaiError("No such batch for after.", null) };
+    return {
+      status: 200,
+      body: {
+        object: "list",
+        data: found.page,
+        first_id: found.page[0]?.id ?? null,
+        last_id: found.page.at(-1)?.id ?? null,
+        has_more: found.hasMore,
+      },
+    };
   }
 
   /** A signed thin webhook for `objectId`. */

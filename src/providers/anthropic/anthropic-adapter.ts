@@ -6,6 +6,7 @@ import { decodeJsonObject, requireText } from "../json-body.js";
 import { fromRfc3339, objectOf } from "../json-fields.js";
 import { createStatusClient } from "../status-client.js";
 import { type ObserveObject, observeThinEvent, type ThinEvent } from "../thin-webhook.js";
+import { createAnthropicLister } from "./anthropic-list.js";
 import { ANTHROPIC_WEBHOOK_EVENTS } from "./anthropic-states.js";
 import { createAnthropicObserver } from "./anthropic-status.js";
 
@@ -30,6 +31,7 @@ export function createAnthropicAdapter(
   return {
     poller: (job, signal) => observe({ id: job.id, kind: job.kind, job }, signal),
     pollTimeoutMs: config.timeoutSeconds * 1000,
+    lister: createAnthropicLister(client, config.sessionsBeta),
     receiver: {
       provider,
       verify: deps.verifiers.webhook(provider, config.webhook, deps.now),

@@ -9,6 +9,7 @@ import { decodeJsonObject, requireText } from "../json-body.js";
 import { fromRfc3339, objectOf, textOf } from "../json-fields.js";
 import { createStatusClient } from "../status-client.js";
 import { type ObserveObject, observeThinEvent, type ThinEvent } from "../thin-webhook.js";
+import { createGeminiBatchLister } from "./gemini-list.js";
 import { GEMINI_WEBHOOK_EVENTS } from "./gemini-states.js";
 import { createGeminiObserver } from "./gemini-status.js";
 
@@ -34,6 +35,7 @@ export function createGeminiAdapter(
   return {
     poller: (job, signal) => observe({ id: job.id, kind: job.kind, job }, signal),
     pollTimeoutMs: config.timeoutSeconds * 1000,
+    lister: createGeminiBatchLister(client, config.apiVersion),
     receiver: {
       provider,
       verify: geminiVerifier(provider, config, deps),

@@ -6,6 +6,7 @@ import { decodeJsonObject, requireText } from "../json-body.js";
 import { fromUnixSeconds, objectOf } from "../json-fields.js";
 import { createStatusClient } from "../status-client.js";
 import { type ObserveObject, observeThinEvent, type ThinEvent } from "../thin-webhook.js";
+import { createOpenAIBatchLister } from "./openai-list.js";
 import { OPENAI_WEBHOOK_EVENTS } from "./openai-states.js";
 import { createOpenAIObserver } from "./openai-status.js";
 
@@ -30,6 +31,7 @@ export function createOpenAIAdapter(
   return {
     poller: (job, signal) => observe({ id: job.id, kind: job.kind, job }, signal),
     pollTimeoutMs: config.timeoutSeconds * 1000,
+    lister: createOpenAIBatchLister(client),
     receiver: {
       provider,
       verify: deps.verifiers.webhook(provider, config.webhook, deps.now),

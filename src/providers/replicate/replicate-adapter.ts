@@ -7,6 +7,7 @@ import { decodeJsonObject, requireText } from "../json-body.js";
 import { fromRfc3339, latest, objectOf, textOf } from "../json-fields.js";
 import { mapState } from "../state-map.js";
 import { createStatusClient } from "../status-client.js";
+import { createReplicateLister } from "./replicate-list.js";
 import { REPLICATE_PREDICTION_STATES } from "./replicate-states.js";
 
 /**
@@ -44,6 +45,7 @@ export function createReplicateAdapter(
             return { kind: "observed", observation: predictionObservation(provider, prediction) };
           },
     pollTimeoutMs: config.timeoutSeconds * 1000,
+    lister: client === null ? undefined : createReplicateLister(client),
     receiver: {
       provider,
       verify: deps.verifiers.webhook(provider, config.webhook, deps.now),

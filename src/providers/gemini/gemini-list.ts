@@ -1,0 +1,53 @@
+import type { JobLister, ListedJob } from "../discovery-types.js";
+import { fromRfc3339, objectOf, textOf } from "../json-fields.js";
+import { INTENT_TAG_KEY, type ListPage, sweepLister } from "../list-sweep.js";
+import type { StatusClient } from "../status-client.js";
+
+const PAGE_SIZE = 100;
+
+/** `finality_intent=<key>` anywhere in the display name, set off by spaces. */
+const TAG_IN_NAME = new RegExp(`(?:^|\\s)${INTENT_TAG_KEY}=(\\S+)`);
+
+/**
+ * Gemini batch jobs, `GET /{apiVersion}/batches?pageSize=&pageToken=` (`generativelanguage.batches.list`,
+ * answering a `ListOperationsResponse`: `{operations, nextPageToken}`, the token absent on the
+ * last page). Each operation's `metadata` is the `GenerateContentBatch`: `createTime` and the
+ * submitter's `displayName`, which carries the tag as `finality_intent=<key>` (a display name is
+ * required and often a plain label: only the marked part is taken as a tag). The API documents no order for this list, so
+ * every sweep reads all its pages and keeps the jobs created since the last one (`ordered: false`).
+ *
+ * Not listed: long-running operations (`GET /{apiVersion}/models/{model}/operations` exists per
+ * model, but an operation carries neither a creation time nor a field the submitter chose) and
+ * interactions (no list endpoint). Those are found through submission intents.
+ */
+export function createGeminiBatchLister(client: StatusClient, apiVersion: string): JobLister {
+  return sweepLister(
+    ["batch"],
+    "Gemini batches list",
+    (cursor, signal) => {
+      const query = new URLSearchParams({ pageSize: String(PAGE_SIZE) });
+      if (cursor !== null) query.set("pageToken", cursor);
+      return client.get(`/${apiVersion}/batches`, signal, query.toString());
+    },
+    readBatchOperations,
+    false,
+  );
+}
+
+export function readBatchOperations(body: unknown): ListPage | string {
+  const list = objectOf(body);
+  // An empty list is `{}`: proto3 JSON leaves out empty repeated fields.
+  const operations = list.operations ?? [];
+  if (!Array.isArray(operations)) return "`operations` is not an array";
+  const jobs: ListedJob[] = [];
+  for (const item of operations) {
+    const operation = objectOf(item);
+    const metadata = objectOf(operation.metadata);
+    const id = textOf(operation.name);
+    const createdAt = fromRfc3339(metadata.createTime);
+    if (id === undefined || createdAt === undefined) return "a batch without name or metadata.createTime";
+    const tag = TAG_IN_NAME.exec(textOf(metadata.displayName) ?? "")?.[1];
+    jobs.push({ id, kind: "batch", createdAt, ...(tag === undefined ? {} : { tag }) });
+  }
+  return { jobs, next: textOf(list.nextPageToken) ?? null };
+}
