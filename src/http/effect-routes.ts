@@ -8,7 +8,7 @@ import { effectListSchema, effectSchema } from "./api-schemas.js";
 import type { AppEnv } from "./app-env.js";
 import type { RouteDoc } from "./openapi/route-doc.js";
 
-const listQuerySchema = z.strictObject({
+export const listQuerySchema = z.strictObject({
   status: z.enum(["pending", "delivering", "delivered", "dead"]).optional(),
   provider: z.string().min(1).max(LIMITS.providerNameLength).optional(),
   job: z.string().min(1).max(LIMITS.jobIdLength).optional(),

@@ -37,7 +37,7 @@ const integer = (min: number, max: number) =>
     .transform(Number)
     .pipe(z.number().int().min(min).max(max));
 
-const listQuerySchema = z.strictObject({
+export const listQuerySchema = z.strictObject({
   state: z.string().min(1).max(LIMITS.stateLength).optional(),
   provider: z.string().min(1).max(LIMITS.providerNameLength).optional(),
   kind: z.string().min(1).max(LIMITS.kindLength).optional(),
@@ -53,7 +53,7 @@ const listQuerySchema = z.strictObject({
   cursor: z.string().min(1).max(200).optional(),
 });
 
-const eventsQuerySchema = z.strictObject({
+export const eventsQuerySchema = z.strictObject({
   after: integer(0, Number.MAX_SAFE_INTEGER).optional(),
   limit: integer(1, 10_000).optional(),
 });

@@ -7,7 +7,7 @@ import { parkedListSchema } from "./api-schemas.js";
 import type { AppEnv } from "./app-env.js";
 import type { RouteDoc } from "./openapi/route-doc.js";
 
-const listQuerySchema = z.strictObject({
+export const listQuerySchema = z.strictObject({
   provider: z.string().min(1).max(LIMITS.providerNameLength).optional(),
   id: z.string().min(1).max(LIMITS.jobIdLength).optional(),
   limit: z
