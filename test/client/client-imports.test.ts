@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 const CLIENT = resolve(import.meta.dirname, "../../src/client");
 
 /** Each import statement of `text` that names a module outside src/client/ without `import type`. */
-export function runtimeImportsOutside(text: string): string[] {
+function runtimeImportsOutside(text: string): string[] {
   const statements = [...text.matchAll(/^(import|export)\b[^;]*?from\s+"([^"]+)";/gms)];
   return statements
     .filter(([statement, , from]) => {
