@@ -39,7 +39,7 @@ export interface FinalityClient {
   /** `GET /v1/jobs/{provider}/{id}` (an id may hold `/`). */
   getJob(provider: string, id: string): Promise<Job>;
   listJobs(query?: ListJobsQuery): Promise<Page<Job>>;
-  jobEvents(provider: string, id: string, query?: JobEventsQuery): Promise<{ items: JobEvent[] }>;
+  listJobEvents(provider: string, id: string, query?: JobEventsQuery): Promise<{ items: JobEvent[] }>;
   /** `POST .../observations`; an `idempotencyKey` makes a retried call a `duplicate-delivery`. */
   observeJob(
     provider: string,
@@ -56,7 +56,7 @@ export interface FinalityClient {
   enqueueRun(run: EnqueueRunInput): Promise<{ created: boolean; run: RunWithAttempts }>;
   getRun(id: string): Promise<RunWithAttempts>;
   listRuns(query?: ListRunsQuery): Promise<Page<Run>>;
-  runEvents(id: string, query?: RunEventsQuery): Promise<{ items: RunEvent[] }>;
+  listRunEvents(id: string, query?: RunEventsQuery): Promise<{ items: RunEvent[] }>;
   cancelRun(id: string): Promise<RunWithAttempts>;
 
   /** Worker API: a run and its lease, or null when none came within `waitSeconds`. */
@@ -86,7 +86,7 @@ export function createFinalityClient(options: FinalityClientOptions): FinalityCl
     },
     getJob: (provider, id) => get(jobPath(provider, id)),
     listJobs: (query) => get("/v1/jobs", query),
-    jobEvents: (provider, id, query) => get(`${jobPath(provider, id)}/events`, query),
+    listJobEvents: (provider, id, query) => get(`${jobPath(provider, id)}/events`, query),
     observeJob: (provider, id, observation, opts) =>
       post(
         `${jobPath(provider, id)}/observations`,
@@ -104,7 +104,7 @@ export function createFinalityClient(options: FinalityClientOptions): FinalityCl
     },
     getRun: (id) => get(`/v1/runs/${part(id)}`),
     listRuns: (query) => get("/v1/runs", query),
-    runEvents: (id, query) => get(`/v1/runs/${part(id)}/events`, query),
+    listRunEvents: (id, query) => get(`/v1/runs/${part(id)}/events`, query),
     cancelRun: (id) => post(`/v1/runs/${part(id)}/cancel`),
 
     async claimRun(workerId, claim = {}, opts = {}) {

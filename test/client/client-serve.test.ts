@@ -86,7 +86,7 @@ describe("finality/client against finality serve", () => {
     expect(again.outcome).toBe("duplicate-delivery");
 
     expect((await client.getJob("acme", "ops/1")).state).toBe("running");
-    const events = await client.jobEvents("acme", "ops/1");
+    const events = await client.listJobEvents("acme", "ops/1");
     expect(events.items.map((event) => event.reason)).toEqual([
       null,
       "already-registered",
@@ -130,7 +130,7 @@ describe("finality/client against finality serve", () => {
     const run = runWithAttemptsSchema.parse(await client.getRun(queued.run.id));
     expect(run).toMatchObject({ status: "succeeded", output: { ok: 1 } });
     expect(run.attempts.map((attempt) => attempt.status)).toEqual(["succeeded"]);
-    const types = (await client.runEvents(queued.run.id)).items.map((event) => event.type);
+    const types = (await client.listRunEvents(queued.run.id)).items.map((event) => event.type);
     expect(types).toContain("attempt.claimed");
     expect((await client.getJob("runs", queued.run.id)).state).toBe("succeeded");
     // Nothing left to claim: the long-poll's 204 is null.
