@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { z } from "zod";
 import { effectToJson } from "../core/job-json.js";
-import { LIMITS, parseWith } from "../core/validation.js";
+import { LIMITS, parseWith, queryInteger } from "../core/validation.js";
 import { retryEffect } from "../engine/effect-admin.js";
 import type { Finality } from "../engine/finality.js";
 import { effectListSchema, effectSchema } from "./api-schemas.js";
@@ -12,12 +12,7 @@ export const listQuerySchema = z.strictObject({
   status: z.enum(["pending", "delivering", "delivered", "dead"]).optional(),
   provider: z.string().min(1).max(LIMITS.providerNameLength).optional(),
   job: z.string().min(1).max(LIMITS.jobIdLength).optional(),
-  limit: z
-    .string()
-    .regex(/^[0-9]+$/, "must be a whole number")
-    .transform(Number)
-    .pipe(z.number().int().min(1).max(500))
-    .optional(),
+  limit: queryInteger(1, 500).optional(),
   cursor: z.string().min(1).max(200).optional(),
 });
 

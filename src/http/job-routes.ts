@@ -7,6 +7,7 @@ import {
   apiObservationSchema,
   LIMITS,
   parseWith,
+  queryInteger,
   registrationSchema,
 } from "../core/validation.js";
 import { replayEffects } from "../engine/effect-admin.js";
@@ -30,13 +31,6 @@ export interface JobRouteOptions {
   bodyLimitBytes: number;
 }
 
-const integer = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^[0-9]+$/, "must be a whole number")
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
-
 export const listQuerySchema = z.strictObject({
   state: z.string().min(1).max(LIMITS.stateLength).optional(),
   provider: z.string().min(1).max(LIMITS.providerNameLength).optional(),
@@ -49,13 +43,13 @@ export const listQuerySchema = z.strictObject({
     .enum(["true", "false"], { error: "must be true or false" })
     .transform((v) => v === "true")
     .optional(),
-  limit: integer(1, 500).optional(),
+  limit: queryInteger(1, 500).optional(),
   cursor: z.string().min(1).max(200).optional(),
 });
 
 export const eventsQuerySchema = z.strictObject({
-  after: integer(0, Number.MAX_SAFE_INTEGER).optional(),
-  limit: integer(1, 10_000).optional(),
+  after: queryInteger(0, Number.MAX_SAFE_INTEGER).optional(),
+  limit: queryInteger(1, 10_000).optional(),
 });
 
 /** The JSON API over jobs. Job ids may contain `/`, raw or encoded as `%2F`. */

@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
 import { z } from "zod";
-import { LIMITS, parseWith } from "../core/validation.js";
+import { LIMITS, parseWith, queryInteger } from "../core/validation.js";
 import type { Finality } from "../engine/finality.js";
 import type { ParkedObservation, Tombstone } from "../store/lifecycle-store.js";
 import { parkedListSchema } from "./api-schemas.js";
@@ -10,12 +10,7 @@ import type { RouteDoc } from "./openapi/route-doc.js";
 export const listQuerySchema = z.strictObject({
   provider: z.string().min(1).max(LIMITS.providerNameLength).optional(),
   id: z.string().min(1).max(LIMITS.jobIdLength).optional(),
-  limit: z
-    .string()
-    .regex(/^[0-9]+$/, "must be a whole number")
-    .transform(Number)
-    .pipe(z.number().int().min(1).max(500))
-    .optional(),
+  limit: queryInteger(1, 500).optional(),
   cursor: z.string().min(1).max(200).optional(),
 });
 
