@@ -1,5 +1,6 @@
 import { compileErrors, validate } from "@readme/openapi-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { problemSchema } from "../../src/http/api-schemas.js";
 import { buildOpenApiDocument } from "../../src/http/openapi/openapi-document.js";
 import { routeDocs } from "../../src/http/openapi/route-docs.js";
@@ -151,7 +152,22 @@ function answerSchema(operationId: string, status: number) {
   return schema;
 }
 
-/** Calls the app and checks the answer against what the document says of it. */
+/**
+ * The JSON Schema the served document gives `operationId`'s answer with this status, turned back
+ * into a validator (`z.fromJSONSchema`), so that the conversion itself is checked too.
+ */
+async function documentedSchema(operationId: string, status: number, contentType = "application/json") {
+  const document = (await (await built.app.request("/openapi.json")).json()) as Record<string, unknown>;
+  const local = JSON.parse(JSON.stringify(document).replaceAll("#/components/schemas/", "#/$defs/"));
+  const paths = local.paths as Record<string, Record<string, { operationId: string; responses: unknown }>>;
+  const operation = Object.values(paths)
+    .flatMap((methods) => Object.values(methods))
+    .find((op) => op.operationId === operationId);
+  const schema = dig(operation, "responses", String(status), "content", contentType, "schema") as object;
+  return z.fromJSONSchema({ ...schema, $defs: dig(local, "components", "schemas") } as never);
+}
+
+/** Calls the app and checks the answer against what the document says of it, both ways. */
 async function call(
   operationId: string,
   path: string,
@@ -164,6 +180,8 @@ async function call(
   });
   const body = await response.json();
   expect(response.status, JSON.stringify(body)).toBe(status);
+  const described = (await documentedSchema(operationId, status)).safeParse(body);
+  expect(described.success, `${operationId}: ${described.error?.message}`).toBe(true);
   return answerSchema(operationId, status).parse(body);
 }
 
@@ -210,16 +228,23 @@ describe("real answers parse with the described schemas", () => {
   it("a problem parses as one, with a type the operation lists for its status", async () => {
     const response = await built.app.request("/v1/attempts/nope/heartbeat", post({ generation: 1 }));
     expect(response.status).toBe(404);
-    const problem = problemSchema.parse(await response.json());
-    const document = buildOpenApiDocument({ runs: true });
-    const listed = JSON.stringify(
-      dig(document, "paths", "/v1/attempts/{id}/heartbeat", "post", "responses", "404"),
-    );
-    expect(listed).toContain(problem.type);
+    const body = (await response.json()) as Record<string, unknown>;
+    expect(problemSchema.parse(body).type).toBe("urn:finality:problem:not-found");
+    // The document's 404 for this operation: a Problem whose type is one it lists.
+    const described = await documentedSchema("heartbeat", 404, "application/problem+json");
+    expect(described.safeParse(body).success).toBe(true);
+    expect(described.safeParse({ ...body, type: "urn:finality:problem:conflict" }).success).toBe(false);
   });
 
-  it("a schema check that can fail: a field the schema does not know is refused", () => {
+  it("a schema check that can fail: a missing field or one the schema does not know is refused", async () => {
     const job = answerSchema("getJob", 200);
     expect(() => job.parse({ provider: "acme" })).toThrow();
+    const real = (await (await built.app.request("/v1/jobs/acme/doc%2F1")).json()) as Record<string, unknown>;
+    expect(job.safeParse(real).success).toBe(true);
+    expect(job.safeParse({ ...real, extra: 1 }).success).toBe(false);
+    const described = await documentedSchema("getJob", 200);
+    expect(described.safeParse(real).success).toBe(true);
+    expect(described.safeParse({ ...real, extra: 1 }).success).toBe(false);
+    expect(described.safeParse({ ...real, state: "done" }).success).toBe(false);
   });
 });

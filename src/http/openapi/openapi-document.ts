@@ -157,7 +157,7 @@ function problemResponses(codes: readonly ErrorCode[], components: SchemaCompone
       content: {
         "application/problem+json": {
           schema: {
-            allOf: [problem, { properties: { type: { enum: types }, code: { enum: list } } }],
+            allOf: [problem, { type: "object", properties: { type: { enum: types }, code: { enum: list } } }],
           },
         },
       },
