@@ -85,23 +85,28 @@ const SECURITY: Record<RouteDoc["auth"], Json[]> = {
   public: [],
 };
 
-/** Problems any route of that kind may answer. */
+/** Problems any route of that kind may answer: its refusals, and a database that is not there. */
 const AUTH_ERRORS: Record<RouteDoc["auth"], readonly ErrorCode[]> = {
-  api: ["unauthorized", "forbidden"],
-  worker: ["unauthorized", "forbidden"],
-  signature: ["signature-invalid", "unknown-provider"],
+  api: ["unauthorized", "forbidden", "store-unavailable"],
+  worker: ["unauthorized", "forbidden", "store-unavailable"],
+  signature: ["signature-invalid", "unknown-provider", "store-unavailable"],
   public: [],
 };
-const BODY_ERRORS: readonly ErrorCode[] = ["invalid-request", "payload-too-large"];
-const EVERY_ROUTE_ERRORS: readonly ErrorCode[] = ["internal"];
 
-function operation(doc: RouteDoc, components: SchemaComponents): Json {
-  const id = doc.operationId[0]?.toUpperCase() + doc.operationId.slice(1);
-  const parameters = [...pathParameters(doc), ...queryParameters(doc), ...headerParameters(doc)];
+/** What the operation may answer as problems: its own, its auth's, its input's, and a bug's. */
+function problemCodes(doc: RouteDoc): ErrorCode[] {
+  const input: ErrorCode[] = [
+    ...(doc.body || doc.query ? (["invalid-request"] as const) : []),
+    ...(doc.body ? (["payload-too-large"] as const) : []),
+  ];
+  return [...new Set([...AUTH_ERRORS[doc.auth], ...input, ...(doc.errors ?? []), "internal" as const])];
+}
+
+/** The successful answers: JSON ones as named components, text and files inline. */
+function answerResponses(doc: RouteDoc, id: string, components: SchemaComponents): Json {
   const responses: Json = {};
   for (const [status, answer] of Object.entries(doc.responses)) {
     const contentType = answer.contentType ?? "application/json";
-    // JSON answers are named components; text and files are described inline.
     const schema =
       answer.schema === undefined
         ? undefined
@@ -113,14 +118,16 @@ function operation(doc: RouteDoc, components: SchemaComponents): Json {
       ...(status === "204" ? {} : { content: { [contentType]: schema ? { schema } : {} } }),
     };
   }
-  const codes = new Set([
-    ...AUTH_ERRORS[doc.auth],
-    ...(doc.body || doc.query ? BODY_ERRORS.slice(0, 1) : []),
-    ...(doc.body ? BODY_ERRORS : []),
-    ...(doc.errors ?? []),
-    ...EVERY_ROUTE_ERRORS,
-  ]);
-  Object.assign(responses, problemResponses([...codes], components));
+  return responses;
+}
+
+function operation(doc: RouteDoc, components: SchemaComponents): Json {
+  const id = doc.operationId[0]?.toUpperCase() + doc.operationId.slice(1);
+  const parameters = [...pathParameters(doc), ...queryParameters(doc), ...headerParameters(doc)];
+  const responses = {
+    ...answerResponses(doc, id, components),
+    ...problemResponses(problemCodes(doc), components),
+  };
   return {
     operationId: doc.operationId,
     tags: [doc.tag],

@@ -1,15 +1,17 @@
 import { z } from "zod";
 import { EFFECT_ROUTE_DOCS } from "../effect-routes.js";
-import { JOB_ROUTE_DOCS } from "../job-routes.js";
+import { JOB_ROUTE_DOCS } from "../job-route-docs.js";
 import { OPS_ROUTE_DOCS } from "../ops-routes.js";
 import { PARKED_ROUTE_DOCS } from "../parked-routes.js";
-import { RUN_ROUTE_DOCS, WORKER_ROUTE_DOCS } from "../run-routes.js";
+import { RUN_ROUTE_DOCS, WORKER_ROUTE_DOCS } from "../run-route-docs.js";
 import { WEBHOOK_ROUTE_DOCS } from "../webhook-routes.js";
 import type { RouteDoc } from "./route-doc.js";
 
 /**
  * Every operation of /openapi.json. To describe a new route: export its `RouteDoc[]` beside the
- * route (as `JOB_ROUTE_DOCS` is in job-routes.ts) and spread it here, under the same condition
+ * route (at the end of its route file, as `EFFECT_ROUTE_DOCS` is in effect-routes.ts, or in a
+ * sibling `<name>-route-docs.ts` when that file would pass ~300 lines, as job-route-docs.ts) and
+ * spread it here, under the same condition
  * the app mounts the route on. The contract test (test/http/openapi-document.test.ts) fails until
  * the two agree.
  */
