@@ -5,6 +5,7 @@ import { addDashboardRoutes } from "../dashboard/dashboard-routes.js";
 import { renderNotFoundPage, renderRefusalPage } from "../dashboard/layout.js";
 import type { ProviderActivity } from "../dashboard/provider-activity.js";
 import type { Finality } from "../engine/finality.js";
+import { type ApiReferenceAssets, addApiReferenceRoutes } from "../http/api-reference-routes.js";
 import type { AppEnv } from "../http/app-env.js";
 import { bearerAuth } from "../http/bearer-auth.js";
 import { crossSiteGuard, isUnguardedPath } from "../http/cross-site-guard.js";
@@ -50,6 +51,8 @@ interface AppBaseOptions {
   authorizeWorker?: WorkerAuthorizer;
   /** Each provider's last webhook and poll, for the dashboard's configuration page. */
   activity?: ProviderActivity;
+  /** Swagger UI's files for /docs/api (the Node host reads them from swagger-ui-dist). */
+  apiReferenceAssets?: ApiReferenceAssets;
 }
 
 /**
@@ -98,6 +101,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   addParkedRoutes(app, finality);
   if (runs) addRunRoutes(app, { runs, metrics, bodyLimitBytes });
   addOpsRoutes(app, finality, metrics);
+  addApiReferenceRoutes(app, { runs: runs !== undefined, assets: options.apiReferenceAssets });
   addDashboardRoutes(app, { finality, config, runs: runs !== undefined, activity: options.activity ?? null });
 
   // Registered after the real handlers: reached only by the methods those did not take.
@@ -119,7 +123,8 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     ])
       allowOnly(app, path, "POST");
   }
-  for (const path of ["/healthz", "/readyz", "/metrics"]) allowOnly(app, path, "GET, HEAD");
+  for (const path of ["/healthz", "/readyz", "/metrics", "/openapi.json", "/docs/api", "/docs/api/:asset"])
+    allowOnly(app, path, "GET, HEAD");
 
   app.notFound((c) => {
     c.set("route", "unmatched");

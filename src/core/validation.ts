@@ -30,6 +30,18 @@ const text = (max: number) =>
     .max(max, `must be at most ${max} characters`)
     .refine((value) => !CONTROL_CHARS.test(value), "must not contain control characters");
 
+/**
+ * A whole number in a query string (`?limit=50`), from `min` to `max`. The description carries
+ * the bounds into /openapi.json, which shows the string the query holds, not the number.
+ */
+export const queryInteger = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^[0-9]+$/, "must be a whole number")
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max))
+    .describe(`a whole number from ${min} to ${max}`);
+
 export const providerNameSchema = z
   .string()
   .regex(/^[a-z0-9][a-z0-9_-]*$/, "must be lowercase letters, digits, '-' or '_'")

@@ -1,21 +1,18 @@
 import type { Hono } from "hono";
 import { z } from "zod";
 import { effectToJson } from "../core/job-json.js";
-import { LIMITS, parseWith } from "../core/validation.js";
+import { LIMITS, parseWith, queryInteger } from "../core/validation.js";
 import { retryEffect } from "../engine/effect-admin.js";
 import type { Finality } from "../engine/finality.js";
+import { effectListSchema, effectSchema } from "./api-schemas.js";
 import type { AppEnv } from "./app-env.js";
+import type { RouteDoc } from "./openapi/route-doc.js";
 
-const listQuerySchema = z.strictObject({
+export const listQuerySchema = z.strictObject({
   status: z.enum(["pending", "delivering", "delivered", "dead"]).optional(),
   provider: z.string().min(1).max(LIMITS.providerNameLength).optional(),
   job: z.string().min(1).max(LIMITS.jobIdLength).optional(),
-  limit: z
-    .string()
-    .regex(/^[0-9]+$/, "must be a whole number")
-    .transform(Number)
-    .pipe(z.number().int().min(1).max(500))
-    .optional(),
+  limit: queryInteger(1, 500).optional(),
   cursor: z.string().min(1).max(200).optional(),
 });
 
@@ -40,3 +37,28 @@ export function addEffectRoutes(app: Hono<AppEnv>, finality: Finality): void {
     return c.json(effectToJson(effect));
   });
 }
+
+/** The effects routes in /openapi.json (see openapi/route-doc.ts). */
+export const EFFECT_ROUTE_DOCS: RouteDoc[] = [
+  {
+    method: "get",
+    path: "/v1/effects",
+    operationId: "listEffects",
+    tag: "effects",
+    summary: "List effects, newest first",
+    auth: "api",
+    query: listQuerySchema,
+    responses: { 200: { description: "a page of effects", schema: effectListSchema } },
+  },
+  {
+    method: "post",
+    path: "/v1/effects/{id}/retry",
+    operationId: "retryEffect",
+    tag: "effects",
+    summary: "Re-arm a dead (or pending) effect",
+    auth: "api",
+    params: { id: { description: "the effect's id" } },
+    responses: { 200: { description: "the effect, due now", schema: effectSchema } },
+    errors: ["not-found", "conflict"],
+  },
+];

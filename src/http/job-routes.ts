@@ -2,7 +2,13 @@ import type { Context, Hono } from "hono";
 import { z } from "zod";
 import { FinalityError } from "../core/errors.js";
 import { effectToJson, eventToJson, jobToJson } from "../core/job-json.js";
-import { API_DELIVERY_PREFIX, apiObservationSchema, LIMITS, parseWith } from "../core/validation.js";
+import {
+  API_DELIVERY_PREFIX,
+  apiObservationSchema,
+  LIMITS,
+  parseWith,
+  queryInteger,
+} from "../core/validation.js";
 import { replayEffects } from "../engine/effect-admin.js";
 import type { Finality } from "../engine/finality.js";
 import type { AppEnv } from "./app-env.js";
@@ -16,14 +22,7 @@ export interface JobRouteOptions {
   bodyLimitBytes: number;
 }
 
-const integer = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^[0-9]+$/, "must be a whole number")
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
-
-const listQuerySchema = z.strictObject({
+export const listQuerySchema = z.strictObject({
   state: z.string().min(1).max(LIMITS.stateLength).optional(),
   provider: z.string().min(1).max(LIMITS.providerNameLength).optional(),
   kind: z.string().min(1).max(LIMITS.kindLength).optional(),
@@ -35,13 +34,13 @@ const listQuerySchema = z.strictObject({
     .enum(["true", "false"], { error: "must be true or false" })
     .transform((v) => v === "true")
     .optional(),
-  limit: integer(1, 500).optional(),
+  limit: queryInteger(1, 500).optional(),
   cursor: z.string().min(1).max(200).optional(),
 });
 
-const eventsQuerySchema = z.strictObject({
-  after: integer(0, Number.MAX_SAFE_INTEGER).optional(),
-  limit: integer(1, 10_000).optional(),
+export const eventsQuerySchema = z.strictObject({
+  after: queryInteger(0, Number.MAX_SAFE_INTEGER).optional(),
+  limit: queryInteger(1, 10_000).optional(),
 });
 
 /** The JSON API over jobs. Job ids may contain `/`, raw or encoded as `%2F`. */

@@ -1,19 +1,16 @@
 import type { Hono } from "hono";
 import { z } from "zod";
-import { LIMITS, parseWith } from "../core/validation.js";
+import { LIMITS, parseWith, queryInteger } from "../core/validation.js";
 import type { Finality } from "../engine/finality.js";
 import type { ParkedObservation, Tombstone } from "../store/lifecycle-store.js";
+import { parkedListSchema } from "./api-schemas.js";
 import type { AppEnv } from "./app-env.js";
+import type { RouteDoc } from "./openapi/route-doc.js";
 
-const listQuerySchema = z.strictObject({
+export const listQuerySchema = z.strictObject({
   provider: z.string().min(1).max(LIMITS.providerNameLength).optional(),
   id: z.string().min(1).max(LIMITS.jobIdLength).optional(),
-  limit: z
-    .string()
-    .regex(/^[0-9]+$/, "must be a whole number")
-    .transform(Number)
-    .pipe(z.number().int().min(1).max(500))
-    .optional(),
+  limit: queryInteger(1, 500).optional(),
   cursor: z.string().min(1).max(200).optional(),
 });
 
@@ -59,3 +56,17 @@ export function addParkedRoutes(app: Hono<AppEnv>, finality: Finality): void {
     return c.json({ items: page.items.map(parkedToJson), nextCursor: page.nextCursor });
   });
 }
+
+/** The parked route in /openapi.json (see openapi/route-doc.ts). */
+export const PARKED_ROUTE_DOCS: RouteDoc[] = [
+  {
+    method: "get",
+    path: "/v1/parked",
+    operationId: "listParked",
+    tag: "parked",
+    summary: "The early-completion inbox, newest first",
+    auth: "api",
+    query: listQuerySchema,
+    responses: { 200: { description: "a page of parked observations", schema: parkedListSchema } },
+  },
+];

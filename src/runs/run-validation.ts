@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { boundJsonValue } from "../core/bounded-value.js";
 import { RUN_STATUSES } from "../core/run-model.js";
-import { jsonSize, LIMITS } from "../core/validation.js";
+import { jsonSize, LIMITS, queryInteger } from "../core/validation.js";
 import { WORKER_EVENT_TYPES } from "./worker-event.js";
 
 /** Request bodies and queries of the runs and worker API. Bounds here are the API's contract. */
@@ -93,21 +93,14 @@ export const workerEventSchema = z.strictObject({
   progress: reported,
 });
 
-const integer = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^[0-9]+$/, "must be a whole number")
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
-
 export const runListQuerySchema = z.strictObject({
   status: z.enum(RUN_STATUSES).optional(),
   kind: kindSchema.optional(),
-  limit: integer(1, 500).optional(),
+  limit: queryInteger(1, 500).optional(),
   cursor: z.string().min(1).max(200).optional(),
 });
 
 export const runEventsQuerySchema = z.strictObject({
-  after: integer(0, Number.MAX_SAFE_INTEGER).optional(),
-  limit: integer(1, 10_000).optional(),
+  after: queryInteger(0, Number.MAX_SAFE_INTEGER).optional(),
+  limit: queryInteger(1, 10_000).optional(),
 });

@@ -1,4 +1,8 @@
-/** The worker API over HTTP, as the worker client uses it. Web-standard fetch only. */
+import type { WorkerEventInput } from "../client/client-types.js";
+import { createFinalityClient } from "../client/finality-client.js";
+import { FinalityClientError } from "../client/http-call.js";
+
+/** The worker API as the worker client uses it: `finality/client`'s calls, sorted by what to do next. */
 
 /** A claimed run, as the handler receives it. */
 export interface ClaimedRun {
@@ -41,71 +45,16 @@ export interface WorkerApi {
 }
 
 export function createWorkerApi(options: WorkerApiOptions): WorkerApi {
-  const base = options.baseUrl.replace(/\/+$/, "");
-  const doFetch = options.fetch ?? fetch;
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
-
-  const requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
-
-  async function post<T>(
-    path: string,
-    body: unknown,
-    signal?: AbortSignal,
-    extraWaitMs = 0,
-  ): Promise<CallResult<T | null>> {
-    let payload: string;
-    try {
-      payload = JSON.stringify(body);
-    } catch (error) {
-      // A value JSON cannot hold (a BigInt, a cycle): sending it again will not help.
-      return {
-        kind: "refused",
-        error: new Error(`${path}: the body is not JSON: ${(error as Error).message}`),
-      };
-    }
-    const timeout = AbortSignal.timeout(requestTimeoutMs + extraWaitMs);
-    let response: Response;
-    let text: string;
-    try {
-      response = await doFetch(`${base}${path}`, {
-        method: "POST",
-        headers,
-        body: payload,
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-      });
-      if (response.status === 204) return { kind: "ok", value: null };
-      text = await response.text();
-    } catch (error) {
-      return { kind: "retry", error: unreachable(`${base}${path}`, error) };
-    }
-    if (response.ok) {
-      try {
-        return { kind: "ok", value: JSON.parse(text) as T };
-      } catch {
-        // A proxy's page, a cut connection: like a network error, worth another try.
-        return { kind: "retry", error: new Error(`${path}: ${response.status} answer is not JSON`) };
-      }
-    }
-    const problem = parseProblem(text);
-    if (response.status === 409)
-      return { kind: "stale", reason: problem.reason ?? problem.detail ?? "stale" };
-    const error = new Error(
-      `POST ${base}${path}: ${response.status} ${problem.detail ?? text.slice(0, 200)}`,
-    );
-    return response.status >= 500 || response.status === 429
-      ? { kind: "retry", error }
-      : { kind: "refused", error };
-  }
+  const client = createFinalityClient({
+    baseUrl: options.baseUrl,
+    token: options.token,
+    fetch: options.fetch,
+    timeoutMs: options.requestTimeoutMs ?? 10_000,
+  });
 
   return {
     async claim(workerId, body, signal) {
-      const result = await post<{ run: Omit<ClaimedRun, "attempt">; attempt: ClaimedRun["attempt"] }>(
-        `/v1/workers/${encodeURIComponent(workerId)}/claim`,
-        body,
-        signal,
-        body.waitSeconds * 1000,
-      );
+      const result = await classify(() => client.claimRun(workerId, body, { signal }));
       if (result.kind !== "ok") return result;
       if (result.value === null) return { kind: "ok", value: null };
       const { run, attempt } = result.value;
@@ -117,56 +66,35 @@ export function createWorkerApi(options: WorkerApiOptions): WorkerApi {
           input: run.input,
           attemptCount: run.attemptCount,
           maxAttempts: run.maxAttempts,
-          attempt,
+          // A claim always grants a lease; null is for attempts that no longer hold one.
+          attempt: { ...attempt, leaseExpiresAt: attempt.leaseExpiresAt as string },
         },
       };
     },
-    async heartbeat(attemptId, generation) {
-      const result = await post<{ cancelRequested: boolean }>(
-        `/v1/attempts/${encodeURIComponent(attemptId)}/heartbeat`,
-        { generation },
-      );
-      return result.kind === "ok"
-        ? { kind: "ok", value: result.value ?? { cancelRequested: false } }
-        : result;
-    },
-    async event(attemptId, body) {
-      const result = await post<{ outcome: string }>(
-        `/v1/attempts/${encodeURIComponent(attemptId)}/events`,
-        body,
-      );
-      return result.kind === "ok" ? { kind: "ok", value: result.value ?? { outcome: "applied" } } : result;
-    },
+    heartbeat: (attemptId, generation) => classify(() => client.heartbeat(attemptId, { generation })),
+    event: (attemptId, body) =>
+      classify(() => client.reportAttemptEvent(attemptId, body as unknown as WorkerEventInput)),
   };
 }
 
-function parseProblem(text: string): { detail?: string; reason?: string } {
-  try {
-    const value = JSON.parse(text) as { detail?: unknown; reason?: unknown };
-    return {
-      ...(typeof value.detail === "string" ? { detail: value.detail } : {}),
-      ...(typeof value.reason === "string" ? { reason: value.reason } : {}),
-    };
-  } catch {
-    return {};
-  }
-}
-
 /**
- * fetch says only "fetch failed": the URL and the system error's code (ECONNREFUSED, …) from
- * the cause chain are what tell a reader that the server is down or the address is wrong.
+ * What the worker does next with a call's failure: a 409 means the attempt is no longer this
+ * worker's; no answer, a 5xx, a 429 or a 2xx that is not JSON is worth another try; any other
+ * 4xx (or a body JSON cannot hold) will not get better by trying again.
  */
-function unreachable(url: string, error: unknown): Error {
-  let code: string | undefined;
-  let message = String(error);
-  for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
-    message = current.message;
-    if (current.name === "TimeoutError") code ??= "ETIMEDOUT";
-    const own = (current as { code?: unknown }).code;
-    if (typeof own === "string" && own !== "") code ??= own;
-    current = current.cause;
+async function classify<T>(call: () => Promise<T>): Promise<CallResult<T>> {
+  try {
+    return { kind: "ok", value: await call() };
+  } catch (error) {
+    if (!(error instanceof FinalityClientError)) throw error;
+    if (error.kind === "http" && error.status === 409) {
+      const reason = error.problem?.reason ?? error.problem?.detail ?? "stale";
+      return { kind: "stale", reason: String(reason) };
+    }
+    const retry =
+      error.kind === "unreachable" ||
+      error.kind === "not-json" ||
+      (error.kind === "http" && (error.status >= 500 || error.status === 429));
+    return retry ? { kind: "retry", error } : { kind: "refused", error };
   }
-  const detail =
-    code !== undefined && message.includes(code) ? message : [code, message].filter(Boolean).join(": ");
-  return new Error(`POST ${url}: unreachable: ${detail}`, { cause: error });
 }

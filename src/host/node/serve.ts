@@ -8,6 +8,7 @@ import { usesBuiltInProvider } from "../../config/parse-config.js";
 import { FinalityError } from "../../core/errors.js";
 import { createProviderActivity } from "../../dashboard/provider-activity.js";
 import type { Finality } from "../../engine/finality.js";
+import { nodeApiReferenceAssets } from "../../http/node-api-reference-assets.js";
 import { type NodeServer, startNodeServer } from "../../http/node-server.js";
 import { createNodeWebhookHandler } from "../../http/node-webhook-handler.js";
 import { createPromMetrics } from "../../http/prom-metrics.js";
@@ -68,7 +69,8 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
       }),
     );
     const intake = createWebhookIntake({ finality, receivers: providers.receivers, metrics });
-    const app = createApp({ finality, config, metrics, logger, intake, runs, activity });
+    const apiReferenceAssets = nodeApiReferenceAssets();
+    const app = createApp({ finality, config, metrics, logger, intake, runs, activity, apiReferenceAssets });
     const bodyLimitBytes = config.server.bodyLimitBytes;
     const fastPath = createNodeWebhookHandler({ intake, bodyLimitBytes, logger, metrics });
     server = await startNodeServer(app, { host: config.server.host, port: config.server.port, fastPath });

@@ -1,0 +1,58 @@
+import type { z } from "zod";
+import type { apiObservationSchema, registrationSchema } from "../core/validation.js";
+import type * as Answers from "../http/api-schemas.js";
+import type { listQuerySchema as effectListQuery } from "../http/effect-routes.js";
+import type { eventsQuerySchema, listQuerySchema as jobListQuery } from "../http/job-routes.js";
+import type { listQuerySchema as parkedListQuery } from "../http/parked-routes.js";
+import type * as RunAnswers from "../http/run-api-schemas.js";
+import type {
+  claimSchema,
+  enqueueSchema,
+  heartbeatSchema,
+  runEventsQuerySchema,
+  runListQuerySchema,
+  workerEventSchema,
+} from "../runs/run-validation.js";
+
+/**
+ * The client's types, inferred from the zod schemas the server validates requests with and
+ * describes its answers with (the same ones /openapi.json is made from). Type-only imports: the
+ * client loads neither zod nor anything else of the server at run time.
+ */
+
+/** A query as the server reads it, in the client's terms: numbers and booleans, not strings. */
+type Query<S extends z.ZodType> = { [K in keyof z.output<S>]?: z.output<S>[K] };
+
+export type Job = Answers.Job;
+export type JobEvent = Answers.JobEvent;
+export type Effect = Answers.Effect;
+export type ParkedObservation = Answers.ParkedObservation;
+export type Problem = Answers.Problem;
+export type EffectPayload = Answers.EffectPayload;
+export type WebhookAnswer = Answers.WebhookAnswer;
+export type ObservationAnswer = z.output<typeof Answers.observationAnswerSchema>;
+export type Page<T> = { items: T[]; nextCursor: string | null };
+
+export type Run = RunAnswers.Run;
+export type Attempt = RunAnswers.Attempt;
+export type RunWithAttempts = RunAnswers.RunWithAttempts;
+export type RunEvent = RunAnswers.RunEvent;
+export type Claim = RunAnswers.Claim;
+export type HeartbeatAnswer = RunAnswers.HeartbeatAnswer;
+export type WorkerEventAnswer = RunAnswers.WorkerEventAnswer;
+
+export type RegisterJobInput = z.input<typeof registrationSchema>;
+export type ObserveJobInput = z.input<typeof apiObservationSchema>;
+export type ListJobsQuery = Query<typeof jobListQuery>;
+export type JobEventsQuery = Query<typeof eventsQuerySchema>;
+export type ListEffectsQuery = Query<typeof effectListQuery>;
+export type ListParkedQuery = Query<typeof parkedListQuery>;
+
+export type EnqueueRunInput = z.input<typeof enqueueSchema>;
+export type ListRunsQuery = Query<typeof runListQuerySchema>;
+export type RunEventsQuery = Query<typeof runEventsQuerySchema>;
+export type ClaimInput = Omit<z.input<typeof claimSchema>, "kinds"> & {
+  kinds?: readonly string[] | undefined;
+};
+export type HeartbeatInput = z.input<typeof heartbeatSchema>;
+export type WorkerEventInput = z.input<typeof workerEventSchema>;

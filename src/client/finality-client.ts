@@ -1,0 +1,126 @@
+import type {
+  Claim,
+  ClaimInput,
+  Effect,
+  EnqueueRunInput,
+  HeartbeatAnswer,
+  HeartbeatInput,
+  Job,
+  JobEvent,
+  JobEventsQuery,
+  ListEffectsQuery,
+  ListJobsQuery,
+  ListParkedQuery,
+  ListRunsQuery,
+  ObservationAnswer,
+  ObserveJobInput,
+  Page,
+  ParkedObservation,
+  RegisterJobInput,
+  Run,
+  RunEvent,
+  RunEventsQuery,
+  RunWithAttempts,
+  WorkerEventAnswer,
+  WorkerEventInput,
+} from "./client-types.js";
+import { type Call, type CallOptions, createCaller } from "./http-call.js";
+
+export interface FinalityClientOptions extends CallOptions {}
+
+/**
+ * A typed client for Finality's HTTP API (the `/v1` API with the API token) and its worker API
+ * (with a worker pool token: make one client per token). Each method is one operation of
+ * /openapi.json; a failure throws a FinalityClientError.
+ */
+export interface FinalityClient {
+  /** `POST /v1/jobs`: `created` is false when the job was known (its state never changes). */
+  registerJob(job: RegisterJobInput): Promise<{ created: boolean; job: Job }>;
+  /** `GET /v1/jobs/{provider}/{id}` (an id may hold `/`). */
+  getJob(provider: string, id: string): Promise<Job>;
+  listJobs(query?: ListJobsQuery): Promise<Page<Job>>;
+  listJobEvents(provider: string, id: string, query?: JobEventsQuery): Promise<{ items: JobEvent[] }>;
+  /** `POST .../observations`; an `idempotencyKey` makes a retried call a `duplicate-delivery`. */
+  observeJob(
+    provider: string,
+    id: string,
+    observation: ObserveJobInput,
+    options?: { idempotencyKey?: string },
+  ): Promise<ObservationAnswer>;
+  replayJobEffects(provider: string, id: string): Promise<{ items: Effect[] }>;
+  listEffects(query?: ListEffectsQuery): Promise<Page<Effect>>;
+  retryEffect(id: string): Promise<Effect>;
+  listParked(query?: ListParkedQuery): Promise<Page<ParkedObservation>>;
+
+  /** `POST /v1/runs`: `created` is false for a repeated `idempotencyKey`. */
+  enqueueRun(run: EnqueueRunInput): Promise<{ created: boolean; run: RunWithAttempts }>;
+  getRun(id: string): Promise<RunWithAttempts>;
+  listRuns(query?: ListRunsQuery): Promise<Page<Run>>;
+  listRunEvents(id: string, query?: RunEventsQuery): Promise<{ items: RunEvent[] }>;
+  cancelRun(id: string): Promise<RunWithAttempts>;
+
+  /** Worker API: a run and its lease, or null when none came within `waitSeconds`. */
+  claimRun(workerId: string, claim?: ClaimInput, options?: { signal?: AbortSignal }): Promise<Claim | null>;
+  heartbeat(attemptId: string, heartbeat: HeartbeatInput): Promise<HeartbeatAnswer>;
+  reportAttemptEvent(attemptId: string, event: WorkerEventInput): Promise<WorkerEventAnswer>;
+
+  health(): Promise<{ status: "ok" }>;
+  ready(): Promise<{ status: "ready" }>;
+}
+
+const part = encodeURIComponent;
+const jobPath = (provider: string, id: string) => `/v1/jobs/${part(provider)}/${part(id)}`;
+
+export function createFinalityClient(options: FinalityClientOptions): FinalityClient {
+  const send = createCaller(options);
+  /** The answer's body; these operations always have one. */
+  const body = async <T>(call: Call): Promise<T> => (await send<T>(call)).body as T;
+  const get = <T>(path: string, query?: Call["query"]) => body<T>({ method: "GET", path, query });
+  const post = <T>(path: string, payload?: unknown, headers?: Record<string, string>) =>
+    body<T>({ method: "POST", path, body: payload, headers });
+
+  return {
+    async registerJob(job) {
+      const answer = await send<Job>({ method: "POST", path: "/v1/jobs", body: job });
+      return { created: answer.status === 201, job: answer.body as Job };
+    },
+    getJob: (provider, id) => get(jobPath(provider, id)),
+    listJobs: (query) => get("/v1/jobs", query),
+    listJobEvents: (provider, id, query) => get(`${jobPath(provider, id)}/events`, query),
+    observeJob: (provider, id, observation, opts) =>
+      post(
+        `${jobPath(provider, id)}/observations`,
+        observation,
+        opts?.idempotencyKey === undefined ? undefined : { "idempotency-key": opts.idempotencyKey },
+      ),
+    replayJobEffects: (provider, id) => post(`${jobPath(provider, id)}/replay-effects`),
+    listEffects: (query) => get("/v1/effects", query),
+    retryEffect: (id) => post(`/v1/effects/${part(id)}/retry`),
+    listParked: (query) => get("/v1/parked", query),
+
+    async enqueueRun(run) {
+      const answer = await send<RunWithAttempts>({ method: "POST", path: "/v1/runs", body: run });
+      return { created: answer.status === 201, run: answer.body as RunWithAttempts };
+    },
+    getRun: (id) => get(`/v1/runs/${part(id)}`),
+    listRuns: (query) => get("/v1/runs", query),
+    listRunEvents: (id, query) => get(`/v1/runs/${part(id)}/events`, query),
+    cancelRun: (id) => post(`/v1/runs/${part(id)}/cancel`),
+
+    async claimRun(workerId, claim = {}, opts = {}) {
+      const answer = await send<Claim>({
+        method: "POST",
+        path: `/v1/workers/${part(workerId)}/claim`,
+        body: claim,
+        signal: opts.signal,
+        extraWaitMs: (claim.waitSeconds ?? 0) * 1000,
+      });
+      return answer.status === 204 ? null : answer.body;
+    },
+    heartbeat: (attemptId, heartbeat) => post(`/v1/attempts/${part(attemptId)}/heartbeat`, heartbeat),
+    reportAttemptEvent: (attemptId, event) => post(`/v1/attempts/${part(attemptId)}/events`, event),
+
+    health: () => get("/healthz"),
+    ready: () => get("/readyz"),
+  };
+}
