@@ -4,6 +4,7 @@ import { FinalityError } from "../core/errors.js";
 import { addDashboardRoutes } from "../dashboard/dashboard-routes.js";
 import { renderNotFoundPage, renderRefusalPage } from "../dashboard/layout.js";
 import type { ProviderActivity } from "../dashboard/provider-activity.js";
+import type { DestinationStatus } from "../engine/effect-target.js";
 import type { Finality } from "../engine/finality.js";
 import type { AppEnv } from "../http/app-env.js";
 import { bearerAuth } from "../http/bearer-auth.js";
@@ -50,6 +51,8 @@ interface AppBaseOptions {
   authorizeWorker?: WorkerAuthorizer;
   /** Each provider's last webhook and poll, for the dashboard's configuration page. */
   activity?: ProviderActivity;
+  /** The broker effects' connections, reported by `/readyz` (none without broker effects). */
+  destinations?: () => DestinationStatus[];
 }
 
 /**
@@ -97,7 +100,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   addEffectRoutes(app, finality);
   addParkedRoutes(app, finality);
   if (runs) addRunRoutes(app, { runs, metrics, bodyLimitBytes });
-  addOpsRoutes(app, finality, metrics);
+  addOpsRoutes(app, finality, metrics, options.destinations);
   addDashboardRoutes(app, { finality, config, runs: runs !== undefined, activity: options.activity ?? null });
 
   // Registered after the real handlers: reached only by the methods those did not take.
