@@ -1,4 +1,4 @@
-import { type CloudEventV1, HTTP } from "cloudevents";
+import { type CloudEvent, HTTP } from "cloudevents";
 import { connect, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createNatsEffectTarget } from "../../src/engine/brokers/nats-effect-target.js";
@@ -119,7 +119,7 @@ describe("NATS JetStream effects", () => {
         await run.delivered(1);
         const [message] = await streamMessages(definition.nats?.stream ?? "");
         if (!message) throw new Error("no message");
-        const event = HTTP.toEvent({ headers: message.headers, body: message.body }) as CloudEventV1<{
+        const event = HTTP.toEvent({ headers: message.headers, body: message.body }) as CloudEvent<{
           effect: string;
           job: { id: string };
         }>;
