@@ -27,8 +27,8 @@ export async function freePort(): Promise<number> {
 }
 
 function managed(command: string, args: (port: number) => string[], ready: RegExp, scheme: string) {
-  return async (): Promise<BrokerServer> => {
-    const port = await freePort();
+  return async (options: { port?: number; start?: boolean } = {}): Promise<BrokerServer> => {
+    const port = options.port ?? (await freePort());
     let child: ChildProcess | null = null;
     const server: BrokerServer = {
       port,
@@ -58,19 +58,19 @@ function managed(command: string, args: (port: number) => string[], ready: RegEx
         await exited;
       },
     };
-    await server.start();
+    if (options.start !== false) await server.start();
     return server;
   };
 }
 
 /** nats-server -js with its store in `storeDir` (kept across restarts, so the stream survives). */
-export function startNatsServer(storeDir: string): Promise<BrokerServer> {
+export function startNatsServer(storeDir: string, options?: { start?: boolean }): Promise<BrokerServer> {
   return managed(
     "/usr/sbin/nats-server",
     (port) => ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", storeDir],
     /Server is ready/,
     "nats",
-  )();
+  )(options);
 }
 
 /**

@@ -63,9 +63,17 @@ export function CONFIG(at: { sqlite: string; port: number }) {
       },
       {
         name: "q",
-        amqp: { url: "amqp://guest:guest@127.0.0.1:9", exchange: "x", routingKey: "finality", queue: "finality-wiring" },
+        amqp: {
+          url: "amqp://guest:guest@127.0.0.1:9",
+          exchange: "x",
+          routingKey: "finality",
+          queue: "finality-wiring",
+        },
       },
-      { name: "s", redis: { url: "redis://127.0.0.1:9", stream: "finality-wiring", dedupeSeconds: 999, maxLength: 50 } },
+      {
+        name: "s",
+        redis: { url: "redis://127.0.0.1:9", stream: "finality-wiring", dedupeSeconds: 999, maxLength: 50 },
+      },
     ],
     effectDelivery: {
       enabled: true,
