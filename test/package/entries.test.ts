@@ -39,6 +39,7 @@ const EXPECTED: Record<string, { sqlite: boolean; pg: boolean }> = {
   "./sqlite": { sqlite: true, pg: false },
   "./postgres": { sqlite: false, pg: true },
   "./webhooks": { sqlite: false, pg: false },
+  "./brokers": { sqlite: false, pg: false },
   "./worker-client": { sqlite: false, pg: false },
   "./cloudflare": { sqlite: false, pg: false },
   // The names of earlier releases, kept.
