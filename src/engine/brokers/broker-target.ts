@@ -52,17 +52,25 @@ export function createBrokerTarget<C>(
     let keeper = keepers.get(definition.name);
     if (keeper) return keeper;
     const urls = destinationUrls(definition);
-    let opened: C | null = null;
     const made: ConnectionKeeper<C> = keepConnection({
       name: `${client.kind} ${client.shown(definition)}`,
       now,
       redact: (text) => redactUrlsIn(text, urls),
       open: async () => {
-        const connection = await client.open(definition, (reason) => {
-          if (opened !== null) made.drop(opened, reason ?? new Error("connection closed"));
+        // Bound to this connection: a late close event of an earlier one must not drop it.
+        let connection: C | null = null;
+        let brokeWhileOpening: unknown = null;
+        const opened = await client.open(definition, (reason) => {
+          const why = reason ?? new Error("connection closed");
+          if (connection === null) brokeWhileOpening = why;
+          else made.drop(connection, why);
         });
-        opened = connection;
-        return connection;
+        if (brokeWhileOpening !== null) {
+          await client.close(opened).catch(() => {});
+          throw brokeWhileOpening;
+        }
+        connection = opened;
+        return opened;
       },
       close: (connection) => client.close(connection),
       ...(options.minBackoffMs !== undefined ? { minBackoffMs: options.minBackoffMs } : {}),
