@@ -36,6 +36,15 @@ export { DeliveryError } from "./engine/delivery-error.js";
 export { createDispatcher, type Dispatcher, type DispatcherOptions } from "./engine/dispatcher.js";
 export { replayEffects, retryEffect } from "./engine/effect-admin.js";
 export type { EffectDefinition, EffectDelivery } from "./engine/effect-definitions.js";
+export type {
+  AmqpDestination,
+  CloudEventsOptions,
+  DestinationKind,
+  DestinationStatus,
+  EffectTarget,
+  NatsDestination,
+  RedisDestination,
+} from "./engine/effect-target.js";
 export { type Finality, type FinalityOptions, finalityOn, type ProviderPolicy } from "./engine/finality.js";
 export { createHttpEffectDeliverer } from "./engine/http-effect-target.js";
 export type { IngestOutcome, RegisterOutcome } from "./engine/ingest.js";

@@ -4,6 +4,7 @@ import { FinalityError } from "../core/errors.js";
 import { addDashboardRoutes } from "../dashboard/dashboard-routes.js";
 import { renderNotFoundPage, renderRefusalPage } from "../dashboard/layout.js";
 import type { ProviderActivity } from "../dashboard/provider-activity.js";
+import type { DestinationStatus } from "../engine/effect-target.js";
 import type { Finality } from "../engine/finality.js";
 import { type ApiReferenceAssets, addApiReferenceRoutes } from "../http/api-reference-routes.js";
 import type { AppEnv } from "../http/app-env.js";
@@ -53,6 +54,8 @@ interface AppBaseOptions {
   activity?: ProviderActivity;
   /** Swagger UI's files for /docs/api (the Node host reads them from swagger-ui-dist). */
   apiReferenceAssets?: ApiReferenceAssets;
+  /** The broker effects' connections, reported by `/readyz` (none without broker effects). */
+  destinations?: () => DestinationStatus[];
 }
 
 /**
@@ -100,7 +103,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   addEffectRoutes(app, finality);
   addParkedRoutes(app, finality);
   if (runs) addRunRoutes(app, { runs, metrics, bodyLimitBytes });
-  addOpsRoutes(app, finality, metrics);
+  addOpsRoutes(app, finality, metrics, options.destinations);
   addApiReferenceRoutes(app, { runs: runs !== undefined, assets: options.apiReferenceAssets });
   addDashboardRoutes(app, { finality, config, runs: runs !== undefined, activity: options.activity ?? null });
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { providerNameSchema } from "../core/validation.js";
+import { effectSchema } from "./effect-config-schema.js";
 import { PROVIDER_TYPES, type ProviderType, providerSchema } from "./provider-config-schema.js";
 
 export { PROVIDER_TYPES, type ProviderType };
@@ -16,16 +17,6 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const seconds = z.number().finite().nonnegative();
 const positiveSeconds = z.number().finite().positive();
-
-const secret = z
-  .string()
-  .min(1, "must not be empty")
-  .refine(
-    (value) => !value.startsWith("whsec_") || /^whsec_[A-Za-z0-9+/]+={0,2}$/.test(value),
-    "a whsec_ secret must be followed by base64",
-  );
-
-const httpUrl = z.url({ protocol: /^https?$/, error: "must be an http or https URL" });
 
 const serverSchema = z.strictObject({
   host: z.string().min(1).default("127.0.0.1"),
@@ -114,21 +105,6 @@ const reconcileSchema = z
     message: "minIntervalSeconds must not exceed maxIntervalSeconds",
     path: ["minIntervalSeconds"],
   });
-
-const effectSchema = z.strictObject({
-  name: z
-    .string()
-    .regex(/^[a-z0-9][a-z0-9_.-]*$/, "must be lowercase letters, digits, '.', '-' or '_'")
-    .max(64),
-  url: httpUrl,
-  secret,
-  on: z
-    .array(z.enum(["succeeded", "failed", "cancelled", "expired", "lost", "stuck"]))
-    .min(1)
-    .default(["succeeded", "failed", "cancelled", "expired", "lost"]),
-  providers: z.array(providerNameSchema).min(1).optional(),
-  kinds: z.array(z.string().min(1)).min(1).optional(),
-});
 
 const effectDeliverySchema = z.strictObject({
   /** False: this process writes effects but never delivers them (another replica does). */

@@ -67,14 +67,22 @@ function resolveStoreOnly(config: Record<string, unknown>, env: Environment): un
     : { ...(placeholders as object), store: resolveEnvReferences(store, env, ["store"]) };
 }
 
-function replaceEnvReferences(value: unknown): unknown {
+function replaceEnvReferences(value: unknown, scheme = "https"): unknown {
   if (typeof value === "string" && value.startsWith("env:"))
-    return `https://env-not-read.invalid/${encodeURIComponent(value.slice(4))}`;
-  if (Array.isArray(value)) return value.map(replaceEnvReferences);
+    return `${scheme}://env-not-read.invalid/${encodeURIComponent(value.slice(4))}`;
+  if (Array.isArray(value)) return value.map((item) => replaceEnvReferences(item, scheme));
   if (isObject(value))
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, replaceEnvReferences(item)]));
+    return Object.fromEntries(
+      // A broker destination's URLs must keep their scheme (nats://, amqp://, redis://) to pass.
+      Object.entries(value).map(([key, item]) => [
+        key,
+        replaceEnvReferences(item, BROKER_SCHEMES[key] ?? scheme),
+      ]),
+    );
   return value;
 }
+
+const BROKER_SCHEMES: Record<string, string> = { nats: "nats", amqp: "amqp", redis: "redis" };
 
 const builtIn = new WeakSet<FinalityConfig>();
 

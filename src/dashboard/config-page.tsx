@@ -65,7 +65,7 @@ export function ConfigPage(props: {
               <tr data-effect={effect.name}>
                 <td class="mono">{effect.name}</td>
                 <td class="mono" data-field="destination">
-                  {redactedOrigin(effect.url)}
+                  {shownDestination(effect)}
                 </td>
                 <td>{effect.on.join(", ")}</td>
                 <td class="small">{scopeOf(effect)}</td>
@@ -208,6 +208,16 @@ function scopeOf(effect: EffectConfig): string {
 }
 
 /** `https://user:pass@host:8443/hook?token=x` → `https://host:8443`: where it goes, nothing that opens it. */
+/** An effect's destination without credentials: the URL's origin, or broker, server and target. */
+function shownDestination(effect: EffectConfig): string {
+  if (effect.url) return redactedOrigin(effect.url);
+  if (effect.nats) return `nats ${effect.nats.servers.map(redactedOrigin).join(",")} ${effect.nats.subject}`;
+  if (effect.amqp)
+    return `amqp ${redactedOrigin(effect.amqp.url)} ${effect.amqp.exchange}/${effect.amqp.routingKey}`;
+  if (effect.redis) return `redis ${redactedOrigin(effect.redis.url)} ${effect.redis.stream}`;
+  return "(none)";
+}
+
 export function redactedOrigin(url: string): string {
   try {
     const parsed = new URL(url);

@@ -44,7 +44,8 @@ export function createProviderActivity(providers: readonly string[], now: () => 
         ingestCommitted: (seconds) => metrics.ingestCommitted(seconds),
         eventRecorded: (source, applied, reason) => metrics.eventRecorded(source, applied, reason),
         requestFinished: (route, method, status) => metrics.requestFinished(route, method, status),
-        effectAttempted: (outcome, seconds) => metrics.effectAttempted(outcome, seconds),
+        effectAttempted: (outcome, seconds, destination) =>
+          metrics.effectAttempted(outcome, seconds, destination),
         rowsPruned: (table, rows) => metrics.rowsPruned(table, rows),
         render: () => metrics.render(),
       };

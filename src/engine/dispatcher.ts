@@ -8,8 +8,9 @@ import { yieldToEventLoop } from "../core/yield.js";
 import { DeliveryError } from "./delivery-error.js";
 import type { EffectDefinition, EffectDelivery } from "./effect-definitions.js";
 import { type HeldLease, holdEffectLease } from "./effect-lease.js";
+import { type DestinationKind, destinationOf, destinationUrls, type EffectTarget } from "./effect-target.js";
 import type { Finality } from "./finality.js";
-import { createHttpEffectDeliverer } from "./http-effect-target.js";
+import { createHttpEffectDeliverer, httpEffectTarget } from "./http-effect-target.js";
 
 export { DeliveryError };
 
@@ -37,12 +38,20 @@ export interface DispatcherOptions {
   retry?: Partial<EffectRetryPolicy>;
   random?: Random;
   deliverUrl?: UrlDeliverer;
+  /**
+   * Where broker effects (`nats`, `amqp`, `redis`) go, by destination; a `url` target here takes
+   * the place of `deliverUrl`. Each is one small adapter (engine/brokers/): the outbox's retries,
+   * leases and dead letters stay here, the same for every destination.
+   */
+  targets?: Partial<Record<Exclude<DestinationKind, "handler">, EffectTarget>>;
   /** Called after each attempt, for metrics and logs. */
   onAttempt?: (event: DeliveryAttempt) => void;
 }
 
 export interface DeliveryAttempt {
   effect: Effect;
+  /** The effect's destination (`url`, `nats`, ...), or null when no effect of its name exists. */
+  destination: DestinationKind | null;
   outcome: "delivered" | "retry" | "dead" | "lost-claim";
   durationMs: number;
   error?: string;
@@ -81,10 +90,13 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
         "a delivery still in flight when its lease runs out is claimed and sent again, in parallel",
       { details: { leaseMs, timeoutMs } },
     );
-  const deliverUrl = options.deliverUrl ?? createHttpEffectDeliverer({ now: clock.now });
+  const targets = {
+    url: httpEffectTarget(options.deliverUrl ?? createHttpEffectDeliverer({ now: clock.now })),
+    ...options.targets,
+  };
   const definitions = new Map(finality.effects.map((d) => [d.name, d]));
-  // Failures are stored in last_error and logged: no receiver URL may appear there whole.
-  const effectUrls = finality.effects.flatMap((d) => (d.url ? [d.url] : []));
+  // Failures are stored in last_error and logged: no receiver or broker URL may appear there whole.
+  const effectUrls = finality.effects.flatMap(destinationUrls);
   const inFlight = new Set<Promise<void>>();
   let running = false;
   let pumping = false;
@@ -131,8 +143,10 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
             };
       outcome = (await finality.store.finishEffect(finish)) ? decision.kind : "lost-claim";
     }
+    const definition = definitions.get(effect.name);
     options.onAttempt?.({
       effect,
+      destination: definition ? destinationOf(definition) : null,
       outcome,
       durationMs: at - started,
       ...(failure ? { error: failure.message } : {}),
@@ -164,8 +178,15 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
         Promise.resolve().then(() => handler(delivery, signal)),
         signal,
       );
-    if (definition.url) return untilAborted(deliverUrl(definition, delivery, signal), signal);
-    throw new DeliveryError(`effect "${effect.name}" has no deliverable target`);
+    const destination = destinationOf(definition);
+    const target = destination === null || destination === "handler" ? undefined : targets[destination];
+    if (target === undefined)
+      throw new DeliveryError(
+        destination === null
+          ? `effect "${effect.name}" has no deliverable target`
+          : `effect "${effect.name}" goes to ${destination}, and this host has no ${destination} target`,
+      );
+    return untilAborted(target.deliver(definition, delivery, signal), signal);
   }
 
   async function pump(budget = Number.POSITIVE_INFINITY): Promise<number> {

@@ -3,6 +3,12 @@ import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import type { Effect, Job } from "../core/model.js";
 import { TERMINAL_STATES, type TerminalState } from "../core/states.js";
 import type { StoreTx } from "../store/store.js";
+import type {
+  AmqpDestination,
+  CloudEventsOptions,
+  NatsDestination,
+  RedisDestination,
+} from "./effect-target.js";
 
 /** What a delivery hands to an in-process handler or POSTs to a URL. */
 export interface EffectDelivery {
@@ -18,6 +24,7 @@ export interface EffectDelivery {
  * An effect to run when a job first reaches one of the `on` states. Exactly one target:
  * - `handler`: an in-process function, delivered from the outbox (at least once, same key);
  * - `url`: a signed Standard Webhooks POST, delivered from the outbox (`webhook-id` = key);
+ * - `nats`, `amqp`, `redis`: a message to a broker, from the outbox (the key as its message id);
  * - `transactional`: runs inside the ingest transaction and commits with it (exactly once);
  *   it throws to refuse the state change, which the sender then retries.
  */
@@ -33,6 +40,12 @@ export interface EffectDefinition {
   handler?: (delivery: EffectDelivery, signal: AbortSignal) => Promise<void>;
   url?: string;
   secret?: string;
+  nats?: NatsDestination;
+  amqp?: AmqpDestination;
+  redis?: RedisDestination;
+  /** The message: Finality's own JSON (default) or a CloudEvents 1.0 event. */
+  format?: "finality" | "cloudevents";
+  cloudevents?: CloudEventsOptions;
   transactional?: (job: Job, tx: StoreTx) => Promise<void>;
 }
 

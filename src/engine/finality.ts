@@ -188,11 +188,18 @@ function refuseRunsProvider<T extends { provider: string }>(
 function validateEffects(effects: readonly EffectDefinition[]): void {
   const names = new Set<string>();
   for (const effect of effects) {
-    const targets = [effect.handler, effect.url, effect.transactional].filter((t) => t !== undefined).length;
-    if (targets !== 1) {
+    const targets = [
+      effect.handler,
+      effect.url,
+      effect.nats,
+      effect.amqp,
+      effect.redis,
+      effect.transactional,
+    ];
+    if (targets.filter((t) => t !== undefined).length !== 1) {
       throw new FinalityError(
         "invalid-config",
-        `effect "${effect.name}" needs exactly one of handler, url, transactional`,
+        `effect "${effect.name}" needs exactly one of handler, url, nats, amqp, redis, transactional`,
       );
     }
     if (names.has(effect.name))

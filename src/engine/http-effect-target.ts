@@ -1,9 +1,10 @@
-import { jobToJson } from "../core/job-json.js";
 import { redactUrl, redactUrlsIn } from "../core/url-redaction.js";
 import type { SignInput, StandardWebhookHeaders } from "../webhooks/schemes/standard-webhooks/header.js";
 import { signStandardWebhookWeb } from "../webhooks/schemes/standard-webhooks/web.js";
 import { DeliveryError } from "./delivery-error.js";
 import type { UrlDeliverer } from "./dispatcher.js";
+import { DEFAULT_CLOUDEVENTS_SOURCE, encodeEffectMessage, prefixedAttributes } from "./effect-message.js";
+import type { EffectTarget } from "./effect-target.js";
 import { parseRetryAfter } from "./poller.js";
 
 /** Sends one POST and reports its status; it never follows redirects and drains the answer. */
@@ -40,6 +41,8 @@ export function createHttpEffectDeliverer(
      * signer, which costs ~5 µs of CPU against ~40 µs for WebCrypto on Node.
      */
     sign?: DeliverySigner;
+    /** A CloudEvents effect's `source` when it names none: this Finality instance. */
+    source?: string;
   } = {},
 ): UrlDeliverer {
   const now = options.now ?? Date.now;
@@ -47,15 +50,13 @@ export function createHttpEffectDeliverer(
   const transport = options.transport ?? fetchTransport;
   return async (definition, delivery, signal) => {
     if (!definition.url) throw new DeliveryError(`effect "${definition.name}" has no url`);
-    const body = JSON.stringify({
-      type: delivery.type,
-      effect: delivery.effect,
-      idempotencyKey: delivery.idempotencyKey,
-      attempt: delivery.attempt,
-      job: jobToJson(delivery.job),
-    });
+    // CloudEvents over HTTP: structured mode is the event as the body; binary mode its
+    // attributes as `ce-*` headers (the HTTP protocol binding) and `data` as the body.
+    const message = encodeEffectMessage(definition, delivery, options.source ?? DEFAULT_CLOUDEVENTS_SOURCE);
+    const body = message.body;
     const headers: Record<string, string> = {
-      "content-type": "application/json",
+      ...prefixedAttributes(message, "ce-"),
+      "content-type": message.contentType,
       "user-agent": options.userAgent ?? "finality",
       "idempotency-key": delivery.idempotencyKey,
       "finality-attempt": String(delivery.attempt),
@@ -89,6 +90,11 @@ export function createHttpEffectDeliverer(
       parseRetryAfter(answer.retryAfter, now()),
     );
   };
+}
+
+/** The HTTP destination as an effect target (what the dispatcher uses for `url` effects). */
+export function httpEffectTarget(deliver: UrlDeliverer): EffectTarget {
+  return { kind: "url", deliver };
 }
 
 /** Why the dispatcher stopped the attempt ("timed out", "lost its claim", ...). */

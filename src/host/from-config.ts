@@ -1,6 +1,6 @@
 import type { FinalityConfig } from "../config/config-schema.js";
 import { RUNS_PROVIDER } from "../core/run-model.js";
-import { createDispatcher, type Dispatcher } from "../engine/dispatcher.js";
+import { createDispatcher, type Dispatcher, type DispatcherOptions } from "../engine/dispatcher.js";
 import type { EffectDefinition } from "../engine/effect-definitions.js";
 import type { Finality, ProviderPolicy } from "../engine/finality.js";
 import {
@@ -33,8 +33,13 @@ export function ledgerOptionsFromConfig(config: FinalityConfig): {
   providers[RUNS_PROVIDER] = { reconcile: true, graceSeconds: config.reconcile.stuckAfterSeconds };
   const effects: EffectDefinition[] = config.effects.map((effect) => ({
     name: effect.name,
-    url: effect.url,
-    secret: effect.secret,
+    ...(effect.url ? { url: effect.url } : {}),
+    ...(effect.secret ? { secret: effect.secret } : {}),
+    ...(effect.nats ? { nats: effect.nats } : {}),
+    ...(effect.amqp ? { amqp: effect.amqp } : {}),
+    ...(effect.redis ? { redis: effect.redis } : {}),
+    ...(effect.format ? { format: effect.format } : {}),
+    ...(effect.cloudevents ? { cloudevents: effect.cloudevents } : {}),
     on: effect.on,
     ...(effect.providers ? { providers: effect.providers } : {}),
     ...(effect.kinds ? { kinds: effect.kinds } : {}),
@@ -49,7 +54,16 @@ export function ledgerOptionsFromConfig(config: FinalityConfig): {
 export function dispatcherFromConfig(
   finality: Finality,
   config: FinalityConfig,
-  context: { logger: Logger; metrics?: ServiceMetrics; transport?: EffectTransport; sign?: DeliverySigner },
+  context: {
+    logger: Logger;
+    metrics?: ServiceMetrics;
+    transport?: EffectTransport;
+    sign?: DeliverySigner;
+    /** The broker targets (Node host only: their clients need node:net). */
+    targets?: DispatcherOptions["targets"];
+    /** A CloudEvents effect's default `source`: this instance. */
+    source?: string;
+  },
 ): Dispatcher {
   const { logger } = context;
   const delivery = config.effectDelivery;
@@ -58,7 +72,9 @@ export function dispatcherFromConfig(
       now: () => finality.clock.now(),
       ...(context.transport ? { transport: context.transport } : {}),
       ...(context.sign ? { sign: context.sign } : {}),
+      ...(context.source ? { source: context.source } : {}),
     }),
+    ...(context.targets ? { targets: context.targets } : {}),
     concurrency: delivery.concurrency,
     timeoutMs: delivery.timeoutSeconds * 1000,
     ...(delivery.leaseSeconds ? { leaseMs: delivery.leaseSeconds * 1000 } : {}),
@@ -73,6 +89,7 @@ export function dispatcherFromConfig(
       context.metrics?.effectAttempted(
         attempt.outcome,
         delivered ? Math.max(0, finality.clock.now() - attempt.effect.createdAt) / 1000 : undefined,
+        attempt.destination ?? "none",
       );
       if (delivered) return;
       logger.warn(

@@ -1,6 +1,7 @@
 import type { Hono } from "hono";
 import { z } from "zod";
 import { FinalityError } from "../core/errors.js";
+import type { DestinationStatus } from "../engine/effect-target.js";
 import type { Finality } from "../engine/finality.js";
 import { healthSchema, readySchema } from "./api-schemas.js";
 import type { AppEnv } from "./app-env.js";
@@ -8,7 +9,12 @@ import type { RouteDoc } from "./openapi/route-doc.js";
 import type { ServiceMetrics } from "./service-metrics.js";
 
 /** Liveness, readiness and Prometheus metrics. Open without a token: they reveal counts, not jobs. */
-export function addOpsRoutes(app: Hono<AppEnv>, finality: Finality, metrics: ServiceMetrics): void {
+export function addOpsRoutes(
+  app: Hono<AppEnv>,
+  finality: Finality,
+  metrics: ServiceMetrics,
+  destinations?: () => DestinationStatus[],
+): void {
   app.get("/healthz", (c) => {
     c.set("route", "/healthz");
     return c.json({ status: "ok" });
@@ -19,7 +25,11 @@ export function addOpsRoutes(app: Hono<AppEnv>, finality: Finality, metrics: Ser
     const ready = await finality.store.ready().catch(() => false);
     if (!ready)
       throw new FinalityError("store-unavailable", "the database is not reachable or not fully migrated");
-    return c.json({ status: "ready" });
+    // A broker that is down is reported, never a reason to answer 503: webhook intake does not
+    // need it (its effects wait in the outbox), and a load balancer taking this instance out of
+    // rotation for it would turn a broker outage into lost webhooks.
+    const brokers = destinations?.() ?? [];
+    return c.json(brokers.length > 0 ? { status: "ready", destinations: brokers } : { status: "ready" });
   });
 
   app.get("/metrics", async (c) => {

@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { DestinationStatus } from "../engine/effect-target.js";
 import type { HousekeepingStats } from "../store/housekeeping-store.js";
 import type { PoolStats } from "../store/postgres/postgres-client.js";
 import type { StoreStats } from "../store/store.js";
@@ -11,6 +12,8 @@ export interface PromMetricsOptions {
   housekeeping?: () => Promise<HousekeepingStats>;
   /** The PostgreSQL pool's counters, read at every scrape (none on SQLite). */
   pool?: () => PoolStats;
+  /** The broker destinations' connections, read at every scrape (none without broker effects). */
+  destinations?: () => DestinationStatus[];
   now?: () => number;
   /** Process metrics (CPU, RSS, event loop lag); on by default. */
   processMetrics?: boolean;
@@ -88,6 +91,17 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
     labelNames: ["outcome"] as const,
     registers: [registry],
   });
+  const destinationAttempts = new Counter({
+    name: "finality_effect_destination_attempts_total",
+    help: "Effect delivery attempts, by destination (url, handler, nats, amqp, redis) and outcome.",
+    labelNames: ["destination", "outcome"] as const,
+    registers: [registry],
+  });
+  const destinationConnected = gauge(
+    "finality_effect_destination_connected",
+    "1 while a broker effect's connection is up, 0 while it is down or not yet opened; by effect and destination.",
+    ["effect", "destination"],
+  );
   const settleToDelivered = new Histogram({
     name: "finality_effect_delivery_delay_seconds",
     help: "Time from a job settling (its effect row written) to the effect being delivered.",
@@ -134,6 +148,8 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
 
   async function refreshGauges(): Promise<void> {
     refreshPool();
+    for (const { effect, destination, connected } of options.destinations?.() ?? [])
+      destinationConnected.set({ effect, destination }, connected ? 1 : 0);
     const stats = await options.stats();
     openJobs.set(stats.openJobs);
     jobs.reset();
@@ -198,8 +214,9 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
     pollFinished(provider: string, outcome: string) {
       polls.labels({ provider, outcome }).inc();
     },
-    effectAttempted(outcome: string, settleToDeliveredSeconds?: number) {
+    effectAttempted(outcome: string, settleToDeliveredSeconds?: number, destination?: string) {
       effectAttempts.labels({ outcome }).inc();
+      if (destination !== undefined) destinationAttempts.labels({ destination, outcome }).inc();
       if (settleToDeliveredSeconds !== undefined) settleToDelivered.observe(settleToDeliveredSeconds);
     },
     rowsPruned(table: string, rows: number) {

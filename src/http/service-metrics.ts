@@ -25,9 +25,10 @@ export interface ServiceMetrics {
   pollFinished(provider: string, outcome: string): void;
   /**
    * One effect delivery attempt and how it ended (delivered, retry, dead, lost-claim);
-   * for a delivered one, the seconds from the job's settling (the row's creation) to delivery.
+   * for a delivered one, the seconds from the job's settling (the row's creation) to delivery;
+   * `destination` is the effect's kind of destination (url, handler, nats, amqp, redis).
    */
-  effectAttempted(outcome: string, settleToDeliveredSeconds?: number): void;
+  effectAttempted(outcome: string, settleToDeliveredSeconds?: number, destination?: string): void;
   /** Rows a retention pass deleted from one table. */
   rowsPruned(table: string, rows: number): void;
   /** Prometheus text exposition, with gauges read from the store at scrape time. */

@@ -211,6 +211,13 @@ const WIRED: Record<string, () => void | Promise<void>> = {
   "effects[].on": () => expect(effectDefinition().on).toEqual(config.effects[0]?.on),
   "effects[].providers": () => expect(effectDefinition().providers).toEqual(config.effects[0]?.providers),
   "effects[].kinds": () => expect(effectDefinition().kinds).toEqual(config.effects[0]?.kinds),
+  ...brokerKeys("nats", "bus", ["servers", "subject", "stream", "duplicateWindowSeconds"]),
+  ...brokerKeys("amqp", "q", ["url", "exchange", "routingKey", "queue"]),
+  ...brokerKeys("redis", "s", ["url", "stream", "dedupeSeconds", "maxLength"]),
+  "effects[].format": () => expect(effectDefinition("bus").format).toBe("cloudevents"),
+  "effects[].cloudevents.mode": () => expect(effectDefinition("bus").cloudevents?.mode).toBe("binary"),
+  "effects[].cloudevents.source": () =>
+    expect(effectDefinition("bus").cloudevents?.source).toBe("finality://wiring"),
   "effectDelivery.enabled": () => void onlyCall(createDispatcher),
   "effectDelivery.concurrency": () => {
     expect(onlyCall(createDispatcher)[1]?.concurrency).toBe(config.effectDelivery.concurrency);
@@ -273,10 +280,31 @@ const WIRED: Record<string, () => void | Promise<void>> = {
   "log.format": () => expect(logLines.length).toBeGreaterThan(0),
 };
 
-function effectDefinition() {
+function effectDefinition(name = "notify") {
   const effects = onlyCall(createFinality)[0].effects ?? [];
-  expect(effects).toHaveLength(1);
-  return effects[0] as NonNullable<(typeof effects)[0]>;
+  expect(effects.map((effect) => effect.name)).toEqual(config.effects.map((effect) => effect.name));
+  const found = effects.find((effect) => effect.name === name);
+  if (!found) throw new Error(`no effect ${name}`);
+  return found;
+}
+
+/**
+ * A broker effect's keys reach its definition, and the dispatcher holds that broker's target,
+ * which reports the effect's connection (for /readyz and /metrics) before any delivery.
+ */
+function brokerKeys(kind: "nats" | "amqp" | "redis", name: string, keys: string[]) {
+  const given = () => config.effects.find((effect) => effect.name === name) as Record<string, unknown>;
+  return Object.fromEntries(
+    keys.map((key) => [
+      `effects[].${kind}.${key}`,
+      () => {
+        const definition = effectDefinition(name) as unknown as Record<string, Record<string, unknown>>;
+        expect(definition[kind]?.[key]).toEqual((given()[kind] as Record<string, unknown>)[key]);
+        const target = onlyCall(createDispatcher)[1]?.targets?.[kind];
+        expect(target?.status?.()).toEqual([{ effect: name, destination: kind, connected: false }]);
+      },
+    ]),
+  );
 }
 
 const pgEnabled = await postgresTestsEnabled("the PostgreSQL store's keys reach the store");

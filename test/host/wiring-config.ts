@@ -49,6 +49,31 @@ export function CONFIG(at: { sqlite: string; port: number }) {
         providers: ["acme"],
         kinds: ["render"],
       },
+      // Broker effects: nothing settles in the wiring test, so no connection is ever opened.
+      {
+        name: "bus",
+        nats: {
+          servers: ["nats://127.0.0.1:9"],
+          subject: "finality.wiring",
+          stream: "FINALITY_WIRING",
+          duplicateWindowSeconds: 600,
+        },
+        format: "cloudevents" as const,
+        cloudevents: { mode: "binary" as const, source: "finality://wiring" },
+      },
+      {
+        name: "q",
+        amqp: {
+          url: "amqp://guest:guest@127.0.0.1:9",
+          exchange: "x",
+          routingKey: "finality",
+          queue: "finality-wiring",
+        },
+      },
+      {
+        name: "s",
+        redis: { url: "redis://127.0.0.1:9", stream: "finality-wiring", dedupeSeconds: 999, maxLength: 50 },
+      },
     ],
     effectDelivery: {
       enabled: true,

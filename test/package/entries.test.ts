@@ -40,6 +40,7 @@ const EXPECTED: Record<string, { sqlite: boolean; pg: boolean }> = {
   "./postgres": { sqlite: false, pg: true },
   "./webhooks": { sqlite: false, pg: false },
   "./client": { sqlite: false, pg: false },
+  "./brokers": { sqlite: false, pg: false },
   "./worker-client": { sqlite: false, pg: false },
   "./cloudflare": { sqlite: false, pg: false },
   // The names of earlier releases, kept.

@@ -112,4 +112,11 @@ export function effectKeys(world: SimWorld): void {
   }
   for (const [target, keys] of world.sink.appliedFor)
     if (keys.length > 1) fail("effects-once-same-key", `${target} applied ${keys.length} times`);
+  // A broker effect: the broker stores each key once (JetStream's Nats-Msg-Id, Redis's guard),
+  // however often a lost ack or a doubled publish sent it.
+  const stored = new Set<string>();
+  for (const { key, effect } of world.broker.stream) {
+    if (stored.has(key)) fail("effects-once-same-key", `the broker stored ${effect} key ${key} twice`);
+    stored.add(key);
+  }
 }

@@ -3,6 +3,7 @@ import type { Clock, Random } from "../../src/core/clock.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import { createDispatcher, type Dispatcher } from "../../src/engine/dispatcher.js";
 import type { EffectDelivery } from "../../src/engine/effect-definitions.js";
+import type { EffectTarget } from "../../src/engine/effect-target.js";
 import type { Finality } from "../../src/engine/finality.js";
 import type { Poller } from "../../src/engine/poller.js";
 import { createReconciler, type Reconciler } from "../../src/engine/reconciler.js";
@@ -48,6 +49,8 @@ export interface ProcessOptions {
   random: Random;
   poller: Poller;
   deliverEffect: (delivery: EffectDelivery) => Promise<void>;
+  /** Where the `bus` effect (a NATS destination) goes: the simulated broker. */
+  brokerTarget: EffectTarget;
   effectTimeoutMs: number;
   effectLeaseMs: number;
 }
@@ -77,6 +80,12 @@ export function startProcess(options: ProcessOptions): SimProcess {
       { name: "alert", on: ["stuck"], handler: options.deliverEffect },
       // Kind-filtered: a job adopted from a webhook has no kind until the application registers it.
       { name: "render-done", on: ["succeeded", "failed"], kinds: ["render"], handler: options.deliverEffect },
+      // A broker destination, through the dispatcher's target interface like a real one.
+      {
+        name: "bus",
+        on: ["succeeded", "failed"],
+        nats: { servers: ["nats://sim:4222"], subject: "sim", stream: "SIM" },
+      },
     ],
   });
   const lane = {
@@ -99,6 +108,7 @@ export function startProcess(options: ProcessOptions): SimProcess {
     leaseMs: options.effectLeaseMs,
     retry: { scheduleMs: SIM.effectRetryMs, maxAgeMs: 7 * 24 * 3_600_000 },
     random: options.random,
+    targets: { nats: options.brokerTarget },
   };
   const dispatcher = createDispatcher(finality, dispatcherOptions);
   // A second replica's dispatcher over the same database, run while a slow delivery is in flight.

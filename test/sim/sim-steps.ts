@@ -4,7 +4,14 @@ import { abortedClaim } from "./sim-claims.js";
 import { badTimeWebhook, lateWebhook, retentionPass } from "./sim-late.js";
 import { deliverMessage, emitWebhooks, senderRetry } from "./sim-network.js";
 import { registerDue } from "./sim-register.js";
-import { POLL_FAULTS, type PollFault, type ReceiverFault, SimCrash, type Step } from "./sim-types.js";
+import {
+  type BrokerFault,
+  POLL_FAULTS,
+  type PollFault,
+  type ReceiverFault,
+  SimCrash,
+  type Step,
+} from "./sim-types.js";
 import { workersAct } from "./sim-workers.js";
 import type { SimWorld } from "./sim-world.js";
 
@@ -24,6 +31,12 @@ const RECEIVER_FAULT_WEIGHTS: Record<ReceiverFault, number> = {
   "timeout-after-apply": 10,
   "429": 5,
   slow: 25,
+};
+const BROKER_FAULT_WEIGHTS: Record<BrokerFault, number> = {
+  ok: 60,
+  down: 10,
+  "ack-dropped": 15,
+  "duplicate-publish": 15,
 };
 const POLL_COUNTED = new Set<PollFault>(POLL_FAULTS.filter((f) => f !== "ok"));
 
@@ -98,11 +111,13 @@ export async function runStep(world: SimWorld, step: Step): Promise<void> {
       const random = world.stepRandom(step.rand);
       // The receiver counts the faults it acts on (a delivery that never reaches it counts none).
       world.receiverFault = () => weighted(random, RECEIVER_FAULT_WEIGHTS);
+      world.brokerFault = () => weighted(random, BROKER_FAULT_WEIGHTS);
       world.receiverRandom = random;
       world.inFlightClockCap = world.now() + world.schedule.effectTimeoutMs;
       await survive(world, () => world.proc.dispatcher.runOnce());
       world.inFlightClockCap = null;
       world.receiverFault = () => "ok";
+      world.brokerFault = () => "ok";
       return;
     }
     case "sweep":

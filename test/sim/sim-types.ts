@@ -90,6 +90,8 @@ export const POLL_FAULTS = [
 export type PollFault = (typeof POLL_FAULTS)[number];
 export const RECEIVER_FAULTS = ["ok", "5xx", "timeout-after-apply", "429", "slow"] as const;
 export type ReceiverFault = (typeof RECEIVER_FAULTS)[number];
+export const BROKER_FAULTS = ["ok", "down", "ack-dropped", "duplicate-publish"] as const;
+export type BrokerFault = (typeof BROKER_FAULTS)[number];
 export type CrashMode = "before-commit" | "after-commit";
 
 export type Step =
@@ -179,6 +181,9 @@ export const FAULT_KINDS = [
   "claim-aborted-mid-commit",
   "worker-died-before-start",
   "run-lost-before-start",
+  "broker-down",
+  "broker-ack-dropped",
+  "broker-publish-duplicated",
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 

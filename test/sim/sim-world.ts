@@ -5,11 +5,13 @@ import type { EffectDelivery } from "../../src/engine/effect-definitions.js";
 import type { WorkerEvent } from "../../src/runs/worker-event.js";
 import { type CrashSwitch, newCrashSwitch } from "./crashable-store.js";
 import { EffectSink } from "./effect-sink.js";
+import { SimBroker, simBrokerTarget } from "./sim-broker.js";
 import { type SimProcess, startProcess } from "./sim-process.js";
 import { SimProviderTruth, simPoller } from "./sim-provider.js";
 import { receiveEffect } from "./sim-receiver.js";
 import type { DueRegistration } from "./sim-register.js";
 import {
+  type BrokerFault,
   type FaultKind,
   type PollFault,
   type ReceiverFault,
@@ -95,6 +97,9 @@ export class SimWorld {
   /** Faults for the operation in progress; the heal phase has none. */
   pollFault: () => PollFault = () => "ok";
   receiverFault: () => ReceiverFault = () => "ok";
+  brokerFault: () => BrokerFault = () => "ok";
+  /** The broker the `bus` effect publishes to; outside the process, so it outlives crashes. */
+  readonly broker = new SimBroker();
   /** A number in [0, 1) for the receiver's fault in progress (how slow a slow one is). */
   receiverRandom: () => number = () => 0;
   /** During a dispatch step: the latest time a receiver may take the clock to (see sim-receiver.ts). */
@@ -158,7 +163,8 @@ export class SimWorld {
         skewMs: () => this.skewMs,
         log: (line) => this.log(line),
       }),
-      deliverEffect: (delivery) => this.deliverEffect(delivery),
+      deliverEffect: (delivery) => this.guardInFlight(delivery, () => receiveEffect(this, delivery)),
+      brokerTarget: simBrokerTarget(this),
       effectTimeoutMs: this.schedule.effectTimeoutMs,
       effectLeaseMs: this.schedule.effectLeaseMs,
     });
@@ -189,7 +195,7 @@ export class SimWorld {
    * is never in flight twice at once. A violation seen inside the handler is kept for the step
    * checker: thrown here, the dispatcher would take it for a failed delivery.
    */
-  private async deliverEffect(delivery: EffectDelivery): Promise<void> {
+  async guardInFlight(delivery: EffectDelivery, send: () => Promise<void>): Promise<void> {
     const key = delivery.idempotencyKey;
     if (this.sink.inFlight.has(key))
       this.deferred ??= {
@@ -198,7 +204,7 @@ export class SimWorld {
       };
     this.sink.inFlight.add(key);
     try {
-      await receiveEffect(this, delivery);
+      await send();
     } finally {
       this.sink.inFlight.delete(key);
     }

@@ -9,6 +9,7 @@ import { createLeaseSweeper } from "../../runs/lease-sweeper-loop.js";
 import type { RunService } from "../../runs/run-service.js";
 import { signStandardWebhook } from "../../webhooks/schemes/standard-webhooks/node.js";
 import { dispatcherFromConfig, reconcilerFromConfig } from "../from-config.js";
+import { type BrokerTargets, cloudEventsSource } from "./broker-targets.js";
 
 /** A loop that runs beside the HTTP server: the outbox dispatcher, the reconciler, ... */
 export interface BackgroundLoop {
@@ -30,6 +31,8 @@ export function createBackgroundLoops(context: {
   providers: ProviderRegistry;
   runs?: RunService;
   metrics?: ServiceMetrics;
+  /** Where broker effects go (built by serve, so /readyz can report them from the start). */
+  brokers?: BrokerTargets;
 }): BackgroundLoop[] {
   const { finality, config, logger } = context;
   const loops: BackgroundLoop[] = [];
@@ -41,6 +44,8 @@ export function createBackgroundLoops(context: {
       ...(context.metrics ? { metrics: context.metrics } : {}),
       transport: createNodeHttpTransport({ maxSockets: delivery.concurrency }),
       sign: signStandardWebhook,
+      source: cloudEventsSource(),
+      ...(context.brokers ? { targets: context.brokers.targets } : {}),
     });
     let unsubscribe: (() => void) | null = null;
     loops.push({
@@ -53,6 +58,7 @@ export function createBackgroundLoops(context: {
       async stop() {
         unsubscribe?.();
         await dispatcher.stop();
+        await context.brokers?.close();
       },
     });
   }

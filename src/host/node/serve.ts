@@ -19,6 +19,7 @@ import { createRunService, type RunService } from "../../runs/run-service.js";
 import { runServiceOptionsFrom } from "../../runs/run-service-config.js";
 import type { PostgresStore } from "../../store/postgres/postgres-store.js";
 import { type BackgroundLoop, createBackgroundLoops } from "./background-loop.js";
+import { createBrokerTargets } from "./broker-targets.js";
 import { assertSafeBinding, finalityFromConfig } from "./finality-from-config.js";
 
 export interface ServeOptions {
@@ -59,18 +60,33 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
   let metrics: ServiceMetrics;
   // Each adapter built once: the intake takes its receiver, the reconciler its poller.
   const providers = createNodeProviders(config.providers, () => finality.clock.now());
+  // Broker effects' targets: no connection until the first delivery, but reported from the start.
+  // A process that delivers nothing (effectDelivery.enabled false) keeps no broker connection.
+  const delivered = config.effectDelivery.enabled ? finality.effects : [];
+  const brokers = createBrokerTargets(delivered, { now: () => finality.clock.now() });
   const activity = createProviderActivity(Object.keys(config.providers), () => finality.clock.now());
   try {
     metrics = activity.observe(
       createPromMetrics({
         stats: () => finality.store.stats(finality.clock.now()),
         housekeeping: () => finality.store.housekeepingStats(),
+        destinations: brokers.status,
         ...("poolStats" in finality.store ? { pool: (finality.store as PostgresStore).poolStats } : {}),
       }),
     );
     const intake = createWebhookIntake({ finality, receivers: providers.receivers, metrics });
     const apiReferenceAssets = nodeApiReferenceAssets();
-    const app = createApp({ finality, config, metrics, logger, intake, runs, activity, apiReferenceAssets });
+    const app = createApp({
+      finality,
+      config,
+      metrics,
+      logger,
+      intake,
+      runs,
+      activity,
+      apiReferenceAssets,
+      destinations: brokers.status,
+    });
     const bodyLimitBytes = config.server.bodyLimitBytes;
     const fastPath = createNodeWebhookHandler({ intake, bodyLimitBytes, logger, metrics });
     server = await startNodeServer(app, { host: config.server.host, port: config.server.port, fastPath });
@@ -78,7 +94,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
     await finality.close();
     throw error;
   }
-  const loops = createBackgroundLoops({ finality, config, logger, providers, runs, metrics });
+  const loops = createBackgroundLoops({ finality, config, logger, providers, runs, metrics, brokers });
   for (const loop of loops) loop.start();
   warnAboutUnsignedProviders(config, logger);
   logger.info({ url: server.url, providers: Object.keys(config.providers) }, "listening");

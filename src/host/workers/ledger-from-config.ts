@@ -41,6 +41,14 @@ export function workersLedgerFromConfig(
       "config error: server.apiToken: a Worker is reachable from the internet; set the FINALITY_API_TOKEN secret (npx wrangler secret put FINALITY_API_TOKEN)",
       { details: { field: "server.apiToken" } },
     );
+  // Workers open no TCP sockets to brokers (their clients need node:net): refused, not retried forever.
+  const brokerEffect = config.effects.findIndex((effect) => effect.nats || effect.amqp || effect.redis);
+  if (brokerEffect >= 0)
+    throw new FinalityError(
+      "invalid-config",
+      `config error: effects.${brokerEffect}: broker destinations (nats, amqp, redis) need \`finality serve\` (Node); a Worker delivers url effects only`,
+      { details: { field: `effects.${brokerEffect}` } },
+    );
   const logger = consoleLogger(config.log.level);
   const finality = finalityOn({ store, ...ledgerOptionsFromConfig(config) });
   // Each adapter built once: the app takes its receiver, the reconciler its poller.

@@ -1,0 +1,93 @@
+import { type ChannelModel, type ConfirmChannel, connect, type Message } from "amqplib";
+import { redactUrl } from "../../core/url-redaction.js";
+import { DeliveryError } from "../delivery-error.js";
+import { prefixedAttributes } from "../effect-message.js";
+import type { EffectTarget } from "../effect-target.js";
+import { type BrokerTargetOptions, createBrokerTarget } from "./broker-target.js";
+
+// RabbitMQ (AMQP 0-9-1). A confirm channel: delivered means the broker confirmed the message,
+// which for a persistent message on a durable queue means it is written to disk. `message_id`
+// is the idempotency key (RabbitMQ does not dedupe by itself: the consumer does, on that id).
+// Published `mandatory`, so a message no queue takes comes back (basic.return, before its
+// confirm) and counts as a failure instead of vanishing with a confirm.
+
+interface AmqpConnection {
+  connection: ChannelModel;
+  channel: ConfirmChannel;
+  /** Keys of messages the broker returned as unroutable, until their confirm arrives. */
+  returned: Set<string>;
+}
+
+export function createAmqpEffectTarget(options: BrokerTargetOptions = {}): EffectTarget {
+  return createBrokerTarget<AmqpConnection>(
+    {
+      kind: "amqp",
+      shown: (definition) => (definition.amqp ? redactUrl(definition.amqp.url) : "(none)"),
+      async open(definition, broke) {
+        const amqp = definition.amqp;
+        if (!amqp) throw new DeliveryError(`effect "${definition.name}" has no amqp destination`);
+        const connection = await connect(amqp.url, {
+          // Names the connection in `rabbitmqctl list_connections client_properties`.
+          clientProperties: { connection_name: `finality effect ${definition.name}` },
+          timeout: 5000,
+        });
+        connection.on("error", () => {}); // "close" follows; an unheard "error" would end the process.
+        connection.on("close", (error?: unknown) => broke(error));
+        try {
+          const channel = await connection.createConfirmChannel();
+          channel.on("error", () => {});
+          channel.on("close", () => broke(new Error("channel closed")));
+          const returned = new Set<string>();
+          channel.on("return", (message: Message) => {
+            const id = message.properties.messageId;
+            if (typeof id === "string") returned.add(id);
+          });
+          if (amqp.queue) {
+            await channel.assertQueue(amqp.queue, { durable: true });
+            if (amqp.exchange !== "") await channel.bindQueue(amqp.queue, amqp.exchange, amqp.routingKey);
+          }
+          return { connection, channel, returned };
+        } catch (error) {
+          await connection.close().catch(() => {});
+          throw error;
+        }
+      },
+      close: ({ connection }) => connection.close(),
+      publish({ channel, returned }, definition, message, delivery) {
+        const amqp = definition.amqp;
+        if (!amqp) throw new DeliveryError(`effect "${definition.name}" has no amqp destination`);
+        const key = delivery.idempotencyKey;
+        return new Promise<void>((resolve, reject) => {
+          channel.publish(
+            amqp.exchange,
+            amqp.routingKey,
+            Buffer.from(message.body),
+            {
+              persistent: true,
+              mandatory: true,
+              messageId: key,
+              contentType: message.contentType,
+              // CloudEvents AMQP binding, binary mode: attributes as `cloudEvents_` properties.
+              headers: {
+                "finality-attempt": delivery.attempt,
+                ...prefixedAttributes(message, "cloudEvents_"),
+              },
+            },
+            (error: unknown) => {
+              const wasReturned = returned.delete(key);
+              if (error) reject(new DeliveryError(`amqp ${redactUrl(amqp.url)} refused the message (nack)`));
+              else if (wasReturned)
+                reject(
+                  new DeliveryError(
+                    `amqp ${redactUrl(amqp.url)}: no queue is bound to exchange "${amqp.exchange}" with routing key "${amqp.routingKey}" (message returned)`,
+                  ),
+                );
+              else resolve();
+            },
+          );
+        });
+      },
+    },
+    options,
+  );
+}

@@ -1,0 +1,107 @@
+import { redactUrlsIn } from "../../core/url-redaction.js";
+import type { EffectDefinition, EffectDelivery } from "../effect-definitions.js";
+import { DEFAULT_CLOUDEVENTS_SOURCE, type EffectMessage, encodeEffectMessage } from "../effect-message.js";
+import {
+  type BrokerKind,
+  type DestinationStatus,
+  destinationOf,
+  destinationUrls,
+  type EffectTarget,
+} from "../effect-target.js";
+import { type ConnectionKeeper, keepConnection } from "./connection-keeper.js";
+
+// What the three broker targets share: one kept connection per effect, the message encoded once
+// for every destination, status for /readyz, and credentials kept out of every error. Each broker
+// file (nats-, amqp-, redis-effect-target.ts) says only how to connect and how to publish.
+
+export interface BrokerClient<C> {
+  kind: BrokerKind;
+  /** Opens a connection for an effect; calls `broke` when the client sees it closed. */
+  open(definition: EffectDefinition, broke: (reason?: unknown) => void): Promise<C>;
+  close(connection: C): Promise<void>;
+  /** Publishes one message; resolves once the broker has it (ack, confirm, reply). */
+  publish(
+    connection: C,
+    definition: EffectDefinition,
+    message: EffectMessage,
+    delivery: EffectDelivery,
+  ): Promise<void>;
+  /** The destination as it may be shown: scheme, host and port. */
+  shown(definition: EffectDefinition): string;
+}
+
+export interface BrokerTargetOptions {
+  now?: () => number;
+  /** A CloudEvents effect's `source` when it names none. */
+  source?: string;
+  minBackoffMs?: number;
+  maxBackoffMs?: number;
+  /** The configured effects: those of this target's kind are reported (not yet connected) at once. */
+  effects?: readonly EffectDefinition[];
+}
+
+export function createBrokerTarget<C>(
+  client: BrokerClient<C>,
+  options: BrokerTargetOptions = {},
+): EffectTarget {
+  const now = options.now ?? Date.now;
+  const source = options.source ?? DEFAULT_CLOUDEVENTS_SOURCE;
+  const keepers = new Map<string, ConnectionKeeper<C>>();
+
+  function keeperFor(definition: EffectDefinition): ConnectionKeeper<C> {
+    let keeper = keepers.get(definition.name);
+    if (keeper) return keeper;
+    const urls = destinationUrls(definition);
+    const made: ConnectionKeeper<C> = keepConnection({
+      name: `${client.kind} ${client.shown(definition)}`,
+      now,
+      redact: (text) => redactUrlsIn(text, urls),
+      open: async () => {
+        // Bound to this connection: a late close event of an earlier one must not drop it.
+        let connection: C | null = null;
+        let brokeWhileOpening: unknown = null;
+        const opened = await client.open(definition, (reason) => {
+          const why = reason ?? new Error("connection closed");
+          if (connection === null) brokeWhileOpening = why;
+          else made.drop(connection, why);
+        });
+        if (brokeWhileOpening !== null) {
+          await client.close(opened).catch(() => {});
+          throw brokeWhileOpening;
+        }
+        connection = opened;
+        return opened;
+      },
+      close: (connection) => client.close(connection),
+      ...(options.minBackoffMs !== undefined ? { minBackoffMs: options.minBackoffMs } : {}),
+      ...(options.maxBackoffMs !== undefined ? { maxBackoffMs: options.maxBackoffMs } : {}),
+    });
+    keeper = made;
+    keepers.set(definition.name, keeper);
+    return keeper;
+  }
+
+  for (const definition of options.effects ?? [])
+    if (destinationOf(definition) === client.kind) keeperFor(definition);
+
+  return {
+    kind: client.kind,
+    async deliver(definition, delivery) {
+      const keeper = keeperFor(definition);
+      const connection = await keeper.get();
+      const message = encodeEffectMessage(definition, delivery, source);
+      await client.publish(connection, definition, message, delivery);
+    },
+    status(): DestinationStatus[] {
+      return [...keepers].map(([effect, keeper]) => ({
+        effect,
+        destination: client.kind,
+        ...keeper.status(),
+      }));
+    },
+    async close() {
+      await Promise.all([...keepers.values()].map((keeper) => keeper.close()));
+      keepers.clear();
+    },
+  };
+}

@@ -1,0 +1,79 @@
+import type { EffectDefinition, EffectDelivery } from "./effect-definitions.js";
+
+// Where an outbox delivery goes. The dispatcher owns the outbox's promises (lease, timeout,
+// retries with backoff, dead letters, one key per effect); a target only sends one message and
+// resolves once its receiver has it: a 2xx for HTTP, the publish ack for NATS JetStream, the
+// broker's confirm for RabbitMQ, the XADD's reply for Redis. Anything else throws (a
+// DeliveryError, or any error: the dispatcher records it as a retry).
+
+/** The destinations an effect may name; `handler` is the in-process function. */
+export const DESTINATION_KINDS = ["handler", "url", "nats", "amqp", "redis"] as const;
+export type DestinationKind = (typeof DESTINATION_KINDS)[number];
+export type BrokerKind = Exclude<DestinationKind, "handler" | "url">;
+
+export interface NatsDestination {
+  servers: readonly string[];
+  subject: string;
+  /** The JetStream stream that captures `subject` (created when missing). */
+  stream: string;
+  duplicateWindowSeconds?: number;
+}
+
+export interface AmqpDestination {
+  url: string;
+  exchange: string;
+  routingKey: string;
+  queue?: string;
+}
+
+export interface RedisDestination {
+  url: string;
+  stream: string;
+  dedupeSeconds?: number;
+  maxLength?: number;
+}
+
+/** How a CloudEvents effect is carried: the whole event as JSON, or attributes as headers. */
+export interface CloudEventsOptions {
+  mode?: "structured" | "binary";
+  source?: string;
+}
+
+/** Whether a target's connection is up, for `/readyz` and the `..._connected` gauge. */
+export interface DestinationStatus {
+  effect: string;
+  destination: DestinationKind;
+  connected: boolean;
+  /** The last connection failure, redacted (no credentials), while not connected. */
+  error?: string;
+}
+
+export interface EffectTarget {
+  readonly kind: DestinationKind;
+  /** Sends one delivery; resolves once the destination has it. */
+  deliver(definition: EffectDefinition, delivery: EffectDelivery, signal: AbortSignal): Promise<void>;
+  /** The connections this target keeps, one per effect that used it; none for HTTP. */
+  status?(): DestinationStatus[];
+  /** Closes kept connections; deliveries after it open them again. */
+  close?(): Promise<void>;
+}
+
+/** Which destination an effect names (the config allows exactly one). */
+export function destinationOf(definition: EffectDefinition): DestinationKind | null {
+  if (definition.handler) return "handler";
+  if (definition.url) return "url";
+  if (definition.nats) return "nats";
+  if (definition.amqp) return "amqp";
+  if (definition.redis) return "redis";
+  return null;
+}
+
+/** Every URL an effect's destination holds: failures are scrubbed of them before being stored. */
+export function destinationUrls(definition: EffectDefinition): string[] {
+  return [
+    ...(definition.url ? [definition.url] : []),
+    ...(definition.nats?.servers ?? []),
+    ...(definition.amqp ? [definition.amqp.url] : []),
+    ...(definition.redis ? [definition.redis.url] : []),
+  ];
+}
