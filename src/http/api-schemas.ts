@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ERROR_CODES, type ErrorCode } from "../core/errors.js";
 import { IGNORE_REASONS } from "../core/model.js";
 import { CANONICAL_STATES, SOURCES, TERMINAL_STATES } from "../core/states.js";
+import { DESTINATION_KINDS } from "../engine/effect-target.js";
 
 /**
  * The answers of the jobs, effects and parked API as zod schemas: what `jobToJson`,
@@ -192,7 +193,20 @@ export const problemSchema = z
   .register(apiSchemas, { id: "Problem", description: "RFC 9457 problem details" });
 
 export const healthSchema = z.strictObject({ status: z.literal("ok") });
-export const readySchema = z.strictObject({ status: z.literal("ready") });
+export const readySchema = z.strictObject({
+  status: z.literal("ready"),
+  /** Each broker effect's connection (only when broker effects are configured); a broker down is not unready. */
+  destinations: z
+    .array(
+      z.strictObject({
+        effect: z.string(),
+        destination: z.enum(DESTINATION_KINDS),
+        connected: z.boolean(),
+        error: z.string().optional(),
+      }),
+    )
+    .optional(),
+});
 
 export type Job = z.output<typeof jobSchema>;
 export type JobEvent = z.output<typeof jobEventSchema>;

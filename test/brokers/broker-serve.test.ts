@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { connect } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningService, serve } from "../../src/host/node/serve.js";
+import { readySchema } from "../../src/http/api-schemas.js";
 import { type BrokerServer, startNatsServer } from "../helpers/broker-servers.js";
 import { type TempDir, tempDir } from "../helpers/temp-dir.js";
 import { SECRET, signWith } from "../http/helpers/webhooks.js";
@@ -55,7 +56,8 @@ describe("a broker effect under finality serve", () => {
     for (let i = 0; i < 10; i++) expect(await settleByWebhook(`job-${i}`)).toBe(200);
     const before = await fetch(`${service.url}/readyz`);
     expect(before.status).toBe(200);
-    const readiness = (await before.json()) as { destinations: { effect: string; connected: boolean }[] };
+    // The answer is what /openapi.json describes (readySchema is the document's source).
+    const readiness = readySchema.parse(await before.json());
     expect(readiness.destinations).toMatchObject([{ effect: "bus", destination: "nats", connected: false }]);
 
     await nats.start();
