@@ -2,12 +2,21 @@ import { toError } from "../core/errors.js";
 import { type PruneCounts, pruneOnce } from "../engine/retention.js";
 import { type WorkersLedger, workersLedgerFromConfig } from "../host/workers/ledger-from-config.js";
 import { problemResponse, toProblem } from "../http/problem.js";
+import type { StoreStats } from "../store/store.js";
 import type { DurableObjectState } from "./cloudflare-types.js";
 import { createDurableObjectStore, nextEffectDueAt } from "./durable-object-store.js";
+import { withItemCursors } from "./item-cursors.js";
+import { SHARD_HEADERS, ShardFence } from "./shard-fence.js";
 import { configFromBindings } from "./worker-config.js";
 
 /** The path the Worker's cron trigger calls on the ledger object; never reachable from outside. */
 export const TICK_PATH = "/__finality/tick";
+/** The counts of one shard (GET), which the Worker sums for `/metrics` and `/v1/shards`. */
+export const STATS_PATH = "/__finality/stats";
+
+export interface ShardStats extends StoreStats {
+  databaseBytes: number;
+}
 
 export interface TickSummary {
   polled: number;
@@ -28,9 +37,11 @@ export class FinalityLedger {
   readonly #failure: unknown = null;
   /** The time this object last set its alarm for (null after an eviction: nothing to compare). */
   #alarmAt: number | null = null;
+  readonly #fence: ShardFence;
 
   constructor(ctx: DurableObjectState, env: Readonly<Record<string, unknown>>) {
     this.#ctx = ctx;
+    this.#fence = new ShardFence(ctx.storage.sql);
     try {
       this.#ledger = this.#open(env);
     } catch (error) {
@@ -42,11 +53,27 @@ export class FinalityLedger {
   async fetch(request: Request): Promise<Response> {
     const ledger = this.#ledger;
     if (ledger === null) return problemResponse(toProblem(this.#failure).problem);
-    if (new URL(request.url).pathname === TICK_PATH)
+    const path = new URL(request.url).pathname;
+    if (path === TICK_PATH)
       return request.method === "POST"
         ? Response.json(await this.tick())
         : new Response(null, { status: 405 });
-    return ledger.app.fetch(request);
+    if (path === STATS_PATH) return Response.json(await this.#stats(ledger));
+    try {
+      return await this.#fence.handle(request, async (admitted) => {
+        const answer = await ledger.app.fetch(admitted);
+        return admitted.headers.has(SHARD_HEADERS.itemCursors)
+          ? withItemCursors(this.#ctx.storage.sql, path, answer)
+          : answer;
+      });
+    } catch (error) {
+      return problemResponse(toProblem(error).problem);
+    }
+  }
+
+  async #stats(ledger: WorkersLedger): Promise<ShardStats> {
+    const stats = await ledger.finality.store.stats(ledger.finality.clock.now());
+    return { ...stats, databaseBytes: this.#ctx.storage.sql.databaseSize };
   }
 
   /**
