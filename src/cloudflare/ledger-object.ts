@@ -4,7 +4,7 @@ import { type WorkersLedger, workersLedgerFromConfig } from "../host/workers/led
 import { problemResponse, toProblem } from "../http/problem.js";
 import type { StoreStats } from "../store/store.js";
 import type { DurableObjectState } from "./cloudflare-types.js";
-import { createDurableObjectStore, nextEffectDueAt } from "./durable-object-store.js";
+import { createDurableObjectStore, nextAlarmDueAt } from "./durable-object-store.js";
 import { withItemCursors } from "./item-cursors.js";
 import { SHARD_HEADERS, ShardFence } from "./shard-fence.js";
 import { configFromBindings } from "./worker-config.js";
@@ -13,6 +13,9 @@ import { configFromBindings } from "./worker-config.js";
 export const TICK_PATH = "/__finality/tick";
 /** The counts of one shard (GET), which the Worker sums for `/metrics` and `/v1/shards`. */
 export const STATS_PATH = "/__finality/stats";
+
+/** The routes that take or renew a run attempt's lease. */
+const RUN_PATHS = /^\/v1\/(workers|attempts|runs)(\/|$)/;
 
 export interface ShardStats extends StoreStats {
   databaseBytes: number;
@@ -62,6 +65,11 @@ export class FinalityLedger {
     try {
       return await this.#fence.handle(request, async (admitted) => {
         const answer = await ledger.app.fetch(admitted);
+        // A claim or heartbeat moved a lease: the alarm must go off when it runs out.
+        if (RUN_PATHS.test(path)) {
+          const due = nextAlarmDueAt(this.#ctx.storage);
+          if (due !== null) await this.#wakeAt(due);
+        }
         return admitted.headers.has(SHARD_HEADERS.itemCursors)
           ? withItemCursors(this.#ctx.storage.sql, path, answer)
           : answer;
@@ -83,6 +91,7 @@ export class FinalityLedger {
    */
   async alarm(): Promise<void> {
     try {
+      await this.#sweepLeases();
       await this.#deliverEffects();
     } catch (error) {
       this.#ledger?.logger.error(
@@ -99,6 +108,7 @@ export class FinalityLedger {
     if (ledger === null) throw this.#failure;
     const limits = ledger.config.cloudflare;
     const polled = await ledger.reconciler.runOnce(undefined, { maxPolls: limits.pollsPerRun });
+    await this.#sweepLeases();
     const delivered = await this.#deliverEffects();
     const pruned = await pruneOnce(
       ledger.finality.store,
@@ -120,16 +130,21 @@ export class FinalityLedger {
     return workersLedgerFromConfig(configFromBindings(env), store, () => void this.#wakeAt(Date.now()));
   }
 
+  /** Ends or requeues the run attempts whose lease ran out (what `finality serve`'s sweep loop does). */
+  async #sweepLeases(): Promise<void> {
+    await this.#ledger?.runs.sweepOnce(this.#ledger.config.cloudflare.effectsPerRun);
+  }
+
   async #deliverEffects(): Promise<number> {
     const ledger = this.#ledger;
-    if (ledger?.dispatcher == null) return 0;
+    if (ledger === null) return 0;
     const limit = ledger.config.cloudflare.effectsPerRun;
     let delivered = 0;
     try {
-      delivered = await ledger.dispatcher.runOnce({ limit });
+      if (ledger.dispatcher !== null) delivered = await ledger.dispatcher.runOnce({ limit });
     } finally {
       // More due than one run may send: the next alarm goes at once, with a fresh budget.
-      let next = delivered >= limit ? Date.now() : nextEffectDueAt(this.#ctx.storage);
+      let next = delivered >= limit ? Date.now() : nextAlarmDueAt(this.#ctx.storage);
       // An alarm can run while the clock it reads is still a little before the time it was set for,
       // so a row due at exactly that time is not claimed yet; setting the alarm to that same time
       // again does not count as a new alarm, and the retry was lost. One millisecond later does.

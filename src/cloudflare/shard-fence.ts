@@ -12,7 +12,10 @@ export const SHARD_HEADERS = {
   layout: "x-finality-layout",
   /** The Worker's previous shard count, when it is draining one. */
   previous: "x-finality-previous",
-  /** "current" or "previous": as a member of which layout this object is addressed. */
+  /**
+   * "current" or "previous": as a member of which layout this object is addressed; "runs": as the
+   * home of runs (never moved by a reshard, so never fenced).
+   */
   as: "x-finality-as",
   /** A job key (`provider/id`, each URI-encoded): act only if this object already knows the job. */
   existingOnly: "x-finality-existing-only",
@@ -62,7 +65,9 @@ export class ShardFence {
   async handle(request: Request, answer: (request: Request) => Promise<Response>): Promise<Response> {
     const headers = request.headers;
     const layout = Number(headers.get(SHARD_HEADERS.layout) ?? Number.NaN);
-    if (headers.get(SHARD_HEADERS.as) === "previous") {
+    const as = headers.get(SHARD_HEADERS.as);
+    if (as === "runs") return answer(request);
+    if (as === "previous") {
       const existing = headers.get(SHARD_HEADERS.existingOnly);
       if (existing !== null && !(await this.#knowsAfterRetiring(existing, layout)))
         return new Response(null, { status: 421, headers: { [SHARD_HEADERS.notHere]: "1" } });

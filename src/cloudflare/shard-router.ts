@@ -8,11 +8,17 @@ import type { DurableObjectNamespace } from "./cloudflare-types.js";
 import { mergeableList } from "./item-cursors.js";
 import { STATS_PATH, TICK_PATH } from "./ledger-object.js";
 import { encodeShardKey, SHARD_HEADERS } from "./shard-fence.js";
-import { type ShardLayouts, shardLayouts, shardNameOf } from "./shard-layout.js";
+import { type ShardLayouts, SINGLE_LEDGER_NAME, shardLayouts, shardNameOf } from "./shard-layout.js";
 import { mergedList } from "./shard-lists.js";
 import { renderShardMetrics, shardsOverview } from "./shard-stats.js";
 
-type Role = "current" | "previous";
+type Role = "current" | "previous" | "runs";
+
+/** The routes of runs and the worker API: all on the runs home. */
+const RUN_ROUTES = /^\/v1\/(runs|workers|attempts)(\/|$)/;
+
+/** The provider name runs are mirrored under as jobs (reserved: config refuses it for a provider). */
+const RUNS_PROVIDER = "runs";
 
 const JOB_SUFFIXES = ["/events", "/observations", "/replay-effects"];
 
@@ -35,13 +41,21 @@ export class ShardRouter {
     this.#apiToken = config.server.apiToken;
   }
 
-  /** Every object with its role: the current layout's, then the draining one's. */
+  /**
+   * Every object with its role: the current layout's, then the draining one's, then the runs
+   * home when it is in neither. Runs are not sharded: a claim takes any queued run of its kinds,
+   * which one object answers in one transaction; they live on the object named `ledger` whatever
+   * the layout, so that resharding never moves them (with one shard it is the ledger itself).
+   */
   shards(): { name: string; layout: Role }[] {
     const { current, previous } = this.layouts;
-    return [
+    const all: { name: string; layout: Role }[] = [
       ...current.names.map((name) => ({ name, layout: "current" as const })),
       ...(previous?.names ?? []).map((name) => ({ name, layout: "previous" as const })),
     ];
+    if (!all.some((s) => s.name === SINGLE_LEDGER_NAME))
+      all.push({ name: SINGLE_LEDGER_NAME, layout: "runs" });
+    return all;
   }
 
   /** `request`'s body is already read into memory by the Worker (see index.ts), so it can be sent twice. */
@@ -57,6 +71,8 @@ export class ShardRouter {
       const key = await this.#routeKey(provider, body, request.headers);
       return this.#toJob(key, request);
     }
+    if (RUN_ROUTES.test(path))
+      return this.#send(SINGLE_LEDGER_NAME, this.#roleOf(SINGLE_LEDGER_NAME), request);
     if (path === "/v1/jobs" && method === "POST") return this.#toJob(await registeredKey(request), request);
     if (path.startsWith("/v1/jobs/")) return this.#toJob(jobKeyOfPath(path), request);
     if (mergeableList(path) && (method === "GET" || method === "HEAD"))
@@ -93,6 +109,9 @@ export class ShardRouter {
    */
   async #toJob(key: JobKey | null, request: Request): Promise<Response> {
     if (key === null) return this.#send(this.#home(), "current", request);
+    // A run's job (provider "runs") lives beside its run.
+    if (key.provider === RUNS_PROVIDER)
+      return this.#send(SINGLE_LEDGER_NAME, this.#roleOf(SINGLE_LEDGER_NAME), request);
     const previous = this.layouts.previous;
     if (previous !== null) {
       const old = await this.#send(shardNameOf(key, previous), "previous", request, {
@@ -140,7 +159,8 @@ export class ShardRouter {
   }
 
   #roleOf(name: string): Role {
-    return this.layouts.current.names.includes(name) ? "current" : "previous";
+    if (this.layouts.current.names.includes(name)) return "current";
+    return this.layouts.previous?.names.includes(name) ? "previous" : "runs";
   }
 
   #send(name: string, as: Role, request: Request, extra: Record<string, string> = {}): Promise<Response> {

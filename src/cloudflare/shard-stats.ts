@@ -3,7 +3,7 @@ import type { SendToShard } from "./shard-lists.js";
 
 export interface ShardReport {
   name: string;
-  layout: "current" | "previous";
+  layout: "current" | "previous" | "runs";
   stats: ShardStats | null;
   /** Why the shard did not answer; null when it did. */
   error: string | null;
@@ -19,7 +19,7 @@ export interface ShardsOverview {
 
 /** Reads every shard's counts at once; one that fails is reported, not fatal. */
 export async function shardsOverview(
-  shards: readonly { name: string; layout: "current" | "previous" }[],
+  shards: readonly { name: string; layout: ShardReport["layout"] }[],
   statsRequest: () => Request,
   send: SendToShard,
 ): Promise<ShardsOverview> {

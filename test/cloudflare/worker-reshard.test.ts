@@ -85,6 +85,7 @@ describe("resharding from 2 to 4 under load", () => {
     expect(overview.shards.map((s) => [s.name, s.layout])).toEqual([
       ...shardLayout(4).names.map((n) => [n, "current"]),
       ...shardLayout(2).names.map((n) => [n, "previous"]),
+      ["ledger", "runs"],
     ]);
     expect(overview.shards.reduce((n, s) => n + held(s), 0)).toBe(JOBS);
     // Both layouts hold jobs: the old one what was first seen before the switch, the new one the rest.

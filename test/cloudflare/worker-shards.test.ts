@@ -43,7 +43,12 @@ async function deploy(shards: number): Promise<Deployment> {
 
 const overviewOf = async (d: Deployment) =>
   (await (await d.worker.fetch("v", "/v1/shards")).json()) as {
-    shards: { name: string; stats: { jobsByState: Record<string, number> } | null; error: string | null }[];
+    shards: {
+      name: string;
+      layout: string;
+      stats: { jobsByState: Record<string, number> } | null;
+      error: string | null;
+    }[];
     total: { jobsByState: Record<string, number>; effectsByStatus: Record<string, number>; openJobs: number };
     complete: boolean;
   };
@@ -110,7 +115,9 @@ describe(`${JOBS} jobs, ${load.length} shuffled and duplicated signed webhooks`,
     }
     const overview = await overviewOf(four);
     expect(overview.complete).toBe(true);
-    for (const shard of overview.shards) {
+    const runsHome = overview.shards.filter((s) => s.layout === "runs");
+    expect(runsHome.map((s) => [s.name, s.stats?.jobsByState])).toEqual([["ledger", {}]]);
+    for (const shard of overview.shards.filter((s) => s.layout === "current")) {
       expect(shard.stats?.jobsByState, shard.name).toEqual(expected.get(shard.name));
       // Every shard got a fair part (a hash that sent all to one would pass the rest).
       const held = Object.values(shard.stats?.jobsByState ?? {}).reduce((a, b) => a + b, 0);
@@ -154,8 +161,9 @@ describe(`${JOBS} jobs, ${load.length} shuffled and duplicated signed webhooks`,
     const [a, b] = await Promise.all([overviewOf(four), overviewOf(one)]);
     expect(a.total.jobsByState).toEqual(b.total.jobsByState);
     expect(a.total.effectsByStatus).toEqual(b.total.effectsByStatus);
-    expect(a.shards).toHaveLength(SHARDS);
-    expect(b.shards.map((s) => s.name)).toEqual(["ledger"]);
+    // Four job shards and the runs home; one shard is both.
+    expect(a.shards.map((s) => s.layout)).toEqual(["current", "current", "current", "current", "runs"]);
+    expect(b.shards.map((s) => [s.name, s.layout])).toEqual([["ledger", "current"]]);
   });
 
   it("serve /metrics summed over the shards, with one up gauge per shard", async () => {
@@ -164,7 +172,7 @@ describe(`${JOBS} jobs, ${load.length} shuffled and duplicated signed webhooks`,
     expect(text).toContain(`finality_jobs{state="failed"} ${failed}`);
     expect(text).toContain(`finality_jobs{state="succeeded"} ${JOBS - failed}`);
     expect(text).toContain(`finality_effects{status="delivered"} ${JOBS}`);
-    expect(text.match(/^finality_shard_up\{.*\} 1$/gm)).toHaveLength(SHARDS);
+    expect(text.match(/^finality_shard_up\{.*layout="current"\} 1$/gm)).toHaveLength(SHARDS);
     // One shard: the same gauges, from the single object.
     const single = await (await one.worker.fetch("v", "/metrics")).text();
     expect(single).toContain(`finality_jobs{state="failed"} ${failed}`);

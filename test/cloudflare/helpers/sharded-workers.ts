@@ -16,6 +16,8 @@ function script(): Promise<string> {
 export interface ShardedWorker {
   /** A request to the named Worker version over loopback, with the API token unless it has an Authorization header. */
   fetch(version: string, path: string, init?: RequestInit): Promise<Response>;
+  /** The named version's own loopback address (for a client that needs a base URL). */
+  url(version: string): URL;
   /** The named version's cron trigger, once. */
   scheduled(version: string): Promise<void>;
   /** Makes the ledger object of that name throw on every request from now on. */
@@ -86,6 +88,11 @@ export async function startShardedWorkers(
       const url = urls.get(version);
       if (url === undefined) throw new Error(`no Worker version ${version}`);
       return fetch(new URL(path, url), { ...init, headers });
+    },
+    url(version) {
+      const url = urls.get(version);
+      if (url === undefined) throw new Error(`no Worker version ${version}`);
+      return url;
     },
     async scheduled(version) {
       const result = await worker(version).scheduled({ cron: "* * * * *" });
