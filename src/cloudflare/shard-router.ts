@@ -74,10 +74,13 @@ export class ShardRouter {
     if (RUN_ROUTES.test(path))
       return this.#send(SINGLE_LEDGER_NAME, this.#roleOf(SINGLE_LEDGER_NAME), request);
     if (path === "/v1/jobs" && method === "POST") return this.#toJob(await registeredKey(request), request);
-    if (path.startsWith("/v1/jobs/")) return this.#toJob(jobKeyOfPath(path), request);
+    if (path.startsWith("/v1/jobs/")) return this.#toJob(jobKeyOfPath(path, "/v1/jobs/"), request);
+    // The dashboard's job page, from the job's shard; its runs page, from the runs home.
+    if (path.startsWith("/jobs/")) return this.#toJob(jobKeyOfPath(path, "/jobs/"), request);
+    if (path === "/runs") return this.#send(SINGLE_LEDGER_NAME, this.#roleOf(SINGLE_LEDGER_NAME), request);
     if (mergeableList(path) && (method === "GET" || method === "HEAD"))
       return mergedList(request, this.shardNames(), (name, r) => this.#send(name, this.#roleOf(name), r));
-    if (/^\/v1\/effects\/[^/]+\/retry$/.test(path) && method === "POST") return this.#firstFound(request);
+    if (/^(\/v1)?\/effects\/[^/]+\/retry$/.test(path) && method === "POST") return this.#firstFound(request);
     return this.#send(this.#home(), "current", request);
   }
 
@@ -190,9 +193,9 @@ async function registeredKey(request: Request): Promise<JobKey | null> {
   }
 }
 
-/** `/v1/jobs/:provider/:id[/events|/observations|/replay-effects]`; ids may hold `/` or `%2F`. */
-function jobKeyOfPath(path: string): JobKey | null {
-  const rest = path.slice("/v1/jobs/".length);
+/** `<prefix>:provider/:id[/events|/observations|/replay-effects]`; ids may hold `/` or `%2F`. */
+function jobKeyOfPath(path: string, prefix: string): JobKey | null {
+  const rest = path.slice(prefix.length);
   const slash = rest.indexOf("/");
   if (slash <= 0) return null;
   const encodedId = rest.slice(slash + 1);

@@ -100,7 +100,9 @@ describe("runs and the worker API on a sharded Worker", () => {
     expect(await answer.json()).toMatchObject({ run: { id: queued.id }, attempt: { generation: 1 } });
   });
 
-  it("a lease that runs out is swept by the object's alarm (no cron run), and the late worker is fenced off", async () => {
+  it("a lease that runs out is swept by the object's alarm (no cron run), and the late worker is fenced off", {
+    timeout: 60_000,
+  }, async () => {
     const queued = await enqueue("abandoned", { x: 1 }, 1);
     const claimed = await worker.fetch("v", "/v1/workers/cf-worker-3/claim", {
       method: "POST",
@@ -109,8 +111,11 @@ describe("runs and the worker API on a sharded Worker", () => {
     });
     const attempt = ((await claimed.json()) as { attempt: { id: string; generation: number } }).attempt;
     // The worker goes silent. Only the alarm set for the lease's end can notice.
+    // Read until it shows, for at most 30 s: a missing alarm would never end the attempt.
+    const giveUpAt = Date.now() + 30_000;
     let current = await run(queued.id);
-    while (current.status !== "lost") current = await run(queued.id);
+    while (current.status !== "lost" && Date.now() < giveUpAt) current = await run(queued.id);
+    expect(current.status).toBe("lost");
     expect(current.attempts[0]?.error?.code).toMatch(/^REMOTE_RUN_LEASE_EXPIRED/);
     const late = await worker.fetch("v", `/v1/attempts/${attempt.id}/events`, {
       method: "POST",

@@ -186,6 +186,10 @@ describe(`${JOBS} jobs, ${load.length} shuffled and duplicated signed webhooks`,
     };
     expect(events.items.length).toBeGreaterThanOrEqual(3);
     expect((await four.worker.fetch("v", "/v1/jobs/acme/nobody")).status).toBe(404);
+    // The dashboard's job page too: from the job's shard, not the first one.
+    const page = await four.worker.fetch("v", "/jobs/acme/job-7", { headers: { accept: "text/html" } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("job-7");
   });
 
   it("refuse a cursor they did not give out, with a problem", async () => {
