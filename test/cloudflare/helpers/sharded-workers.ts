@@ -1,3 +1,4 @@
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { bundleWorker } from "./bundle.js";
@@ -38,6 +39,12 @@ export async function startShardedWorkers(
   const code = await script();
   const owner = versions[0]?.name ?? "";
   const mf = new Miniflare({
+    handleRuntimeStdio(stdout, stderr) {
+      for (const stream of [stdout, stderr])
+        createInterface({ input: stream }).on("line", (line) => {
+          if (process.env.FINALITY_TEST_RUNTIME_LOG) console.error(`[workerd] ${line}`);
+        });
+    },
     workers: versions.map(({ name, config }) => ({
       name,
       // A socket per version, as Cloudflare's edge would hand it requests (no Miniflare proxy).
