@@ -5,6 +5,7 @@ import { problemResponse, toProblem } from "../http/problem.js";
 import { readAtMost } from "../http/read-body.js";
 import type { DurableObjectNamespace, ExecutionContext, ScheduledController } from "./cloudflare-types.js";
 import { TICK_PATH } from "./ledger-object.js";
+import { SHARD_HEADERS } from "./shard-fence.js";
 import { SINGLE_LEDGER_NAME, shardLayouts } from "./shard-layout.js";
 import { ShardRouter } from "./shard-router.js";
 import { configFromBindings } from "./worker-config.js";
@@ -77,13 +78,22 @@ const REFUSED_BODY_DRAIN = { bytes: 64 * 1024 * 1024, ms: 500 };
  * which on Cloudflare restarts the isolate and fails every other request in flight.
  */
 async function withBodyRead(request: Request, limitBytes: number): Promise<Request> {
-  if (request.body === null) return request;
+  if (request.body === null) return withoutShardHeaders(request);
   const body = await readAtMost(request, limitBytes + 1, REFUSED_BODY_DRAIN);
   const headers = new Headers(request.headers);
   // The length is the one of the bytes forwarded now (the runtime sets it), not the client's.
   headers.delete("content-length");
   headers.delete("transfer-encoding");
+  // Only the Worker speaks the shard protocol: a client that sent these could retire a ledger.
+  for (const header of Object.values(SHARD_HEADERS)) headers.delete(header);
   return new Request(request, { headers, body });
+}
+
+function withoutShardHeaders(request: Request): Request {
+  if (!Object.values(SHARD_HEADERS).some((header) => request.headers.has(header))) return request;
+  const headers = new Headers(request.headers);
+  for (const header of Object.values(SHARD_HEADERS)) headers.delete(header);
+  return new Request(request, { headers });
 }
 
 /**

@@ -192,6 +192,24 @@ describe(`${JOBS} jobs, ${load.length} shuffled and duplicated signed webhooks`,
     expect(await page.text()).toContain("job-7");
   });
 
+  it("ignore the shard protocol's headers from a client (they could retire a ledger)", async () => {
+    for (const d of [one, four]) {
+      const forged = {
+        "x-finality-as": "previous",
+        "x-finality-layout": "8",
+        "x-finality-existing-only": "acme/job-1",
+      };
+      expect((await d.worker.fetch("v", "/v1/jobs/acme/job-1", { headers: forged })).status).toBe(200);
+      const body = JSON.stringify({ jobId: "job-1", state: "running", seq: 1 });
+      const after = await d.worker.fetch("v", "/webhooks/acme", {
+        method: "POST",
+        headers: signWith(SECRET, body),
+        body,
+      });
+      expect(after.status).toBe(200);
+    }
+  });
+
   it("refuse a cursor they did not give out, with a problem", async () => {
     const response = await four.worker.fetch("v", "/v1/jobs?cursor=bm90LWpzb24");
     expect(response.status).toBe(400);
