@@ -9,6 +9,8 @@ const ROW_OF: Record<string, (sql: SqlStorage, item: Record<string, unknown>) =>
       .toArray()[0]?.n,
   "/v1/effects": (sql, item) =>
     sql.exec("SELECT effect_no AS n FROM outbox WHERE id = ?", item.id).toArray()[0]?.n,
+  // A parked observation carries its row number.
+  "/v1/parked": (_sql, item) => item.parkedNo,
 };
 
 export function mergeableList(path: string): boolean {

@@ -15,7 +15,11 @@ interface ShardPage {
 type CombinedCursor = Record<string, string | null>;
 
 /** Newest first, by the time each list is ordered by within a shard (insertion order there). */
-const MERGE_KEY: Record<string, string> = { "/v1/jobs": "submittedAt", "/v1/effects": "createdAt" };
+const MERGE_KEY: Record<string, string> = {
+  "/v1/jobs": "submittedAt",
+  "/v1/effects": "createdAt",
+  "/v1/parked": "parkedAt",
+};
 
 /**
  * A list over every shard, paged with one opaque cursor that holds each shard's own. A page takes

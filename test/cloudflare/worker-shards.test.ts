@@ -11,7 +11,10 @@ const load = webhookLoad(JOBS, 21);
 
 function configWith(receiver: EffectReceiver, shards: number) {
   return {
-    providers: { acme: { type: "generic", webhook: { secrets: [SECRET] } } },
+    providers: {
+      acme: { type: "generic", webhook: { secrets: [SECRET] } },
+      strict: { type: "generic", webhook: { secrets: [SECRET] }, unknownJobs: "registered-only" },
+    },
     effects: [{ name: "notify", url: receiver.url, secret: SECRET, on: ["succeeded", "failed"] }],
     cloudflare: { shards, effectsPerRun: 100 },
     log: { level: "error" },
@@ -214,6 +217,35 @@ describe(`${JOBS} jobs, ${load.length} shuffled and duplicated signed webhooks`,
     const response = await four.worker.fetch("v", "/v1/jobs?cursor=bm90LWpzb24");
     expect(response.status).toBe(400);
     expect(response.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+  });
+
+  it("list parked observations across shards, and apply each on its job's shard when registered", async () => {
+    for (const d of [four, one]) {
+      for (let i = 0; i < 30; i++) {
+        const body = JSON.stringify({ jobId: `early-${i}`, state: "succeeded", seq: 1 });
+        const response = await d.worker.fetch("v", "/webhooks/strict", {
+          method: "POST",
+          headers: signWith(SECRET, body),
+          body,
+        });
+        expect(response.status).toBe(200);
+        expect(await response.json()).toMatchObject({ outcome: "parked" });
+      }
+    }
+    const [onFour, onOne] = await Promise.all(
+      [four, one].map((d) => allPages((p) => d.worker.fetch("v", p), "/v1/parked", 7)),
+    );
+    const ids = (items: Record<string, unknown>[] | undefined) =>
+      (items ?? []).map((p) => String(p.id)).sort();
+    expect(ids(onFour)).toHaveLength(30);
+    expect(ids(onFour)).toEqual(ids(onOne));
+    const registered = await four.worker.fetch("v", "/v1/jobs", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ provider: "strict", id: "early-3" }),
+    });
+    expect(registered.status).toBe(201);
+    expect(await registered.json()).toMatchObject({ id: "early-3", state: "succeeded" });
   });
 
   it("keep taking webhooks on the other shards while one shard throws", async () => {
