@@ -10,8 +10,6 @@ import type { SqlStorage } from "./cloudflare-types.js";
 export const SHARD_HEADERS = {
   /** The Worker's current shard count. */
   layout: "x-finality-layout",
-  /** The Worker's previous shard count, when it is draining one. */
-  previous: "x-finality-previous",
   /**
    * "current" or "previous": as a member of which layout this object is addressed; "runs": as the
    * home of runs (never moved by a reshard, so never fenced).
@@ -45,8 +43,9 @@ function decodeShardKey(text: string): JobKey | null {
  * Worker creates a job in the new layout only after the old object, retired, said it does not
  * know it, and a retired object never learns a new job.
  *
- * Going back to a count used before clears the mark: the Worker that addresses this object as
- * current while draining the very layout that retired it is the newer one.
+ * The mark is never cleared: a Worker that addresses a retired object as current cannot be told
+ * apart from one deployed before the reshard, so a count once left is not used again (going from
+ * 4 back to 2 would find the 2-shard objects retired; choose a count not used before, e.g. 3).
  */
 export class ShardFence {
   readonly #sql: SqlStorage;
@@ -73,15 +72,12 @@ export class ShardFence {
         return new Response(null, { status: 421, headers: { [SHARD_HEADERS.notHere]: "1" } });
       return answer(request);
     }
-    if (this.#retiredFor !== null) {
-      if (Number(headers.get(SHARD_HEADERS.previous) ?? Number.NaN) !== this.#retiredFor)
-        throw new FinalityError(
-          "store-unavailable",
-          `this ledger shard was retired by a layout of ${this.#retiredFor} shards; a Worker with the older layout is still deployed`,
-          { retryAfterMs: 5_000 },
-        );
-      this.#setRetired(null);
-    }
+    if (this.#retiredFor !== null)
+      throw new FinalityError(
+        "store-unavailable",
+        `this ledger shard was retired by a layout of ${this.#retiredFor} shards; a Worker with the older layout is still deployed`,
+        { retryAfterMs: 5_000 },
+      );
     this.#currentInFlight++;
     try {
       return await answer(request);
@@ -110,13 +106,11 @@ export class ShardFence {
     );
   }
 
-  #setRetired(layout: number | null): void {
+  #setRetired(layout: number): void {
     this.#retiredFor = layout;
-    if (layout === null) this.#sql.exec("DELETE FROM finality_shard WHERE key = 'retired_for'");
-    else
-      this.#sql.exec(
-        "INSERT INTO finality_shard (key, value) VALUES ('retired_for', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        layout,
-      );
+    this.#sql.exec(
+      "INSERT INTO finality_shard (key, value) VALUES ('retired_for', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      layout,
+    );
   }
 }

@@ -172,8 +172,6 @@ export class ShardRouter {
     for (const header of Object.values(SHARD_HEADERS))
       if (header !== SHARD_HEADERS.itemCursors) headers.delete(header);
     headers.set(SHARD_HEADERS.layout, String(this.layouts.current.count));
-    if (this.layouts.previous !== null)
-      headers.set(SHARD_HEADERS.previous, String(this.layouts.previous.count));
     headers.set(SHARD_HEADERS.as, as);
     for (const [header, value] of Object.entries(extra)) headers.set(header, value);
     const stub = this.#namespace.get(this.#namespace.idFromName(name));
