@@ -111,14 +111,19 @@ function pendingMigrations(storage: DurableObjectStorage): number {
   return SQLITE_MIGRATIONS.filter((m) => !done.has(m.version)).length;
 }
 
-/** When the next effect falls due (a pending retry, or a claim whose lease runs out); null if none. */
-export function nextEffectDueAt(storage: DurableObjectStorage): number | null {
+/**
+ * When the object's alarm is next needed: an effect falls due (a pending retry, or a claim whose
+ * lease runs out), or a run's attempt lease runs out (the sweep then ends or requeues it); null if none.
+ */
+export function nextAlarmDueAt(storage: DurableObjectStorage): number | null {
   const row = storage.sql
     .exec(
       `SELECT min(at) AS at FROM (
          SELECT min(next_attempt_at) AS at FROM outbox WHERE status = 'pending'
          UNION ALL
-         SELECT min(lease_until) AS at FROM outbox WHERE status = 'delivering')`,
+         SELECT min(lease_until) AS at FROM outbox WHERE status = 'delivering'
+         UNION ALL
+         SELECT min(lease_expires_at) AS at FROM attempts WHERE lease_expires_at IS NOT NULL)`,
     )
     .toArray()[0];
   return typeof row?.at === "number" ? row.at : null;

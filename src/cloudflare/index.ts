@@ -5,11 +5,14 @@ import { problemResponse, toProblem } from "../http/problem.js";
 import { readAtMost } from "../http/read-body.js";
 import type { DurableObjectNamespace, ExecutionContext, ScheduledController } from "./cloudflare-types.js";
 import { TICK_PATH } from "./ledger-object.js";
+import { SHARD_HEADERS } from "./shard-fence.js";
+import { SINGLE_LEDGER_NAME, shardLayouts } from "./shard-layout.js";
+import { ShardRouter } from "./shard-router.js";
 import { configFromBindings } from "./worker-config.js";
 
 export type { DurableObjectState, DurableObjectStorage, SqlStorage } from "./cloudflare-types.js";
 export { createDurableObjectStore, migrateDurableObject } from "./durable-object-store.js";
-export { FinalityLedger, type TickSummary } from "./ledger-object.js";
+export { FinalityLedger, type ShardStats, type TickSummary } from "./ledger-object.js";
 export { configFromBindings };
 
 /** The bindings the Worker needs; everything else (secrets, FINALITY_CONFIG) is read by the ledger. */
@@ -21,29 +24,43 @@ export interface FinalityWorkerEnv {
 // Everything this module exports is a handler, a class or a function: workerd refuses any other
 // export from a Worker's main module, and users may re-export this one whole.
 
-/** The one ledger object every request goes to (its name is part of its identity: never change it). */
-const LEDGER_NAME = "ledger";
-
+/** The one ledger object every request goes to unsharded (cloudflare.shards = 1, nothing to drain). */
 function ledger(env: FinalityWorkerEnv) {
-  return env.FINALITY_LEDGER.get(env.FINALITY_LEDGER.idFromName(LEDGER_NAME));
+  return env.FINALITY_LEDGER.get(env.FINALITY_LEDGER.idFromName(SINGLE_LEDGER_NAME));
 }
 
-/** `server.bodyLimitBytes` per set of bindings (the configuration is parsed once per isolate). */
-const bodyLimits = new WeakMap<object, number>();
+interface WorkerSetup {
+  bodyLimitBytes: number;
+  /** Null for a configuration that does not parse (the ledger answers every request with why). */
+  router: ShardRouter | null;
+  /** False when the ledger is one object and nothing drains: every request goes to it, as before sharding. */
+  sharded: boolean;
+}
 
-function bodyLimitOf(env: FinalityWorkerEnv): number {
-  let limit = bodyLimits.get(env);
-  if (limit === undefined) {
+/** Answered by the Worker from every shard's counts, however many shards there are (one included). */
+const OVER_EVERY_SHARD = new Set(["/metrics", "/v1/shards"]);
+
+/** What the Worker reads of the configuration, per set of bindings (parsed once per isolate). */
+const setups = new WeakMap<object, WorkerSetup>();
+
+function setupOf(env: FinalityWorkerEnv): WorkerSetup {
+  let setup = setups.get(env);
+  if (setup === undefined) {
     let config: FinalityConfig | null = null;
     try {
       config = configFromBindings(env);
     } catch {
       // The ledger answers a bad configuration with its message; the body only needs a bound.
     }
-    limit = config?.server.bodyLimitBytes ?? configSchema.parse({}).server.bodyLimitBytes;
-    bodyLimits.set(env, limit);
+    const layouts = config === null ? null : shardLayouts(config.cloudflare);
+    setup = {
+      bodyLimitBytes: config?.server.bodyLimitBytes ?? configSchema.parse({}).server.bodyLimitBytes,
+      router: config === null ? null : new ShardRouter(config, env.FINALITY_LEDGER),
+      sharded: layouts !== null && (layouts.current.count > 1 || layouts.previous !== null),
+    };
+    setups.set(env, setup);
   }
-  return limit;
+  return setup;
 }
 
 /**
@@ -61,13 +78,22 @@ const REFUSED_BODY_DRAIN = { bytes: 64 * 1024 * 1024, ms: 500 };
  * which on Cloudflare restarts the isolate and fails every other request in flight.
  */
 async function withBodyRead(request: Request, limitBytes: number): Promise<Request> {
-  if (request.body === null) return request;
+  if (request.body === null) return withoutShardHeaders(request);
   const body = await readAtMost(request, limitBytes + 1, REFUSED_BODY_DRAIN);
   const headers = new Headers(request.headers);
   // The length is the one of the bytes forwarded now (the runtime sets it), not the client's.
   headers.delete("content-length");
   headers.delete("transfer-encoding");
+  // Only the Worker speaks the shard protocol: a client that sent these could retire a ledger.
+  for (const header of Object.values(SHARD_HEADERS)) headers.delete(header);
   return new Request(request, { headers, body });
+}
+
+function withoutShardHeaders(request: Request): Request {
+  if (!Object.values(SHARD_HEADERS).some((header) => request.headers.has(header))) return request;
+  const headers = new Headers(request.headers);
+  for (const header of Object.values(SHARD_HEADERS)) headers.delete(header);
+  return new Request(request, { headers });
 }
 
 /**
@@ -78,12 +104,21 @@ const worker = {
   async fetch(request: Request, env: FinalityWorkerEnv): Promise<Response> {
     if (new URL(request.url).pathname.startsWith("/__finality/"))
       return problemResponse(toProblem(new FinalityError("not-found", "no such route")).problem);
+    const setup = setupOf(env);
     let forwarded: Request;
     try {
-      forwarded = await withBodyRead(request, bodyLimitOf(env));
+      forwarded = await withBodyRead(request, setup.bodyLimitBytes);
     } catch (error) {
       // Only a client that went away mid-body (a 400 nobody will read).
       return problemResponse(toProblem(error).problem);
+    }
+    if (setup.router !== null && (setup.sharded || OVER_EVERY_SHARD.has(new URL(forwarded.url).pathname))) {
+      try {
+        return await setup.router.fetch(forwarded);
+      } catch (error) {
+        // A shard that threw (or could not be reached): this request fails, no other one does.
+        return problemResponse(toProblem(error).problem);
+      }
     }
     return ledger(env).fetch(forwarded);
   },
@@ -93,6 +128,8 @@ const worker = {
     env: FinalityWorkerEnv,
     _ctx: ExecutionContext,
   ): Promise<void> {
+    const { router, sharded } = setupOf(env);
+    if (router !== null && sharded) return router.tick();
     const response = await ledger(env).fetch(
       new Request(`https://finality.internal${TICK_PATH}`, { method: "POST" }),
     );

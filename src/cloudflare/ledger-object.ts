@@ -2,12 +2,24 @@ import { toError } from "../core/errors.js";
 import { type PruneCounts, pruneOnce } from "../engine/retention.js";
 import { type WorkersLedger, workersLedgerFromConfig } from "../host/workers/ledger-from-config.js";
 import { problemResponse, toProblem } from "../http/problem.js";
+import type { StoreStats } from "../store/store.js";
 import type { DurableObjectState } from "./cloudflare-types.js";
-import { createDurableObjectStore, nextEffectDueAt } from "./durable-object-store.js";
+import { createDurableObjectStore, nextAlarmDueAt } from "./durable-object-store.js";
+import { withItemCursors } from "./item-cursors.js";
+import { SHARD_HEADERS, ShardFence } from "./shard-fence.js";
 import { configFromBindings } from "./worker-config.js";
 
 /** The path the Worker's cron trigger calls on the ledger object; never reachable from outside. */
 export const TICK_PATH = "/__finality/tick";
+/** The counts of one shard (GET), which the Worker sums for `/metrics` and `/v1/shards`. */
+export const STATS_PATH = "/__finality/stats";
+
+/** The routes that take or renew a run attempt's lease. */
+const RUN_PATHS = /^\/v1\/(workers|attempts|runs)(\/|$)/;
+
+export interface ShardStats extends StoreStats {
+  databaseBytes: number;
+}
 
 export interface TickSummary {
   polled: number;
@@ -28,9 +40,11 @@ export class FinalityLedger {
   readonly #failure: unknown = null;
   /** The time this object last set its alarm for (null after an eviction: nothing to compare). */
   #alarmAt: number | null = null;
+  readonly #fence: ShardFence;
 
   constructor(ctx: DurableObjectState, env: Readonly<Record<string, unknown>>) {
     this.#ctx = ctx;
+    this.#fence = new ShardFence(ctx.storage.sql);
     try {
       this.#ledger = this.#open(env);
     } catch (error) {
@@ -42,11 +56,32 @@ export class FinalityLedger {
   async fetch(request: Request): Promise<Response> {
     const ledger = this.#ledger;
     if (ledger === null) return problemResponse(toProblem(this.#failure).problem);
-    if (new URL(request.url).pathname === TICK_PATH)
+    const path = new URL(request.url).pathname;
+    if (path === TICK_PATH)
       return request.method === "POST"
         ? Response.json(await this.tick())
         : new Response(null, { status: 405 });
-    return ledger.app.fetch(request);
+    if (path === STATS_PATH) return Response.json(await this.#stats(ledger));
+    try {
+      return await this.#fence.handle(request, async (admitted) => {
+        const answer = await ledger.app.fetch(admitted);
+        // A claim or heartbeat moved a lease: the alarm must go off when it runs out.
+        if (RUN_PATHS.test(path)) {
+          const due = nextAlarmDueAt(this.#ctx.storage);
+          if (due !== null) await this.#wakeAt(due);
+        }
+        return admitted.headers.has(SHARD_HEADERS.itemCursors)
+          ? withItemCursors(this.#ctx.storage.sql, path, answer)
+          : answer;
+      });
+    } catch (error) {
+      return problemResponse(toProblem(error).problem);
+    }
+  }
+
+  async #stats(ledger: WorkersLedger): Promise<ShardStats> {
+    const stats = await ledger.finality.store.stats(ledger.finality.clock.now());
+    return { ...stats, databaseBytes: this.#ctx.storage.sql.databaseSize };
   }
 
   /**
@@ -56,6 +91,7 @@ export class FinalityLedger {
    */
   async alarm(): Promise<void> {
     try {
+      await this.#sweepLeases();
       await this.#deliverEffects();
     } catch (error) {
       this.#ledger?.logger.error(
@@ -72,6 +108,7 @@ export class FinalityLedger {
     if (ledger === null) throw this.#failure;
     const limits = ledger.config.cloudflare;
     const polled = await ledger.reconciler.runOnce(undefined, { maxPolls: limits.pollsPerRun });
+    await this.#sweepLeases();
     const delivered = await this.#deliverEffects();
     const pruned = await pruneOnce(
       ledger.finality.store,
@@ -93,16 +130,21 @@ export class FinalityLedger {
     return workersLedgerFromConfig(configFromBindings(env), store, () => void this.#wakeAt(Date.now()));
   }
 
+  /** Ends or requeues the run attempts whose lease ran out (what `finality serve`'s sweep loop does). */
+  async #sweepLeases(): Promise<void> {
+    await this.#ledger?.runs.sweepOnce(this.#ledger.config.cloudflare.effectsPerRun);
+  }
+
   async #deliverEffects(): Promise<number> {
     const ledger = this.#ledger;
-    if (ledger?.dispatcher == null) return 0;
+    if (ledger === null) return 0;
     const limit = ledger.config.cloudflare.effectsPerRun;
     let delivered = 0;
     try {
-      delivered = await ledger.dispatcher.runOnce({ limit });
+      if (ledger.dispatcher !== null) delivered = await ledger.dispatcher.runOnce({ limit });
     } finally {
       // More due than one run may send: the next alarm goes at once, with a fresh budget.
-      let next = delivered >= limit ? Date.now() : nextEffectDueAt(this.#ctx.storage);
+      let next = delivered >= limit ? Date.now() : nextAlarmDueAt(this.#ctx.storage);
       // An alarm can run while the clock it reads is still a little before the time it was set for,
       // so a row due at exactly that time is not claimed yet; setting the alarm to that same time
       // again does not count as a new alarm, and the retry was lost. One millisecond later does.

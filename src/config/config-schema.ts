@@ -150,6 +150,10 @@ const cloudflareSchema = z.strictObject({
   effectsPerRun: z.number().int().min(1).max(10_000).default(40),
   /** Expired rows pruned per table per cron run. */
   pruneBatch: z.number().int().min(1).max(100_000).default(1000),
+  /** Ledger Durable Objects jobs are spread over by a hash of (provider, id); 1 is the single `ledger` object. */
+  shards: z.number().int().min(1).max(256).default(1),
+  /** The shard count before the last change, kept while its objects drain (docs/cloudflare-workers.md). */
+  previousShards: z.number().int().min(1).max(256).optional(),
 });
 
 const workerPoolSchema = z.strictObject({

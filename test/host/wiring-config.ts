@@ -126,6 +126,9 @@ export const ELSEWHERE: Record<string, { test: string } | { unchecked: string }>
   "cloudflare.pollsPerRun": { test: "test/cloudflare/worker-cron-effects.test.ts" },
   "cloudflare.effectsPerRun": { unchecked: "no Worker test sets it yet (issue 23 follow-up)" },
   "cloudflare.pruneBatch": { test: "test/cloudflare/worker-budgets.test.ts" },
+  // The shard layout: read by the Worker (src/cloudflare/shard-layout.ts), never by the Node host.
+  "cloudflare.shards": { test: "test/cloudflare/worker-shards.test.ts" },
+  "cloudflare.previousShards": { test: "test/cloudflare/worker-reshard.test.ts" },
   "store.groupCommitMaxBatch": { test: "test/store/postgres-group-commit.test.ts" },
   "store.groupCommitMaxWaitMs": { test: "test/store/postgres-group-commit.test.ts" },
   $schema: { unchecked: "an editor's hint, ignored by design" },

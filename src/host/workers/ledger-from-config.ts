@@ -7,6 +7,8 @@ import type { Reconciler } from "../../engine/reconciler.js";
 import type { Logger } from "../../http/request-log.js";
 import { providerHealth } from "../../providers/provider-health.js";
 import { createProviders } from "../../providers/provider-registry.js";
+import { createRunService, type RunService } from "../../runs/run-service.js";
+import { runServiceOptionsFrom } from "../../runs/run-service-config.js";
 import type { Store } from "../../store/store.js";
 import { webVerifiers } from "../../webhooks/web-verifiers.js";
 import { dispatcherFromConfig, ledgerOptionsFromConfig, reconcilerFromConfig } from "../from-config.js";
@@ -20,6 +22,8 @@ export interface WorkersLedger {
   reconciler: Reconciler;
   /** Null when no effect is configured or delivery is off. */
   dispatcher: Dispatcher | null;
+  /** Runs on the application's own workers: claims, fenced leases; the object's alarm sweeps expiries. */
+  runs: RunService;
   logger: Logger;
 }
 
@@ -57,10 +61,11 @@ export function workersLedgerFromConfig(
     health: providerHealth,
     verifiers: webVerifiers,
   });
-  const app = createApp({ finality, config, logger, receivers: providers.receivers });
+  const runs = createRunService({ finality, ...runServiceOptionsFrom(config.workers) });
+  const app = createApp({ finality, config, logger, receivers: providers.receivers, runs });
   const reconciler = reconcilerFromConfig(finality, config, { logger, providers });
   const deliver = config.effects.length > 0 && config.effectDelivery.enabled;
   const dispatcher = deliver ? dispatcherFromConfig(finality, config, { logger }) : null;
   if (dispatcher) finality.onEffectsEnqueued(onEffectsEnqueued);
-  return { config, finality, app, reconciler, dispatcher, logger };
+  return { config, finality, app, reconciler, dispatcher, runs, logger };
 }
