@@ -5,6 +5,7 @@ import type { Effect } from "../core/model.js";
 import { redactUrlsIn } from "../core/url-redaction.js";
 import { yieldToEventLoop } from "../core/yield.js";
 import { DeliveryError } from "./delivery-error.js";
+import { traceDelivery } from "./delivery-tracing.js";
 import type { EffectDefinition, EffectDelivery } from "./effect-definitions.js";
 import { type HeldLease, holdEffectLease } from "./effect-lease.js";
 import type { Finality } from "./finality.js";
@@ -91,6 +92,13 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
   let again = false;
 
   async function deliver(effect: Effect, claimedAt: number): Promise<void> {
+    const attempted = await traceDelivery(effect, definitions.get(effect.name), () =>
+      deliverOnce(effect, claimedAt),
+    );
+    options.onAttempt?.(attempted);
+  }
+
+  async function deliverOnce(effect: Effect, claimedAt: number): Promise<DeliveryAttempt> {
     const started = clock.now();
     const lease = holdEffectLease({ store: finality.store, clock, effect, claimedAt, leaseMs });
     let failure: DeliveryError | null = null;
@@ -131,12 +139,7 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
             };
       outcome = (await finality.store.finishEffect(finish)) ? decision.kind : "lost-claim";
     }
-    options.onAttempt?.({
-      effect,
-      outcome,
-      durationMs: at - started,
-      ...(failure ? { error: failure.message } : {}),
-    });
+    return { effect, outcome, durationMs: at - started, ...(failure ? { error: failure.message } : {}) };
   }
 
   /** One attempt, stopped when its lease is lost or about to run out, or its delivery times out. */

@@ -5,6 +5,7 @@ import { signStandardWebhookWeb } from "../webhooks/schemes/standard-webhooks/we
 import { DeliveryError } from "./delivery-error.js";
 import type { UrlDeliverer } from "./dispatcher.js";
 import { parseRetryAfter } from "./poller.js";
+import { effectPropagationHeaders, setActiveSpanAttribute } from "./tracing.js";
 
 /** Sends one POST and reports its status; it never follows redirects and drains the answer. */
 export type EffectTransport = (
@@ -59,6 +60,8 @@ export function createHttpEffectDeliverer(
       "user-agent": options.userAgent ?? "finality",
       "idempotency-key": delivery.idempotencyKey,
       "finality-attempt": String(delivery.attempt),
+      // W3C trace context of this attempt's span, so the receiver's trace continues it.
+      ...effectPropagationHeaders(),
     };
     if (definition.secret) {
       Object.assign(
@@ -83,6 +86,7 @@ export function createHttpEffectDeliverer(
       const reason = signal.aborted ? abortReason(signal) : transportMessage(error);
       throw new DeliveryError(`POST ${shown} failed: ${redactUrlsIn(reason, [definition.url])}`);
     }
+    setActiveSpanAttribute("http.response.status_code", answer.status);
     if (answer.status >= 200 && answer.status < 300) return;
     throw new DeliveryError(
       `POST ${shown} answered ${answer.status}`,

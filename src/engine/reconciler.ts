@@ -10,6 +10,8 @@ import {
 } from "../core/token-bucket.js";
 import { jobLockOrder } from "../store/store.js";
 import type { Finality } from "./finality.js";
+import { traceIngest } from "./ingest-tracing.js";
+import { tracePoll, traceReconcile } from "./poll-tracing.js";
 import { errorCode, type Poller, type PollResult } from "./poller.js";
 import { type ReconcilePolicy, recordPollInTx } from "./reconcile-tx.js";
 
@@ -88,27 +90,35 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
     let claimAgain = false;
 
     /** Never rejects: a poll's promise is not awaited by the tick, so a rejection would be unhandled. */
-    async function pollOne(job: Job): Promise<void> {
+    function pollOne(job: Job): Promise<void> {
+      return traceReconcile(job, () => pollAndRecord(job));
+    }
+
+    async function pollAndRecord(job: Job): Promise<void> {
       const started = finality.clock.now();
       let result: PollResult;
       try {
-        result = o.poller
-          ? await o.poller(job, AbortSignal.timeout(timeoutMs))
-          : { kind: "failed", error: "the provider has no status API configured" };
+        result = await tracePoll(job, () =>
+          o.poller
+            ? o.poller(job, AbortSignal.timeout(timeoutMs))
+            : Promise.resolve({ kind: "failed", error: "the provider has no status API configured" }),
+        );
       } catch (error) {
         const code = errorCode(error);
         result = { kind: "failed", error: toError(error).message, ...(code ? { code } : {}) };
       }
       const now = finality.clock.now();
       try {
-        const ctx = finality.contextFor(provider, now);
-        await finality.store.transaction(
-          async (tx) => {
-            const recorded = await recordPollInTx(tx, job, result, ctx, o, random);
-            if (recorded.effectsFired) tx.afterCommit(finality.announceEffects);
-          },
-          { lockOrder: jobLockOrder(job) },
-        );
+        await traceIngest({ ...job, source: "reconcile" }, () => {
+          const ctx = finality.contextFor(provider, now);
+          return finality.store.transaction(
+            async (tx) => {
+              const recorded = await recordPollInTx(tx, job, result, ctx, o, random);
+              if (recorded.effectsFired) tx.afterCommit(finality.announceEffects);
+            },
+            { lockOrder: jobLockOrder(job) },
+          );
+        });
         options.onPoll?.({
           provider,
           job,

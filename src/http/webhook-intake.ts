@@ -2,6 +2,7 @@ import { storableDeliveryId } from "../core/bounded-value.js";
 import { checkObservationTimes } from "../core/bounds.js";
 import { FinalityError, isFinalityError } from "../core/errors.js";
 import type { Finality } from "../engine/finality.js";
+import { inSpan, tracingOn } from "../engine/tracing.js";
 import type { WebhookParseContext, WebhookReceiver } from "../webhooks/receiver-types.js";
 import type { ReceivedWebhookHeaders } from "../webhooks/schemes/standard-webhooks/node.js";
 import type { ServiceMetrics, WebhookOutcome } from "./service-metrics.js";
@@ -56,7 +57,9 @@ export function createWebhookIntake(options: {
         const body = await readBody();
         // Receivers that can answer at once do (the generic one always does): awaiting only a real
         // promise keeps the hot path free of extra microtask turns.
-        const verified = receiver.verify(body, headers);
+        const verified = tracingOn()
+          ? inSpan("verify", {}, async () => receiver.verify(body, headers))
+          : receiver.verify(body, headers);
         const sent = verified instanceof Promise ? await verified : verified;
         // The id the ledger keys the delivery by, the same for the redelivery check and the write.
         const id = storableDeliveryId(sent.id);

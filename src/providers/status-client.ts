@@ -1,5 +1,6 @@
 import { toError } from "../core/errors.js";
 import { type PollResult, pollFailure, redactUrl, unreachable } from "../engine/poller.js";
+import { setActiveSpanAttribute } from "../engine/tracing.js";
 import type { ProviderHealth } from "./provider-health.js";
 
 /** A provider answered 2xx with a JSON body. */
@@ -62,6 +63,8 @@ export function createStatusClient(options: StatusClientOptions): StatusClient {
         return unreachable(url, error);
       }
       const shown = redactUrl(url);
+      // On the reconcile poll's span (when tracing is on): the status of the provider's answer.
+      setActiveSpanAttribute("http.response.status_code", response.status);
       if (response.status === 401 || response.status === 403) {
         await response.body?.cancel();
         const message = `${options.provider}: the status API refused the API key (${response.status})`;

@@ -103,6 +103,10 @@ export const ELSEWHERE: Record<string, { test: string } | { unchecked: string }>
   "cloudflare.pruneBatch": { test: "test/cloudflare/worker-budgets.test.ts" },
   "store.groupCommitMaxBatch": { test: "test/store/postgres-group-commit.test.ts" },
   "store.groupCommitMaxWaitMs": { test: "test/store/postgres-group-commit.test.ts" },
+  // Read by host/node/telemetry.ts: the spans' resource, the sampler, the exporter's URL.
+  "telemetry.serviceName": { test: "test/telemetry/webhook-trace.test.ts" },
+  "telemetry.sampleRatio": { test: "test/telemetry/webhook-trace.test.ts" },
+  "telemetry.otlpUrl": { test: "test/telemetry/otlp-export.test.ts" },
   $schema: { unchecked: "an editor's hint, ignored by design" },
 };
 
