@@ -45,6 +45,8 @@ export function createProviderActivity(providers: readonly string[], now: () => 
         eventRecorded: (source, applied, reason) => metrics.eventRecorded(source, applied, reason),
         requestFinished: (route, method, status) => metrics.requestFinished(route, method, status),
         effectAttempted: (outcome, seconds) => metrics.effectAttempted(outcome, seconds),
+        jobSettled: (job) => metrics.jobSettled(job),
+        effectDelivered: (effect, job, at) => metrics.effectDelivered(effect, job, at),
         rowsPruned: (table, rows) => metrics.rowsPruned(table, rows),
         render: () => metrics.render(),
       };

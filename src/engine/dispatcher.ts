@@ -1,7 +1,7 @@
 import { DEFAULT_EFFECT_RETRY, type EffectRetryPolicy, effectRetryDecision } from "../core/backoff.js";
 import { type Random, systemClock } from "../core/clock.js";
 import { FinalityError, toError } from "../core/errors.js";
-import type { Effect } from "../core/model.js";
+import type { Effect, Job } from "../core/model.js";
 import { redactUrlsIn } from "../core/url-redaction.js";
 import { yieldToEventLoop } from "../core/yield.js";
 import { DeliveryError } from "./delivery-error.js";
@@ -43,6 +43,8 @@ export interface DispatcherOptions {
 
 export interface DeliveryAttempt {
   effect: Effect;
+  /** The job as the attempt loaded it (absent when it could not be loaded). */
+  job?: Job;
   outcome: "delivered" | "retry" | "dead" | "lost-claim";
   durationMs: number;
   error?: string;
@@ -102,8 +104,9 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
     const started = clock.now();
     const lease = holdEffectLease({ store: finality.store, clock, effect, claimedAt, leaseMs });
     let failure: DeliveryError | null = null;
+    const loaded: { job?: Job } = {};
     try {
-      await attempt(effect, lease);
+      await attempt(effect, lease, loaded);
     } catch (error) {
       const cause = error instanceof DeliveryError ? error : new DeliveryError(toError(error).message);
       failure = new DeliveryError(redactUrlsIn(cause.message, effectUrls), cause.retryAfterMs);
@@ -139,11 +142,17 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
             };
       outcome = (await finality.store.finishEffect(finish)) ? decision.kind : "lost-claim";
     }
-    return { effect, outcome, durationMs: at - started, ...(failure ? { error: failure.message } : {}) };
+    return {
+      effect,
+      ...loaded,
+      outcome,
+      durationMs: at - started,
+      ...(failure ? { error: failure.message } : {}),
+    };
   }
 
   /** One attempt, stopped when its lease is lost or about to run out, or its delivery times out. */
-  async function attempt(effect: Effect, lease: HeldLease): Promise<void> {
+  async function attempt(effect: Effect, lease: HeldLease, loaded: { job?: Job }): Promise<void> {
     const definition = definitions.get(effect.name);
     if (definition === undefined) throw new DeliveryError(`no effect named "${effect.name}" is configured`);
     // A starved store can take long to answer: the lease counts that time too.
@@ -152,6 +161,7 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
       lease.signal,
     );
     if (job === null) throw new DeliveryError(`job ${effect.provider}/${effect.jobId} no longer exists`);
+    loaded.job = job;
     const delivery: EffectDelivery = {
       type: effect.trigger === "stuck" ? "job.stuck" : "job.settled",
       effect: effect.name,

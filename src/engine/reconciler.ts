@@ -41,6 +41,8 @@ export interface ReconcilerOptions {
     url?: string;
     code?: string;
     status?: number;
+    /** The job as this poll settled it (the poll was the first to see its terminal state). */
+    settled?: Job;
   }) => void;
 }
 
@@ -109,19 +111,23 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
       }
       const now = finality.clock.now();
       try {
-        await traceIngest({ ...job, source: "reconcile" }, () => {
+        const recorded = await traceIngest({ ...job, source: "reconcile" }, () => {
           const ctx = finality.contextFor(provider, now);
           return finality.store.transaction(
             async (tx) => {
-              const recorded = await recordPollInTx(tx, job, result, ctx, o, random);
-              if (recorded.effectsFired) tx.afterCommit(finality.announceEffects);
+              const outcome = await recordPollInTx(tx, job, result, ctx, o, random);
+              if (outcome.effectsFired) tx.afterCommit(finality.announceEffects);
+              return outcome;
             },
             { lockOrder: jobLockOrder(job) },
           );
         });
+        // Settled by this poll's own transaction (not by a webhook that came in meanwhile).
+        const settled = recorded.job?.settledAt === now && recorded.job.settledBy === "reconcile";
         options.onPoll?.({
           provider,
           job,
+          ...(settled && recorded.job ? { settled: recorded.job } : {}),
           result: o.poller ? result.kind : "unpolled",
           durationMs: now - started,
           ...(o.poller ? errorOf(result) : {}),

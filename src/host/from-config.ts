@@ -74,7 +74,10 @@ export function dispatcherFromConfig(
         attempt.outcome,
         delivered ? Math.max(0, finality.clock.now() - attempt.effect.createdAt) / 1000 : undefined,
       );
-      if (delivered) return;
+      if (delivered) {
+        if (attempt.job) context.metrics?.effectDelivered(attempt.effect, attempt.job, finality.clock.now());
+        return;
+      }
       logger.warn(
         {
           effect: attempt.effect.name,
@@ -143,6 +146,7 @@ export function reconcilerFromConfig(
     providers,
     onPoll: (poll) => {
       metrics?.pollFinished(poll.provider, poll.result);
+      if (poll.settled) metrics?.jobSettled(poll.settled);
       if (poll.result === "observed" || poll.result === "unpolled") return;
       const { url, code, status } = poll;
       logger.warn(

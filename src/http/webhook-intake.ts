@@ -76,6 +76,7 @@ export function createWebhookIntake(options: {
         const result: WebhookOutcome = outcome.reason ?? "applied";
         metrics.eventRecorded("webhook", outcome.applied, outcome.reason);
         metrics.webhookReceived(provider, result);
+        if (outcome.settled && outcome.job !== null) metrics.jobSettled(outcome.job);
         log.outcome = result;
         return {
           outcome: result,

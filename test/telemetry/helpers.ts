@@ -64,6 +64,8 @@ export async function serveWithEffect(options: {
   telemetry?: Record<string, unknown>;
   spanExporter?: InMemorySpanExporter;
   env?: Record<string, string>;
+  /** More of the `acme` provider's configuration (a status API to poll, its reconcile timing). */
+  acme?: Record<string, unknown>;
 }): Promise<{ service: RunningService; cleanup(): Promise<void> }> {
   const dir = tempDir("finality-telemetry-");
   const file = dir.file("finality.json");
@@ -72,7 +74,7 @@ export async function serveWithEffect(options: {
     JSON.stringify({
       server: { host: "127.0.0.1", port: 0 },
       store: { sqlite: dir.file("ledger.db"), synchronous: "NORMAL" },
-      providers: { acme: { type: "generic", webhook: { secrets: [SECRET] } } },
+      providers: { acme: { type: "generic", webhook: { secrets: [SECRET] }, ...options.acme } },
       effects: [{ name: "notify", url: options.receiverUrl, secret: SECRET }],
       effectDelivery: { retrySeconds: [0.05], pollIntervalSeconds: 0.05 },
       log: { level: "error" },

@@ -75,6 +75,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
       createPromMetrics({
         stats: () => finality.store.stats(finality.clock.now()),
         housekeeping: () => finality.store.housekeepingStats(),
+        oldestOpenByProvider: () => finality.store.oldestOpenByProvider(Object.keys(config.providers)),
         ...("poolStats" in finality.store ? { pool: (finality.store as PostgresStore).poolStats } : {}),
       }),
     );
