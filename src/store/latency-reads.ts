@@ -15,5 +15,6 @@ export interface LatencySamples {
   /** Provider completion to Finality knowing it. */
   detection: { provider: string; source: string; ms: number }[];
   /** Provider completion to the effect delivered. */
-  completionToEffect: { provider: string; effect: string; ms: number }[];
+  /** `source`: what settled the job (so a lost webhook's cost shows as the reconcile rows). */
+  completionToEffect: { provider: string; effect: string; source: string; ms: number }[];
 }

@@ -1,4 +1,4 @@
-import type { LatencyReads } from "../latency-reads.js";
+import type { LatencyReads, LatencySamples } from "../latency-reads.js";
 import type { Read } from "./postgres-run-reads.js";
 
 const epochMs = (column: string) => `extract(epoch FROM ${column})::float8 * 1000`;
@@ -11,7 +11,7 @@ const DETECTION = `
   ORDER BY settled_at DESC LIMIT $3`; // jobs_settled
 
 const TO_EFFECT = `
-  SELECT o.provider, o.name AS effect, ${epochMs("o.delivered_at")} - j.max_update_time AS ms
+  SELECT o.provider, o.name AS effect, coalesce(j.settled_by, 'unknown') AS source, ${epochMs("o.delivered_at")} - j.max_update_time AS ms
   FROM outbox o JOIN jobs j ON j.provider = o.provider AND j.id = o.job_id
   WHERE o.status = 'delivered'
     AND o.delivered_at >= to_timestamp($1::float8 / 1000) AND o.delivered_at < to_timestamp($2::float8 / 1000)
@@ -30,7 +30,7 @@ export function createPostgresLatencyReads(read: Read): LatencyReads {
       const values = [window.from, window.to, window.cap];
       const [detection, completionToEffect] = await Promise.all([
         read<{ provider: string; source: string; ms: number }>("latencySamples", DETECTION, values),
-        read<{ provider: string; effect: string; ms: number }>("latencySamples", TO_EFFECT, values),
+        read<LatencySamples["completionToEffect"][number]>("latencySamples", TO_EFFECT, values),
       ]);
       return { detection, completionToEffect };
     },

@@ -1,4 +1,4 @@
-import type { LatencyReads } from "../latency-reads.js";
+import type { LatencyReads, LatencySamples } from "../latency-reads.js";
 import type { SqliteDb } from "./sqlite-driver.js";
 
 /** The latency reads of the SQLite Store, on the reader connection; each reads one index. */
@@ -9,7 +9,7 @@ export function createSqliteLatencyReads(reader: SqliteDb, assertOpen: () => voi
      ORDER BY settled_at DESC LIMIT @cap`, // jobs_settled
   );
   const toEffect = reader.prepare(
-    `SELECT o.provider, o.name AS effect, o.delivered_at - j.max_update_time AS ms
+    `SELECT o.provider, o.name AS effect, coalesce(j.settled_by, 'unknown') AS source, o.delivered_at - j.max_update_time AS ms
      FROM outbox o JOIN jobs j ON j.provider = o.provider AND j.id = o.job_id
      WHERE o.status = 'delivered' AND o.delivered_at >= @from AND o.delivered_at < @to
        AND j.max_update_time IS NOT NULL
@@ -25,7 +25,7 @@ export function createSqliteLatencyReads(reader: SqliteDb, assertOpen: () => voi
       const params = { from: Math.trunc(window.from), to: Math.trunc(window.to), cap: window.cap };
       return {
         detection: detection.all(params) as { provider: string; source: string; ms: number }[],
-        completionToEffect: toEffect.all(params) as { provider: string; effect: string; ms: number }[],
+        completionToEffect: toEffect.all(params) as LatencySamples["completionToEffect"],
       };
     },
     async oldestOpenByProvider(providers) {
