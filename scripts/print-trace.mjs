@@ -36,7 +36,9 @@ writeFileSync(
     server: { port: 0 },
     store: { sqlite: join(dir, "ledger.db") },
     providers: { openai: { type: "generic", webhook: { secrets: [SECRET] } } },
-    effects: [{ name: "notify", url: `http://127.0.0.1:${receiver.address().port}/hooks/done`, secret: SECRET }],
+    effects: [
+      { name: "notify", url: `http://127.0.0.1:${receiver.address().port}/hooks/done`, secret: SECRET },
+    ],
     effectDelivery: { retrySeconds: [0.2], pollIntervalSeconds: 0.1 },
     log: { level: "error" },
   }),
@@ -50,7 +52,11 @@ const exporter = new (class extends InMemorySpanExporter {
   }
 })();
 const service = await serve({ configFile: file, flags: {}, env: {}, spanExporter: exporter });
-const body = JSON.stringify({ jobId: "resp_8f2c", state: "succeeded", updateTime: new Date(Date.now() - 4200).toISOString() });
+const body = JSON.stringify({
+  jobId: "resp_8f2c",
+  state: "succeeded",
+  updateTime: new Date(Date.now() - 4200).toISOString(),
+});
 const id = "msg_2Yh4";
 const at = new Date();
 const headers = {
@@ -82,10 +88,14 @@ function print(span, depth) {
   const offset = (ms(span.startTime) - start).toFixed(1).padStart(7);
   const took = (ms(span.endTime) - ms(span.startTime)).toFixed(1);
   const link = span.links.length ? `  (link → ${span.links.map((l) => l.context.spanId).join(", ")})` : "";
-  console.log(`${offset} ms ${"  ".repeat(depth)}${span.name} [${span.spanContext().spanId}] ${took} ms${link}`);
+  console.log(
+    `${offset} ms ${"  ".repeat(depth)}${span.name} [${span.spanContext().spanId}] ${took} ms${link}`,
+  );
   const attrs = shown(span.attributes);
   if (attrs) console.log(`${" ".repeat(11)}${"  ".repeat(depth)}  ${attrs}`);
-  for (const child of (children.get(span.spanContext().spanId) ?? []).sort((a, b) => ms(a.startTime) - ms(b.startTime)))
+  for (const child of (children.get(span.spanContext().spanId) ?? []).sort(
+    (a, b) => ms(a.startTime) - ms(b.startTime),
+  ))
     print(child, depth + 1);
 }
 console.log(`\ntrace ${spans[0]?.spanContext().traceId}: ${spans.length} spans`);
