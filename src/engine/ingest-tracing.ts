@@ -1,4 +1,4 @@
-import type { JobKey } from "../core/model.js";
+import type { Job, JobKey } from "../core/model.js";
 import type { IngestOutcome } from "./ingest.js";
 import { inSpan, tracingOn } from "./tracing.js";
 
@@ -20,17 +20,16 @@ export function traceIngest<T>(key: JobKey & { source: string }, work: () => Pro
     },
     async (span) => {
       const result = await work();
-      if (span !== undefined && isOutcome(result)) {
-        span.setAttribute("finality.applied", result.applied);
-        if (result.reason !== null) span.setAttribute("finality.reason", result.reason);
-        if (result.job !== null) span.setAttribute("finality.job.state", result.job.state);
-        span.setAttribute("finality.effects.enqueued", result.effects.length);
+      if (span !== undefined && typeof result === "object" && result !== null) {
+        // The ingest outcome, or a reconcile poll's record of it ({ job, effectsFired }).
+        const r = result as Partial<IngestOutcome> & { job?: Job | null; effectsFired?: boolean };
+        if (r.applied !== undefined) span.setAttribute("finality.applied", r.applied);
+        if (r.reason != null) span.setAttribute("finality.reason", r.reason);
+        if (r.job != null) span.setAttribute("finality.job.state", r.job.state);
+        if (r.effects !== undefined) span.setAttribute("finality.effects.enqueued", r.effects.length);
+        if (r.effectsFired !== undefined) span.setAttribute("finality.effects.fired", r.effectsFired);
       }
       return result;
     },
   );
-}
-
-function isOutcome(value: unknown): value is IngestOutcome {
-  return typeof value === "object" && value !== null && "applied" in value && "effects" in value;
 }
