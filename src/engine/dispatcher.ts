@@ -10,6 +10,7 @@ import type { EffectDefinition, EffectDelivery } from "./effect-definitions.js";
 import { type HeldLease, holdEffectLease } from "./effect-lease.js";
 import type { Finality } from "./finality.js";
 import { createHttpEffectDeliverer } from "./http-effect-target.js";
+import { captureContext, resumeIn } from "./tracing.js";
 
 export { DeliveryError };
 
@@ -153,6 +154,8 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
 
   /** One attempt, stopped when its lease is lost or about to run out, or its delivery times out. */
   async function attempt(effect: Effect, lease: HeldLease, loaded: { job?: Job }): Promise<void> {
+    // The attempt's span, to deliver in once the job is loaded (see tracing.ts).
+    const traced = captureContext();
     const definition = definitions.get(effect.name);
     if (definition === undefined) throw new DeliveryError(`no effect named "${effect.name}" is configured`);
     // A starved store can take long to answer: the lease counts that time too.
@@ -174,10 +177,14 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
     // Through a promise: a plain function from JavaScript (returning nothing) counts as delivered.
     if (handler)
       return untilAborted(
-        Promise.resolve().then(() => handler(delivery, signal)),
+        Promise.resolve().then(() => resumeIn(traced, () => handler(delivery, signal))),
         signal,
       );
-    if (definition.url) return untilAborted(deliverUrl(definition, delivery, signal), signal);
+    if (definition.url)
+      return untilAborted(
+        resumeIn(traced, () => deliverUrl(definition, delivery, signal)),
+        signal,
+      );
     throw new DeliveryError(`effect "${effect.name}" has no deliverable target`);
   }
 

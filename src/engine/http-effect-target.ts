@@ -5,7 +5,7 @@ import { signStandardWebhookWeb } from "../webhooks/schemes/standard-webhooks/we
 import { DeliveryError } from "./delivery-error.js";
 import type { UrlDeliverer } from "./dispatcher.js";
 import { parseRetryAfter } from "./poller.js";
-import { effectPropagationHeaders, setActiveSpanAttribute } from "./tracing.js";
+import { activeSpan, effectPropagationHeaders } from "./tracing.js";
 
 /** Sends one POST and reports its status; it never follows redirects and drains the answer. */
 export type EffectTransport = (
@@ -48,6 +48,7 @@ export function createHttpEffectDeliverer(
   const transport = options.transport ?? fetchTransport;
   return async (definition, delivery, signal) => {
     if (!definition.url) throw new DeliveryError(`effect "${definition.name}" has no url`);
+    const span = activeSpan();
     const body = JSON.stringify({
       type: delivery.type,
       effect: delivery.effect,
@@ -86,7 +87,7 @@ export function createHttpEffectDeliverer(
       const reason = signal.aborted ? abortReason(signal) : transportMessage(error);
       throw new DeliveryError(`POST ${shown} failed: ${redactUrlsIn(reason, [definition.url])}`);
     }
-    setActiveSpanAttribute("http.response.status_code", answer.status);
+    span?.setAttribute("http.response.status_code", answer.status);
     if (answer.status >= 200 && answer.status < 300) return;
     throw new DeliveryError(
       `POST ${shown} answered ${answer.status}`,

@@ -14,6 +14,7 @@ import { traceIngest } from "./ingest-tracing.js";
 import { tracePoll, traceReconcile } from "./poll-tracing.js";
 import { errorCode, type Poller, type PollResult } from "./poller.js";
 import { type ReconcilePolicy, recordPollInTx } from "./reconcile-tx.js";
+import { captureContext, resumeIn } from "./tracing.js";
 
 export interface ProviderReconcileOptions extends ReconcilePolicy {
   /** Absent: the provider cannot be polled; its jobs are only rescheduled and checked for stuck. */
@@ -97,6 +98,7 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
     }
 
     async function pollAndRecord(job: Job): Promise<void> {
+      const traced = captureContext();
       const started = finality.clock.now();
       let result: PollResult;
       try {
@@ -111,17 +113,19 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
       }
       const now = finality.clock.now();
       try {
-        const recorded = await traceIngest({ ...job, source: "reconcile" }, () => {
-          const ctx = finality.contextFor(provider, now);
-          return finality.store.transaction(
-            async (tx) => {
-              const outcome = await recordPollInTx(tx, job, result, ctx, o, random);
-              if (outcome.effectsFired) tx.afterCommit(finality.announceEffects);
-              return outcome;
-            },
-            { lockOrder: jobLockOrder(job) },
-          );
-        });
+        const recorded = await resumeIn(traced, () =>
+          traceIngest({ ...job, source: "reconcile" }, () => {
+            const ctx = finality.contextFor(provider, now);
+            return finality.store.transaction(
+              async (tx) => {
+                const outcome = await recordPollInTx(tx, job, result, ctx, o, random);
+                if (outcome.effectsFired) tx.afterCommit(finality.announceEffects);
+                return outcome;
+              },
+              { lockOrder: jobLockOrder(job) },
+            );
+          }),
+        );
         // Settled by this poll's own transaction (not by a webhook that came in meanwhile).
         const settled = recorded.job?.settledAt === now && recorded.job.settledBy === "reconcile";
         options.onPoll?.({

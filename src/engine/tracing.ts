@@ -142,3 +142,21 @@ export function inSpanSync<T>(name: string, work: () => T): T {
     span.end();
   }
 }
+
+/**
+ * The host keeps the active span only while code runs synchronously (no async hooks: those cost
+ * every promise in the process, ~0.3 µs each, whether a trace is sampled or not). Code that starts
+ * a span after an await takes the context it had before the await, and resumes in it.
+ */
+export function captureContext(): Context | undefined {
+  return tracer === null ? undefined : context.active();
+}
+
+export function resumeIn<T>(captured: Context | undefined, work: () => T): T {
+  return captured === undefined ? work() : context.with(captured, work);
+}
+
+/** The active span, to set attributes on once an awaited answer comes (undefined when off). */
+export function activeSpan(): Span | undefined {
+  return tracer === null ? undefined : trace.getSpan(context.active());
+}

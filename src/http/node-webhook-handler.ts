@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import { FinalityError } from "../core/errors.js";
-import { inSpanSync, tracingOn } from "../engine/tracing.js";
+import { captureContext, inSpanSync, resumeIn, tracingOn } from "../engine/tracing.js";
 import type { ReceivedWebhookHeaders } from "../webhooks/schemes/standard-webhooks/node.js";
 import { problemHeaders, toProblem } from "./problem.js";
 import { tooLarge } from "./read-body.js";
@@ -41,6 +41,7 @@ export function createNodeWebhookHandler(options: {
     log: Record<string, unknown>,
   ) {
     const started = performance.now();
+    const traced = captureContext();
     try {
       let answer: WebhookAnswer | undefined;
       try {
@@ -60,7 +61,7 @@ export function createNodeWebhookHandler(options: {
       }
       if (answer !== undefined) {
         const body = JSON.stringify(answer);
-        if (tracingOn()) inSpanSync("answer", () => sendJson(response, body));
+        if (tracingOn()) resumeIn(traced, () => inSpanSync("answer", () => sendJson(response, body)));
         else sendJson(response, body);
       }
       const status = response.statusCode;

@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from "hono";
-import { contextFromTraceParent, inSpan, SpanKind, tracingOn } from "../engine/tracing.js";
+import { captureContext, contextFromTraceParent, inSpan, SpanKind, tracingOn } from "../engine/tracing.js";
 import type { AppEnv } from "./app-env.js";
 
 /**
@@ -19,6 +19,7 @@ export const traceApiRequests: MiddlewareHandler<AppEnv> = async (c, next) => {
       attributes: { "http.request.method": method, "url.path": c.req.path },
     },
     async (span) => {
+      c.set("traceContext", captureContext());
       await next();
       const route = c.var.route;
       if (route !== undefined) {

@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { inSpanSync, tracingOn } from "../engine/tracing.js";
+import { captureContext, inSpanSync, resumeIn, tracingOn } from "../engine/tracing.js";
 import type { AppEnv } from "./app-env.js";
 import { readBody } from "./read-body.js";
 import type { WebhookIntake } from "./webhook-intake.js";
@@ -35,8 +35,9 @@ export function addWebhookRoutes(app: Hono<AppEnv>, intake: WebhookIntake, bodyL
       c.var.log,
       () => response?.status ?? 500,
       async () => {
+        const traced = captureContext();
         const answer = await receive();
-        response = inSpanSync("answer", () => c.json(answer));
+        response = resumeIn(traced, () => inSpanSync("answer", () => c.json(answer)));
       },
     );
     return response as Response;

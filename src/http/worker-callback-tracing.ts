@@ -1,3 +1,4 @@
+import type { Context } from "@opentelemetry/api";
 import { inSpan, tracingOn } from "../engine/tracing.js";
 
 /**
@@ -6,6 +7,8 @@ import { inSpan, tracingOn } from "../engine/tracing.js";
  * (and the worker's own, when it sent `traceparent`).
  */
 export function traceWorkerCallback<T extends { outcome: string }>(
+  /** The request's context (request-tracing.ts): the handler runs after awaits. */
+  request: unknown,
   attemptId: string,
   type: string,
   work: () => Promise<T>,
@@ -14,6 +17,7 @@ export function traceWorkerCallback<T extends { outcome: string }>(
   return inSpan(
     "worker callback",
     {
+      ...(request ? { parent: request as Context } : {}),
       attributes: {
         "finality.attempt.id": attemptId,
         "finality.worker.event": type,

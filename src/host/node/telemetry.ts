@@ -1,5 +1,4 @@
 import { context } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
@@ -7,6 +6,7 @@ import {
   ParentBasedSampler,
   SimpleSpanProcessor,
   type SpanExporter,
+  StackContextManager,
   TraceIdRatioBasedSampler,
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
@@ -35,7 +35,7 @@ export function startTelemetry(
   if (!contextManagerSet) {
     // Global by the API's design, and set once per process: a second serve in one process (tests)
     // shares it.
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    context.setGlobalContextManager(new StackContextManager().enable());
     contextManagerSet = true;
   }
   const processor = options.exporter
