@@ -49,7 +49,7 @@ export function inSpan<T>(
   options: SpanOptions,
   work: (span: Span | undefined) => Promise<T>,
 ): Promise<T> {
-  if (tracer === null) return work(undefined);
+  if (tracer === null || inUnsampledTrace(options.parent)) return work(undefined);
   const parent = options.parent ?? context.active();
   const span = tracer.startSpan(
     name,
@@ -74,6 +74,17 @@ export function inSpan<T>(
       span.end();
     }
   });
+}
+
+/**
+ * A span under a local parent that was not sampled would not be recorded either (the sampler is
+ * parent-based): it is not made, and the work runs in the parent's context, whose `traceparent`
+ * (flags 00) is what goes on. Remote parents (a caller's, a stored one) still go to the sampler.
+ */
+function inUnsampledTrace(explicitParent: Context | undefined): boolean {
+  if (explicitParent !== undefined) return false;
+  const parent = trace.getSpan(context.active());
+  return parent !== undefined && !parent.isRecording() && parent.spanContext().isRemote !== true;
 }
 
 const TRACE_PARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
@@ -134,7 +145,7 @@ export function continuedFrom(traceParent: string | null): { parent: Context; li
 
 /** `inSpan` for synchronous work (writing an answer). */
 export function inSpanSync<T>(name: string, work: () => T): T {
-  if (tracer === null) return work();
+  if (tracer === null || inUnsampledTrace(undefined)) return work();
   const span = tracer.startSpan(name);
   try {
     return context.with(trace.setSpan(context.active(), span), work);
