@@ -16,6 +16,7 @@ import { addOpsRoutes } from "../http/ops-routes.js";
 import { addParkedRoutes } from "../http/parked-routes.js";
 import { problemResponse, toProblem } from "../http/problem.js";
 import { type Logger, requestLog, silentLogger } from "../http/request-log.js";
+import { traceApiRequests } from "../http/request-tracing.js";
 import { addRunRoutes, addWorkerRoutes } from "../http/run-routes.js";
 import { noopMetrics, type ServiceMetrics } from "../http/service-metrics.js";
 import { createWebhookIntake, type WebhookIntake } from "../http/webhook-intake.js";
@@ -78,6 +79,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
 
   const app = new Hono<AppEnv>();
   app.use(requestLog(logger, metrics));
+  app.use("/v1/*", traceApiRequests);
   const runs = options.runs;
   // Every route but the webhooks and the health checks (see isUnguardedPath): the API, the
   // dashboard's pages and forms, /metrics, and the 404s and 405s. Registered before every route.

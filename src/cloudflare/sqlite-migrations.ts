@@ -37,4 +37,9 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     name: "last_poll_error",
     sql: "-- Why the last status poll of a job failed (JSON: at, message, url without credentials, code,\n-- status); NULL when it did not. Shown by the API, `finality jobs show` and the dashboard.\nALTER TABLE jobs ADD COLUMN last_poll_error TEXT;\n",
   },
+  {
+    version: 10,
+    name: "trace_context",
+    sql: "-- The W3C traceparent of the span that enqueued the effect (the observation that settled the job),\n-- so each delivery attempt continues that trace, on any replica and after a restart. NULL when\n-- tracing was off.\nALTER TABLE outbox ADD COLUMN trace_parent TEXT;\n",
+  },
 ];

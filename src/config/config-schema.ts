@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { providerNameSchema } from "../core/validation.js";
 import { effectSchema } from "./effect-config-schema.js";
-import { PROVIDER_TYPES, type ProviderType, providerSchema } from "./provider-config-schema.js";
+import { httpUrl, PROVIDER_TYPES, type ProviderType, providerSchema } from "./provider-config-schema.js";
 
 export { PROVIDER_TYPES, type ProviderType };
 
@@ -175,6 +175,18 @@ const workersSchema = z.strictObject({
   maxUnstartedReleases: z.number().int().min(0).max(1000).default(5),
 });
 
+/**
+ * OpenTelemetry traces (docs/telemetry.md). Off unless `otlpUrl` is set (or
+ * OTEL_EXPORTER_OTLP_ENDPOINT): off costs nothing on any path.
+ */
+const telemetrySchema = z.strictObject({
+  /** Where spans are posted, OTLP/HTTP JSON: the collector's full traces URL (…/v1/traces). */
+  otlpUrl: httpUrl.optional(),
+  serviceName: z.string().min(1).max(256).default("finality"),
+  /** The share of new traces kept (a trace continued from a caller follows the caller's choice). */
+  sampleRatio: z.number().min(0).max(1).default(1),
+});
+
 export const configSchema = z
   .strictObject({
     server: serverSchema.default(serverSchema.parse({})),
@@ -186,6 +198,7 @@ export const configSchema = z
     retention: retentionSchema.default(retentionSchema.parse({})),
     workers: workersSchema.default(workersSchema.parse({})),
     cloudflare: cloudflareSchema.default(cloudflareSchema.parse({})),
+    telemetry: telemetrySchema.default(telemetrySchema.parse({})),
     log: z
       .strictObject({
         level: z.enum(LOG_LEVELS).default("info"),
@@ -259,3 +272,4 @@ export type StoreConfig = FinalityConfig["store"];
 export type ReconcileConfig = FinalityConfig["reconcile"];
 export type EffectDeliveryConfig = FinalityConfig["effectDelivery"];
 export type RetentionConfig = FinalityConfig["retention"];
+export type TelemetryConfig = FinalityConfig["telemetry"];

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { providerNameSchema } from "../core/validation.js";
+import { httpUrl } from "./provider-config-schema.js";
 
 // An effect's configuration: when it fires, and its one destination — a signed HTTP POST (`url`)
 // or a message broker (`nats`, `amqp`, `redis`). Kept apart from config-schema.ts so that file
@@ -13,7 +14,6 @@ const secret = z
     "a whsec_ secret must be followed by base64",
   );
 
-const httpUrl = z.url({ protocol: /^https?$/, error: "must be an http or https URL" });
 const positiveSeconds = z.number().finite().positive();
 
 /** A NATS subject: dot-separated tokens, no wildcards or whitespace (a publish names one subject). */

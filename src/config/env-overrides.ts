@@ -54,6 +54,24 @@ const OVERRIDES: readonly {
       return "store.synchronous";
     },
   },
+  // OpenTelemetry's own variables (the SDK's specification): the generic endpoint gets the
+  // traces path appended, the traces endpoint is used as it is and wins.
+  {
+    variable: "OTEL_EXPORTER_OTLP_ENDPOINT",
+    apply: (c, v) => set(c, ["telemetry", "otlpUrl"], `${v.replace(/\/+$/, "")}/v1/traces`),
+  },
+  { variable: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", apply: (c, v) => set(c, ["telemetry", "otlpUrl"], v) },
+  { variable: "OTEL_SERVICE_NAME", apply: (c, v) => set(c, ["telemetry", "serviceName"], v) },
+  { variable: "OTEL_TRACES_SAMPLER_ARG", apply: (c, v) => set(c, ["telemetry", "sampleRatio"], numeric(v)) },
+  {
+    variable: "OTEL_SDK_DISABLED",
+    apply: (c, v) => {
+      if (v.trim().toLowerCase() !== "true") return null;
+      const { otlpUrl: _dropped, ...rest } = objectAt(c, "telemetry");
+      c.telemetry = rest;
+      return "telemetry.otlpUrl";
+    },
+  },
 ];
 
 /** The environment variables the service reads, for documentation and `--help`. */

@@ -34,7 +34,7 @@ const secret = z
       (new RegExp(`^whpk_${BASE64}$`).test(value) && atob(value.slice(5)).length === 32),
     "a whpk_ key must be followed by the base64 of a 32-byte ed25519 public key",
   );
-const httpUrl = z.url({ protocol: /^https?$/, error: "must be an http or https URL" });
+export const httpUrl = z.url({ protocol: /^https?$/, error: "must be an http or https URL" });
 const baseUrl = (fallback: string) => httpUrl.default(fallback).transform((url) => url.replace(/\/+$/, ""));
 const headerName = z
   .string()

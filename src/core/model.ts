@@ -117,4 +117,6 @@ export interface Effect {
   deliveredAt: number | null;
   /** Terminal state that triggered the effect (or `stuck` for a stuck alert). */
   trigger: string;
+  /** W3C traceparent of the span that enqueued it (its delivery spans continue that trace); null when untraced. */
+  traceParent: string | null;
 }

@@ -80,7 +80,7 @@ export function addDashboardRoutes(app: Hono<AppEnv>, options: DashboardOptions)
       title: "Overview",
       section: "overview",
       header: <Flash message={flash?.message ?? null} error={flash?.error} />,
-      live: <OverviewPage data={await loadOverview(store, now())} setup={setup} />,
+      live: <OverviewPage data={await loadOverview(store, now(), providers)} setup={setup} />,
     });
   });
 

@@ -2,11 +2,14 @@ import type { Effect, Job } from "../core/model.js";
 import { CANONICAL_STATES, type CanonicalState } from "../core/states.js";
 import type { BoundedCount, TimeSeries, TimeWindow } from "../store/overview-reads.js";
 import type { Store } from "../store/store.js";
+import { type LatencyOverview, latencyOverview } from "./overview-latency.js";
 
 /** Counts stop here ("10,000+"): each costs at most this many index entries. */
 export const COUNT_CAP = 10_000;
 /** The charts read at most this many rows of their hour. */
 export const CHART_CAP = 100_000;
+/** Percentiles are taken over at most this many of the hour's newest samples of each kind. */
+export const LATENCY_CAP = 20_000;
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
@@ -33,6 +36,7 @@ export interface OverviewData {
   window: TimeWindow;
   settlements: TimeSeries;
   webhooks: TimeSeries;
+  latency: LatencyOverview;
 }
 
 /** Open jobs by how long ago they were submitted: [label, youngest age, oldest age). */
@@ -55,7 +59,11 @@ export function lastHour(now: number): TimeWindow {
  * Everything the overview shows, from bounded reads only (see store/overview-reads.ts): about
  * thirty indexed queries, none of which grows with the number of jobs stored.
  */
-export async function loadOverview(store: Store, now: number): Promise<OverviewData> {
+export async function loadOverview(
+  store: Store,
+  now: number,
+  providers: readonly string[] = [],
+): Promise<OverviewData> {
   const count = (what: Parameters<Store["countJobs"]>[0]) => store.countJobs(what, COUNT_CAP);
   const window = lastHour(now);
   const [states, ages, open, due, stuck, conflict, anomaly] = await Promise.all([
@@ -89,9 +97,11 @@ export async function loadOverview(store: Store, now: number): Promise<OverviewD
       store.countEffects("dead", COUNT_CAP),
       store.listEffects({ status: "dead", limit: 5 }).then((page) => page.items),
     ]);
-  const [settlements, webhooks] = await Promise.all([
+  const [settlements, webhooks, samples, oldestByProvider] = await Promise.all([
     store.settlementsOverTime(window),
     store.webhookOutcomesOverTime(window),
+    store.latencySamples({ from: now - HOUR, to: now + 1, cap: LATENCY_CAP }),
+    store.oldestOpenByProvider(providers),
   ]);
   return {
     now,
@@ -111,5 +121,6 @@ export async function loadOverview(store: Store, now: number): Promise<OverviewD
     window,
     settlements,
     webhooks,
+    latency: latencyOverview(samples, oldestByProvider, LATENCY_CAP),
   };
 }

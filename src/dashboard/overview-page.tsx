@@ -5,6 +5,7 @@ import { EffectTable } from "./effect-table.js";
 import { FirstSteps, type Setup, UnsignedWarning } from "./first-steps.js";
 import { formatCount, formatShare, queryString } from "./format.js";
 import type { OverviewData } from "./overview-data.js";
+import { LatencyPanel } from "./overview-latency.js";
 
 export const SETTLED_BY: SeriesKey[] = [
   { key: "webhook", label: "webhook", colour: "#3b6fe0" },
@@ -102,6 +103,8 @@ export function OverviewPage(props: { data: OverviewData; setup?: Setup }) {
           />
         </section>
       </div>
+
+      <LatencyPanel latency={d.latency} now={d.now} />
 
       <div class="grid2">
         <section class="panel">

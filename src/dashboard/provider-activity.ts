@@ -46,6 +46,8 @@ export function createProviderActivity(providers: readonly string[], now: () => 
         requestFinished: (route, method, status) => metrics.requestFinished(route, method, status),
         effectAttempted: (outcome, seconds, destination) =>
           metrics.effectAttempted(outcome, seconds, destination),
+        jobSettled: (job) => metrics.jobSettled(job),
+        effectDelivered: (effect, job, at) => metrics.effectDelivered(effect, job, at),
         rowsPruned: (table, rows) => metrics.rowsPruned(table, rows),
         render: () => metrics.render(),
       };

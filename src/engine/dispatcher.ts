@@ -2,15 +2,17 @@ import { DEFAULT_EFFECT_RETRY, type EffectRetryPolicy, effectRetryDecision } fro
 import { type Random, systemClock } from "../core/clock.js";
 import { FinalityError, toError } from "../core/errors.js";
 import { createIntervalLoop } from "../core/interval-loop.js";
-import type { Effect } from "../core/model.js";
+import type { Effect, Job } from "../core/model.js";
 import { redactUrlsIn } from "../core/url-redaction.js";
 import { yieldToEventLoop } from "../core/yield.js";
 import { DeliveryError } from "./delivery-error.js";
+import { traceDelivery } from "./delivery-tracing.js";
 import type { EffectDefinition, EffectDelivery } from "./effect-definitions.js";
 import { type HeldLease, holdEffectLease } from "./effect-lease.js";
 import { type DestinationKind, destinationOf, destinationUrls, type EffectTarget } from "./effect-target.js";
 import type { Finality } from "./finality.js";
 import { createHttpEffectDeliverer, httpEffectTarget } from "./http-effect-target.js";
+import { captureContext, resumeIn } from "./tracing.js";
 
 export { DeliveryError };
 
@@ -52,6 +54,8 @@ export interface DeliveryAttempt {
   effect: Effect;
   /** The effect's destination (`url`, `nats`, ...), or null when no effect of its name exists. */
   destination: DestinationKind | null;
+  /** The job as the attempt loaded it (absent when it could not be loaded). */
+  job?: Job;
   outcome: "delivered" | "retry" | "dead" | "lost-claim";
   durationMs: number;
   error?: string;
@@ -103,11 +107,19 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
   let again = false;
 
   async function deliver(effect: Effect, claimedAt: number): Promise<void> {
+    const attempted = await traceDelivery(effect, definitions.get(effect.name), () =>
+      deliverOnce(effect, claimedAt),
+    );
+    options.onAttempt?.(attempted);
+  }
+
+  async function deliverOnce(effect: Effect, claimedAt: number): Promise<DeliveryAttempt> {
     const started = clock.now();
     const lease = holdEffectLease({ store: finality.store, clock, effect, claimedAt, leaseMs });
     let failure: DeliveryError | null = null;
+    const loaded: { job?: Job } = {};
     try {
-      await attempt(effect, lease);
+      await attempt(effect, lease, loaded);
     } catch (error) {
       const cause = error instanceof DeliveryError ? error : new DeliveryError(toError(error).message);
       failure = new DeliveryError(redactUrlsIn(cause.message, effectUrls), cause.retryAfterMs);
@@ -144,17 +156,20 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
       outcome = (await finality.store.finishEffect(finish)) ? decision.kind : "lost-claim";
     }
     const definition = definitions.get(effect.name);
-    options.onAttempt?.({
+    return {
       effect,
       destination: definition ? destinationOf(definition) : null,
+      ...loaded,
       outcome,
       durationMs: at - started,
       ...(failure ? { error: failure.message } : {}),
-    });
+    };
   }
 
   /** One attempt, stopped when its lease is lost or about to run out, or its delivery times out. */
-  async function attempt(effect: Effect, lease: HeldLease): Promise<void> {
+  async function attempt(effect: Effect, lease: HeldLease, loaded: { job?: Job }): Promise<void> {
+    // The attempt's span, to deliver in once the job is loaded (see tracing.ts).
+    const traced = captureContext();
     const definition = definitions.get(effect.name);
     if (definition === undefined) throw new DeliveryError(`no effect named "${effect.name}" is configured`);
     // A starved store can take long to answer: the lease counts that time too.
@@ -163,6 +178,7 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
       lease.signal,
     );
     if (job === null) throw new DeliveryError(`job ${effect.provider}/${effect.jobId} no longer exists`);
+    loaded.job = job;
     const delivery: EffectDelivery = {
       type: effect.trigger === "stuck" ? "job.stuck" : "job.settled",
       effect: effect.name,
@@ -175,7 +191,7 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
     // Through a promise: a plain function from JavaScript (returning nothing) counts as delivered.
     if (handler)
       return untilAborted(
-        Promise.resolve().then(() => handler(delivery, signal)),
+        Promise.resolve().then(() => resumeIn(traced, () => handler(delivery, signal))),
         signal,
       );
     const destination = destinationOf(definition);
@@ -186,7 +202,10 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
           ? `effect "${effect.name}" has no deliverable target`
           : `effect "${effect.name}" goes to ${destination}, and this host has no ${destination} target`,
       );
-    return untilAborted(target.deliver(definition, delivery, signal), signal);
+    return untilAborted(
+      resumeIn(traced, () => target.deliver(definition, delivery, signal)),
+      signal,
+    );
   }
 
   async function pump(budget = Number.POSITIVE_INFINITY): Promise<number> {

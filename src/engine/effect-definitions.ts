@@ -75,7 +75,14 @@ export function effectIdempotencyKey(provider: string, jobId: string, name: stri
   return `fin_${bytesToHex(digest.subarray(0, 16))}`;
 }
 
-export function newEffectRow(job: Job, name: string, trigger: string, id: string, now: number): Effect {
+export function newEffectRow(
+  job: Job,
+  name: string,
+  trigger: string,
+  id: string,
+  now: number,
+  traceParent: string | null = null,
+): Effect {
   return {
     id,
     provider: job.provider,
@@ -90,5 +97,6 @@ export function newEffectRow(job: Job, name: string, trigger: string, id: string
     lastError: null,
     createdAt: now,
     deliveredAt: null,
+    traceParent,
   };
 }

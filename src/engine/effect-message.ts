@@ -14,6 +14,8 @@ export interface EffectMessage {
    * their bare names (`id`, `source`, ...); each binding adds its prefix (`ce-`, `cloudEvents_`).
    */
   attributes: Record<string, string> | null;
+  /** W3C trace context of the attempt (`traceparent`), for the broker's headers; absent when tracing is off. */
+  trace?: Record<string, string>;
 }
 
 /** Finality's own body: `{type, effect, idempotencyKey, attempt, job}`. */

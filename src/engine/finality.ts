@@ -13,6 +13,8 @@ import {
   type RegisterOutcome,
   registerInTx,
 } from "./ingest.js";
+import { traceIngest } from "./ingest-tracing.js";
+import { currentTraceParent } from "./tracing.js";
 
 export interface ProviderPolicy {
   unknownJobs?: UnknownJobPolicy;
@@ -108,6 +110,7 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
       effects,
       newId,
       firstCheckAt: (job) => (policy.reconcile === false ? null : job.submittedAt + graceMs),
+      traceParent: currentTraceParent(),
     };
   }
 
@@ -117,15 +120,17 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
   };
 
   async function ingestTrusted(observation: Observation): Promise<IngestOutcome> {
-    const ctx = contextFor(observation.provider, clock.now());
-    return store.transaction(
-      async (tx) => {
-        const outcome = await ingestInTx(tx, observation, ctx);
-        if (outcome.effects.length > 0) tx.afterCommit(announceEffects);
-        return outcome;
-      },
-      { lockOrder: jobLockOrder(observation, observation.deliveryId) },
-    );
+    return traceIngest(observation, () => {
+      const ctx = contextFor(observation.provider, clock.now());
+      return store.transaction(
+        async (tx) => {
+          const outcome = await ingestInTx(tx, observation, ctx);
+          if (outcome.effects.length > 0) tx.afterCommit(announceEffects);
+          return outcome;
+        },
+        { lockOrder: jobLockOrder(observation, observation.deliveryId) },
+      );
+    });
   }
 
   return {

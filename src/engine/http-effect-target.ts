@@ -6,6 +6,7 @@ import type { UrlDeliverer } from "./dispatcher.js";
 import { DEFAULT_CLOUDEVENTS_SOURCE, encodeEffectMessage, prefixedAttributes } from "./effect-message.js";
 import type { EffectTarget } from "./effect-target.js";
 import { parseRetryAfter } from "./poller.js";
+import { activeSpan, effectPropagationHeaders } from "./tracing.js";
 
 /** Sends one POST and reports its status; it never follows redirects and drains the answer. */
 export type EffectTransport = (
@@ -50,6 +51,7 @@ export function createHttpEffectDeliverer(
   const transport = options.transport ?? fetchTransport;
   return async (definition, delivery, signal) => {
     if (!definition.url) throw new DeliveryError(`effect "${definition.name}" has no url`);
+    const span = activeSpan();
     // CloudEvents over HTTP: structured mode is the event as the body; binary mode its
     // attributes as `ce-*` headers (the HTTP protocol binding) and `data` as the body.
     const message = encodeEffectMessage(definition, delivery, options.source ?? DEFAULT_CLOUDEVENTS_SOURCE);
@@ -60,6 +62,8 @@ export function createHttpEffectDeliverer(
       "user-agent": options.userAgent ?? "finality",
       "idempotency-key": delivery.idempotencyKey,
       "finality-attempt": String(delivery.attempt),
+      // W3C trace context of this attempt's span, so the receiver's trace continues it.
+      ...effectPropagationHeaders(),
     };
     if (definition.secret) {
       Object.assign(
@@ -84,6 +88,7 @@ export function createHttpEffectDeliverer(
       const reason = signal.aborted ? abortReason(signal) : transportMessage(error);
       throw new DeliveryError(`POST ${shown} failed: ${redactUrlsIn(reason, [definition.url])}`);
     }
+    span?.setAttribute("http.response.status_code", answer.status);
     if (answer.status >= 200 && answer.status < 300) return;
     throw new DeliveryError(
       `POST ${shown} answered ${answer.status}`,

@@ -14,6 +14,8 @@ export interface IngestContext {
   newId: () => string;
   /** When a job that is open for the first time is first due for a reconcile poll. */
   firstCheckAt: (job: Job) => number | null;
+  /** The span the transaction runs under, as a traceparent, stored with each effect it enqueues. */
+  traceParent?: string | null;
 }
 
 export interface IngestOutcome {
@@ -224,7 +226,11 @@ async function fireDefinitions(
     if (definition.transactional) {
       await definition.transactional(job, tx);
       fired.push(definition.name);
-    } else if (await tx.enqueueEffect(newEffectRow(job, definition.name, trigger, ctx.newId(), ctx.now))) {
+    } else if (
+      await tx.enqueueEffect(
+        newEffectRow(job, definition.name, trigger, ctx.newId(), ctx.now, ctx.traceParent),
+      )
+    ) {
       fired.push(definition.name);
     }
   }

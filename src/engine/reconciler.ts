@@ -11,8 +11,11 @@ import {
 } from "../core/token-bucket.js";
 import { jobLockOrder } from "../store/store.js";
 import type { Finality } from "./finality.js";
+import { traceIngest } from "./ingest-tracing.js";
+import { tracePoll, traceReconcile } from "./poll-tracing.js";
 import { errorCode, type Poller, type PollResult } from "./poller.js";
 import { type ReconcilePolicy, recordPollInTx } from "./reconcile-tx.js";
+import { captureContext, resumeIn } from "./tracing.js";
 
 export interface ProviderReconcileOptions extends ReconcilePolicy {
   /** Absent: the provider cannot be polled; its jobs are only rescheduled and checked for stuck. */
@@ -40,6 +43,8 @@ export interface ReconcilerOptions {
     url?: string;
     code?: string;
     status?: number;
+    /** The job as this poll settled it (the poll was the first to see its terminal state). */
+    settled?: Job;
   }) => void;
 }
 
@@ -88,30 +93,45 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
     let claimAgain = false;
 
     /** Never rejects: a poll's promise is not awaited by the tick, so a rejection would be unhandled. */
-    async function pollOne(job: Job): Promise<void> {
+    function pollOne(job: Job): Promise<void> {
+      return traceReconcile(job, () => pollAndRecord(job));
+    }
+
+    async function pollAndRecord(job: Job): Promise<void> {
+      const traced = captureContext();
       const started = finality.clock.now();
       let result: PollResult;
       try {
-        result = o.poller
-          ? await o.poller(job, AbortSignal.timeout(timeoutMs))
-          : { kind: "failed", error: "the provider has no status API configured" };
+        result = await tracePoll(job, () =>
+          o.poller
+            ? o.poller(job, AbortSignal.timeout(timeoutMs))
+            : Promise.resolve({ kind: "failed", error: "the provider has no status API configured" }),
+        );
       } catch (error) {
         const code = errorCode(error);
         result = { kind: "failed", error: toError(error).message, ...(code ? { code } : {}) };
       }
       const now = finality.clock.now();
       try {
-        const ctx = finality.contextFor(provider, now);
-        await finality.store.transaction(
-          async (tx) => {
-            const recorded = await recordPollInTx(tx, job, result, ctx, o, random);
-            if (recorded.effectsFired) tx.afterCommit(finality.announceEffects);
-          },
-          { lockOrder: jobLockOrder(job) },
+        const recorded = await resumeIn(traced, () =>
+          traceIngest({ ...job, source: "reconcile" }, () => {
+            const ctx = finality.contextFor(provider, now);
+            return finality.store.transaction(
+              async (tx) => {
+                const outcome = await recordPollInTx(tx, job, result, ctx, o, random);
+                if (outcome.effectsFired) tx.afterCommit(finality.announceEffects);
+                return outcome;
+              },
+              { lockOrder: jobLockOrder(job) },
+            );
+          }),
         );
+        // Settled by this poll's own transaction (not by a webhook that came in meanwhile).
+        const settled = recorded.job?.settledAt === now && recorded.job.settledBy === "reconcile";
         options.onPoll?.({
           provider,
           job,
+          ...(settled && recorded.job ? { settled: recorded.job } : {}),
           result: o.poller ? result.kind : "unpolled",
           durationMs: now - started,
           ...(o.poller ? errorOf(result) : {}),

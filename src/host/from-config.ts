@@ -91,7 +91,10 @@ export function dispatcherFromConfig(
         delivered ? Math.max(0, finality.clock.now() - attempt.effect.createdAt) / 1000 : undefined,
         attempt.destination ?? "none",
       );
-      if (delivered) return;
+      if (delivered) {
+        if (attempt.job) context.metrics?.effectDelivered(attempt.effect, attempt.job, finality.clock.now());
+        return;
+      }
       logger.warn(
         {
           effect: attempt.effect.name,
@@ -160,6 +163,7 @@ export function reconcilerFromConfig(
     providers,
     onPoll: (poll) => {
       metrics?.pollFinished(poll.provider, poll.result);
+      if (poll.settled) metrics?.jobSettled(poll.settled);
       if (poll.result === "observed" || poll.result === "unpolled") return;
       const { url, code, status } = poll;
       logger.warn(

@@ -5,5 +5,7 @@ export interface AppEnv {
     log: Record<string, unknown>;
     /** The route pattern, for metrics labels (bounded, unlike paths). */
     route: string;
+    /** The request's span (tracing on only), for spans a route starts after an await. */
+    traceContext?: unknown;
   };
 }

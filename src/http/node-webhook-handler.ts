@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import { FinalityError } from "../core/errors.js";
+import { captureContext, inSpanSync, resumeIn, tracingOn } from "../engine/tracing.js";
 import type { ReceivedWebhookHeaders } from "../webhooks/schemes/standard-webhooks/node.js";
 import { problemHeaders, toProblem } from "./problem.js";
 import { tooLarge } from "./read-body.js";
@@ -7,6 +8,7 @@ import type { Logger } from "./request-log.js";
 import type { ServiceMetrics } from "./service-metrics.js";
 import type { WebhookAnswer, WebhookIntake } from "./webhook-intake.js";
 import { WEBHOOK_ROUTE } from "./webhook-routes.js";
+import { traceWebhook } from "./webhook-tracing.js";
 
 /** Only plain provider names take the fast path; anything odd goes to the router. */
 const WEBHOOK_PATH = /^\/webhooks\/([a-z0-9][a-z0-9_-]{0,63})(?:\?|$)/;
@@ -31,9 +33,15 @@ export function createNodeWebhookHandler(options: {
   // One async function per request rather than a chain of closures: fewer allocations on the
   // route that carries nearly all the traffic. It runs synchronously up to reading the body, so
   // the body's listeners are attached in the same turn as before.
-  async function handle(request: IncomingMessage, response: ServerResponse, url: string, provider: string) {
+  async function handle(
+    request: IncomingMessage,
+    response: ServerResponse,
+    url: string,
+    provider: string,
+    log: Record<string, unknown>,
+  ) {
     const started = performance.now();
-    const log: Record<string, unknown> = {};
+    const traced = captureContext();
     try {
       let answer: WebhookAnswer | undefined;
       try {
@@ -51,7 +59,11 @@ export function createNodeWebhookHandler(options: {
         if (!request.complete) lingerThenClose(request);
         send(response, problem.status, problemHeaders(problem), JSON.stringify(problem));
       }
-      if (answer !== undefined) sendJson(response, JSON.stringify(answer));
+      if (answer !== undefined) {
+        const body = JSON.stringify(answer);
+        if (tracingOn()) resumeIn(traced, () => inSpanSync("answer", () => sendJson(response, body)));
+        else sendJson(response, body);
+      }
       const status = response.statusCode;
       metrics.requestFinished(WEBHOOK_ROUTE, "POST", status);
       const fields = {
@@ -76,7 +88,17 @@ export function createNodeWebhookHandler(options: {
     const url = request.url ?? "";
     const match = WEBHOOK_PATH.exec(url);
     if (match === null) return false;
-    void handle(request, response, url, match[1] as string);
+    const provider = match[1] as string;
+    if (tracingOn()) {
+      const log: Record<string, unknown> = {};
+      void traceWebhook(
+        provider,
+        single(request.headers.traceparent),
+        log,
+        () => response.statusCode,
+        () => handle(request, response, url, provider, log),
+      );
+    } else void handle(request, response, url, provider, {});
     return true;
   };
 }

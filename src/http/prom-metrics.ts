@@ -14,6 +14,8 @@ export interface PromMetricsOptions {
   pool?: () => PoolStats;
   /** The broker destinations' connections, read at every scrape (none without broker effects). */
   destinations?: () => DestinationStatus[];
+  /** Read at every scrape: submission time of each provider's oldest open job. */
+  oldestOpenByProvider?: () => Promise<Record<string, number>>;
   now?: () => number;
   /** Process metrics (CPU, RSS, event loop lag); on by default. */
   processMetrics?: boolean;
@@ -108,6 +110,29 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
     buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 600, 3600, 21600, 86400],
     registers: [registry],
   });
+  // From seconds to days: a webhook lost and caught by reconcile takes minutes to hours.
+  const latencyBuckets = [
+    0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 21600, 86400,
+  ];
+  const completionToEffect = new Histogram({
+    name: "finality_completion_to_effect_seconds",
+    help: "The provider's completion time (its updateTime) to the effect being delivered, by provider and effect.",
+    labelNames: ["provider", "effect"] as const,
+    buckets: latencyBuckets,
+    registers: [registry],
+  });
+  const detectionDelay = new Histogram({
+    name: "finality_detection_delay_seconds",
+    help: "The provider's completion time (its updateTime) to Finality knowing it, by provider and source (webhook, reconcile, discovery).",
+    labelNames: ["provider", "source"] as const,
+    buckets: latencyBuckets,
+    registers: [registry],
+  });
+  const oldestOpenByProvider = gauge(
+    "finality_open_jobs_oldest_age_seconds",
+    "Age of each provider's oldest open job (0 when it has none).",
+    ["provider"],
+  );
   const pruned = new Counter({
     name: "finality_rows_pruned_total",
     help: "Rows deleted by retention, by table.",
@@ -162,6 +187,12 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
       stats.oldestOpenSubmittedAt === null ? 0 : Math.max(0, (now() - stats.oldestOpenSubmittedAt) / 1000),
     );
     dueJobs.set(stats.dueJobs);
+    if (options.oldestOpenByProvider) {
+      const oldest = await options.oldestOpenByProvider();
+      oldestOpenByProvider.reset();
+      for (const [provider, at] of Object.entries(oldest))
+        oldestOpenByProvider.set({ provider }, Math.max(0, (now() - at) / 1000));
+    }
     if (options.housekeeping) {
       const housekeeping = await options.housekeeping();
       databaseBytes.set(housekeeping.sizeBytes);
@@ -218,6 +249,16 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
       effectAttempts.labels({ outcome }).inc();
       if (destination !== undefined) destinationAttempts.labels({ destination, outcome }).inc();
       if (settleToDeliveredSeconds !== undefined) settleToDelivered.observe(settleToDeliveredSeconds);
+    },
+    jobSettled(job) {
+      if (job.maxUpdateTime === null || job.settledAt === null) return;
+      const seconds = Math.max(0, job.settledAt - job.maxUpdateTime) / 1000;
+      detectionDelay.labels({ provider: job.provider, source: job.settledBy ?? "unknown" }).observe(seconds);
+    },
+    effectDelivered(effect, job, at) {
+      if (job.maxUpdateTime === null) return;
+      const seconds = Math.max(0, at - job.maxUpdateTime) / 1000;
+      completionToEffect.labels({ provider: effect.provider, effect: effect.name }).observe(seconds);
     },
     rowsPruned(table: string, rows: number) {
       pruned.labels({ table }).inc(rows);

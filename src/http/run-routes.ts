@@ -16,6 +16,7 @@ import type { AppEnv } from "./app-env.js";
 import { readBody } from "./read-body.js";
 import type { ServiceMetrics } from "./service-metrics.js";
 import { type WorkerAuthorizer, type WorkerPool, workerPoolOf } from "./worker-auth.js";
+import { traceWorkerCallback } from "./worker-callback-tracing.js";
 
 export interface RunRouteOptions {
   runs: RunService;
@@ -128,7 +129,9 @@ export function addWorkerRoutes(app: Hono<AppEnv>, options: WorkerRouteOptions):
     const id = c.req.param("id");
     c.var.log.attemptId = id;
     const body = parseWith(workerEventSchema, await jsonBody(c, bodyLimitBytes), "invalid-request");
-    const result = await runs.recordEvent(id, body, pool.kinds);
+    const result = await traceWorkerCallback(c.var.traceContext, id, body.type, () =>
+      runs.recordEvent(id, body, pool.kinds),
+    );
     options.metrics?.eventRecorded("worker", result.outcome === "applied", result.outcome);
     c.var.log.outcome = result.outcome;
     return c.json({

@@ -1,4 +1,4 @@
-import type { IgnoreReason } from "../core/model.js";
+import type { Effect, IgnoreReason, Job } from "../core/model.js";
 
 /** How one webhook request ended, as counted by `finality_webhooks_received_total{outcome}`. */
 export type WebhookOutcome =
@@ -29,6 +29,13 @@ export interface ServiceMetrics {
    * `destination` is the effect's kind of destination (url, handler, nats, amqp, redis).
    */
   effectAttempted(outcome: string, settleToDeliveredSeconds?: number, destination?: string): void;
+  /**
+   * A job's first terminal state, just committed: the provider's completion time (its
+   * `updateTime`) to Finality knowing it, by the source that settled it (webhook, reconcile, ...).
+   */
+  jobSettled(job: Job): void;
+  /** An effect delivered at `at`: the provider's completion time of its job to now, by provider and effect. */
+  effectDelivered(effect: Effect, job: Job, at: number): void;
   /** Rows a retention pass deleted from one table. */
   rowsPruned(table: string, rows: number): void;
   /** Prometheus text exposition, with gauges read from the store at scrape time. */
@@ -42,6 +49,8 @@ export const noopMetrics: ServiceMetrics = {
   requestFinished() {},
   pollFinished() {},
   effectAttempted() {},
+  jobSettled() {},
+  effectDelivered() {},
   rowsPruned() {},
   render: async () => ({ contentType: "text/plain; version=0.0.4", body: "" }),
 };

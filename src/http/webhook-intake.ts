@@ -2,6 +2,7 @@ import { storableDeliveryId } from "../core/bounded-value.js";
 import { checkObservationTimes } from "../core/bounds.js";
 import { FinalityError, isFinalityError } from "../core/errors.js";
 import type { Finality } from "../engine/finality.js";
+import { captureContext, inSpan, resumeIn, tracingOn } from "../engine/tracing.js";
 import type { WebhookParseContext, WebhookReceiver } from "../webhooks/receiver-types.js";
 import type { ReceivedWebhookHeaders } from "../webhooks/schemes/standard-webhooks/node.js";
 import type { ServiceMetrics, WebhookOutcome } from "./service-metrics.js";
@@ -46,6 +47,8 @@ export function createWebhookIntake(options: {
   return {
     async receive(provider, headers, readBody, log) {
       log.provider = provider;
+      // The intake's span, to resume in after each await (see engine/tracing.ts).
+      const traced = captureContext();
       try {
         const receiver = receivers.get(provider);
         if (receiver === undefined) {
@@ -56,7 +59,9 @@ export function createWebhookIntake(options: {
         const body = await readBody();
         // Receivers that can answer at once do (the generic one always does): awaiting only a real
         // promise keeps the hot path free of extra microtask turns.
-        const verified = receiver.verify(body, headers);
+        const verified = tracingOn()
+          ? resumeIn(traced, () => inSpan("verify", {}, async () => receiver.verify(body, headers)))
+          : receiver.verify(body, headers);
         const sent = verified instanceof Promise ? await verified : verified;
         // The id the ledger keys the delivery by, the same for the redelivery check and the write.
         const id = storableDeliveryId(sent.id);
@@ -68,11 +73,14 @@ export function createWebhookIntake(options: {
         // Refused (400) before the transaction; ingest checks again for every other source.
         checkObservationTimes(observation);
         const started = performance.now();
-        const outcome = await finality.ingestTrusted(observation);
+        const outcome = await (traced
+          ? resumeIn(traced, () => finality.ingestTrusted(observation))
+          : finality.ingestTrusted(observation));
         metrics.ingestCommitted((performance.now() - started) / 1000);
         const result: WebhookOutcome = outcome.reason ?? "applied";
         metrics.eventRecorded("webhook", outcome.applied, outcome.reason);
         metrics.webhookReceived(provider, result);
+        if (outcome.settled && outcome.job !== null) metrics.jobSettled(outcome.job);
         log.outcome = result;
         return {
           outcome: result,

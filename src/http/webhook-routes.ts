@@ -1,9 +1,11 @@
 import type { Hono } from "hono";
+import { captureContext, inSpanSync, resumeIn, tracingOn } from "../engine/tracing.js";
 import { genericWebhookBodySchema, webhookAnswerSchema } from "./api-schemas.js";
 import type { AppEnv } from "./app-env.js";
 import type { RouteDoc } from "./openapi/route-doc.js";
 import { readBody } from "./read-body.js";
 import type { WebhookIntake } from "./webhook-intake.js";
+import { traceWebhook } from "./webhook-tracing.js";
 
 export const WEBHOOK_ROUTE = "/webhooks/:provider";
 
@@ -15,18 +17,32 @@ export const WEBHOOK_ROUTE = "/webhooks/:provider";
 export function addWebhookRoutes(app: Hono<AppEnv>, intake: WebhookIntake, bodyLimitBytes: number): void {
   app.post(WEBHOOK_ROUTE, async (c) => {
     c.set("route", WEBHOOK_ROUTE);
-    const answer = await intake.receive(
+    const receive = () =>
+      intake.receive(
+        c.req.param("provider"),
+        {
+          id: c.req.header("webhook-id"),
+          timestamp: c.req.header("webhook-timestamp"),
+          signature: c.req.header("webhook-signature"),
+          get: (name) => c.req.header(name),
+        },
+        () => readBody(c.req.raw, bodyLimitBytes),
+        c.var.log,
+      );
+    if (!tracingOn()) return c.json(await receive());
+    let response: Response | undefined;
+    await traceWebhook(
       c.req.param("provider"),
-      {
-        id: c.req.header("webhook-id"),
-        timestamp: c.req.header("webhook-timestamp"),
-        signature: c.req.header("webhook-signature"),
-        get: (name) => c.req.header(name),
-      },
-      () => readBody(c.req.raw, bodyLimitBytes),
+      c.req.header("traceparent"),
       c.var.log,
+      () => response?.status ?? 500,
+      async () => {
+        const traced = captureContext();
+        const answer = await receive();
+        response = resumeIn(traced, () => inSpanSync("answer", () => c.json(answer)));
+      },
     );
-    return c.json(answer);
+    return response as Response;
   });
 }
 

@@ -1,5 +1,6 @@
 import { toError } from "../core/errors.js";
 import { type PollResult, pollFailure, redactUrl, unreachable } from "../engine/poller.js";
+import { activeSpan } from "../engine/tracing.js";
 import type { ProviderHealth } from "./provider-health.js";
 
 /** A provider answered 2xx with a JSON body. */
@@ -47,6 +48,7 @@ export function createStatusClient(options: StatusClientOptions): StatusClient {
   const headers = { accept: "application/json", ...options.headers };
   return {
     async get(path, signal, query, extraHeaders) {
+      const pollSpan = activeSpan();
       const url = new URL(`${prefix}${path}${query ? `?${query}` : ""}`);
       if (url.origin !== base.origin || !url.pathname.startsWith(base.pathname.replace(/\/+$/, ""))) {
         return { kind: "failed", error: `refusing to call ${url.origin}${url.pathname}: outside ${prefix}` };
@@ -62,6 +64,8 @@ export function createStatusClient(options: StatusClientOptions): StatusClient {
         return unreachable(url, error);
       }
       const shown = redactUrl(url);
+      // On the reconcile poll's span (when tracing is on): the status of the provider's answer.
+      pollSpan?.setAttribute("http.response.status_code", response.status);
       if (response.status === 401 || response.status === 403) {
         await response.body?.cancel();
         const message = `${options.provider}: the status API refused the API key (${response.status})`;

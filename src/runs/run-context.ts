@@ -4,6 +4,7 @@ import { type Attempt, canonicalOf, type NewRunEvent, RUNS_PROVIDER, type Run } 
 import type { Source } from "../core/states.js";
 import type { Finality } from "../engine/finality.js";
 import { ingestInTx } from "../engine/ingest.js";
+import { currentTraceParent } from "../engine/tracing.js";
 import type { StoreTx } from "../store/store.js";
 import type { RunNotifier } from "./run-notifier.js";
 import { type RunRetryPolicy, runRetryDelayMs } from "./run-transitions.js";
@@ -25,6 +26,11 @@ export interface TxSideEffects {
   effectsEnqueued: boolean;
   /** A run became claimable: wake waiting claims. */
   runQueued: boolean;
+  /**
+   * The span the transaction was asked for under (a worker's callback), taken before it: the
+   * mirror job's effects store it, so their deliveries continue that trace.
+   */
+  traceParent?: string | null;
 }
 
 export const noSideEffects = (): TxSideEffects => ({ effectsEnqueued: false, runQueued: false });
@@ -44,8 +50,10 @@ export function runInTx<T>(
   ctx: RunContext,
   work: (tx: StoreTx, effects: TxSideEffects) => Promise<T>,
 ): Promise<T> {
+  const traceParent = currentTraceParent();
   return ctx.finality.store.transaction(async (tx) => {
     const effects = noSideEffects();
+    effects.traceParent = traceParent;
     const result = await work(tx, effects);
     // Registered once `work` has resolved: the flags are final by then.
     tx.afterCommit(() => wake(ctx, effects));
@@ -109,7 +117,7 @@ export async function mirrorRun(
       ...(after.settledAt !== null && after.output !== null ? { result: after.output } : {}),
       ...(after.settledAt !== null && after.error !== null ? { error: after.error } : {}),
     },
-    ctx.finality.contextFor(RUNS_PROVIDER, now),
+    { ...ctx.finality.contextFor(RUNS_PROVIDER, now), traceParent: effects.traceParent ?? null },
   );
   if (outcome.effects.length > 0) effects.effectsEnqueued = true;
 }

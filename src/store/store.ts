@@ -1,6 +1,7 @@
 import type { Clock } from "../core/clock.js";
 import type { Effect, EffectStatus, Job, JobEvent, JobKey } from "../core/model.js";
 import type { HousekeepingStore } from "./housekeeping-store.js";
+import type { LatencyReads } from "./latency-reads.js";
 import type { LifecycleReads, LifecycleStoreTx } from "./lifecycle-store.js";
 import type { OverviewReads } from "./overview-reads.js";
 import type { RunStore, RunStoreTx } from "./run-store.js";
@@ -9,7 +10,7 @@ import type { RunStore, RunStoreTx } from "./run-store.js";
  * The store port. Callers depend on this file only; adapters (SQLite, PostgreSQL) implement it.
  * Asynchronous even where the driver is not, because PostgreSQL and serverless stores are.
  */
-export interface Store extends RunStore, HousekeepingStore, OverviewReads, LifecycleReads {
+export interface Store extends RunStore, HousekeepingStore, OverviewReads, LatencyReads, LifecycleReads {
   readonly dialect: "sqlite" | "postgres";
   /**
    * The clock a store shared by several machines counts time by (PostgreSQL: the database's), the

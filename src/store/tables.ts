@@ -74,6 +74,7 @@ export const EFFECTS = defineTable<Effect>({
     lastError: col("last_error", "text").orNull(),
     createdAt: col("created_at", "time"),
     deliveredAt: col("delivered_at", "time").orNull(),
+    traceParent: col("trace_parent", "text").orNull(),
   },
 });
 

@@ -69,6 +69,7 @@ export function makeEffect(overrides: Partial<Effect> & { jobId: string }): Effe
     lastError: null,
     createdAt: T0,
     deliveredAt: null,
+    traceParent: null,
     ...overrides,
   };
 }

@@ -131,6 +131,10 @@ export const ELSEWHERE: Record<string, { test: string } | { unchecked: string }>
   "cloudflare.previousShards": { test: "test/cloudflare/worker-reshard.test.ts" },
   "store.groupCommitMaxBatch": { test: "test/store/postgres-group-commit.test.ts" },
   "store.groupCommitMaxWaitMs": { test: "test/store/postgres-group-commit.test.ts" },
+  // Read by host/node/telemetry.ts: the spans' resource, the sampler, the exporter's URL.
+  "telemetry.serviceName": { test: "test/telemetry/webhook-trace.test.ts" },
+  "telemetry.sampleRatio": { test: "test/telemetry/webhook-trace.test.ts" },
+  "telemetry.otlpUrl": { test: "test/telemetry/otlp-export.test.ts" },
   $schema: { unchecked: "an editor's hint, ignored by design" },
 };
 

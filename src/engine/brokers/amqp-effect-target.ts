@@ -71,6 +71,7 @@ export function createAmqpEffectTarget(options: BrokerTargetOptions = {}): Effec
               headers: {
                 "finality-attempt": delivery.attempt,
                 ...prefixedAttributes(message, "cloudEvents_"),
+                ...message.trace,
               },
             },
             (error: unknown) => {

@@ -8,6 +8,7 @@ import {
   destinationUrls,
   type EffectTarget,
 } from "../effect-target.js";
+import { effectPropagationHeaders } from "../tracing.js";
 import { type ConnectionKeeper, keepConnection } from "./connection-keeper.js";
 
 // What the three broker targets share: one kept connection per effect, the message encoded once
@@ -87,9 +88,11 @@ export function createBrokerTarget<C>(
   return {
     kind: client.kind,
     async deliver(definition, delivery) {
+      // Read before the first await: the attempt's span is current only until then (tracing.ts).
+      const trace = effectPropagationHeaders();
       const keeper = keeperFor(definition);
       const connection = await keeper.get();
-      const message = encodeEffectMessage(definition, delivery, source);
+      const message = { ...encodeEffectMessage(definition, delivery, source), trace };
       await client.publish(connection, definition, message, delivery);
     },
     status(): DestinationStatus[] {

@@ -51,6 +51,7 @@ export function createNatsEffectTarget(options: BrokerTargetOptions = {}): Effec
         h.set("finality-attempt", String(delivery.attempt));
         // CloudEvents NATS binding, binary mode: the attributes as `ce-` headers.
         for (const [name, value] of Object.entries(prefixedAttributes(message, "ce-"))) h.set(name, value);
+        for (const [name, value] of Object.entries(message.trace ?? {})) h.set(name, value);
         await js.publish(nats.subject, new TextEncoder().encode(message.body), {
           msgID: delivery.idempotencyKey,
           expect: { streamName: nats.stream },

@@ -86,6 +86,7 @@ export function createRedisEffectTarget(options: BrokerTargetOptions = {}): Effe
         ];
         for (const [name, value] of Object.entries(message.attributes ?? {}))
           fields.push(`ce-${name}`, value);
+        for (const [name, value] of Object.entries(message.trace ?? {})) fields.push(name, value);
         await client.finalityAppendOnce(
           redis.stream,
           redisGuardKey(redis.stream, delivery.idempotencyKey),

@@ -1,4 +1,5 @@
 import { createServer } from "node:net";
+import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import { pino } from "pino";
 import { createApp } from "../../app/create-app.js";
 import type { FinalityConfig } from "../../config/config-schema.js";
@@ -21,6 +22,7 @@ import type { PostgresStore } from "../../store/postgres/postgres-store.js";
 import { type BackgroundLoop, createBackgroundLoops } from "./background-loop.js";
 import { createBrokerTargets } from "./broker-targets.js";
 import { assertSafeBinding, finalityFromConfig } from "./finality-from-config.js";
+import { startTelemetry } from "./telemetry.js";
 
 export interface ServeOptions {
   configFile?: string | undefined;
@@ -31,6 +33,8 @@ export interface ServeOptions {
    * `interactive` (stdout is a terminal). The CLI gives its own; without it the lines are JSON.
    */
   prettyLog?: PrettyLog | undefined;
+  /** Spans go here instead of `telemetry.otlpUrl`, and tracing is on (tests: an in-memory exporter). */
+  spanExporter?: SpanExporter | undefined;
 }
 
 export interface PrettyLog {
@@ -54,7 +58,14 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
   await assertPortFree(config.server.host, config.server.port);
   const flushLogs = setInterval(() => logger.flush(), 1000);
   flushLogs.unref();
-  const finality = await finalityFromConfig(config);
+  const telemetry = startTelemetry(
+    config.telemetry,
+    options.spanExporter ? { exporter: options.spanExporter } : {},
+  );
+  const finality = await finalityFromConfig(config).catch(async (error) => {
+    await telemetry?.stop();
+    throw error;
+  });
   const runs = createRunService({ finality, ...runServiceOptionsFrom(config.workers) });
   let server: NodeServer;
   let metrics: ServiceMetrics;
@@ -71,6 +82,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
         stats: () => finality.store.stats(finality.clock.now()),
         housekeeping: () => finality.store.housekeepingStats(),
         destinations: brokers.status,
+        oldestOpenByProvider: () => finality.store.oldestOpenByProvider(Object.keys(config.providers)),
         ...("poolStats" in finality.store ? { pool: (finality.store as PostgresStore).poolStats } : {}),
       }),
     );
@@ -92,6 +104,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
     server = await startNodeServer(app, { host: config.server.host, port: config.server.port, fastPath });
   } catch (error) {
     await finality.close();
+    await telemetry?.stop();
     throw error;
   }
   const loops = createBackgroundLoops({ finality, config, logger, providers, runs, metrics, brokers });
@@ -104,7 +117,9 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
     url: server.url,
     config,
     stop() {
-      stopping ??= shutDown(server, loops, finality, runs, logger).finally(() => clearInterval(flushLogs));
+      stopping ??= shutDown(server, loops, finality, runs, logger)
+        .then(() => telemetry?.stop())
+        .finally(() => clearInterval(flushLogs));
       return stopping;
     },
   };

@@ -2,6 +2,7 @@ import { toError } from "../../core/errors.js";
 import type { Observation } from "../../core/model.js";
 import type { Poller, PollResult } from "../../engine/poller.js";
 import { pollFailure, redactUrl, unreachable } from "../../engine/poller.js";
+import { activeSpan } from "../../engine/tracing.js";
 import { fromRfc3339 } from "../json-fields.js";
 import type { ProviderHealth } from "../provider-health.js";
 import { mapState, type StateTable } from "../state-map.js";
@@ -37,6 +38,7 @@ export interface GenericPollOptions {
  */
 export function createGenericPoller(provider: string, options: GenericPollOptions): Poller {
   return async (job, signal) => {
+    const pollSpan = activeSpan();
     const url = options.url.replaceAll("{id}", encodeURIComponent(job.id));
     let response: Response;
     let body: Uint8Array;
@@ -51,6 +53,8 @@ export function createGenericPoller(provider: string, options: GenericPollOption
       return unreachable(url, error);
     }
     const shown = redactUrl(url);
+    // On the reconcile poll's span (when tracing is on): the status of the provider's answer.
+    pollSpan?.setAttribute("http.response.status_code", response.status);
     const answered = { status: response.status, url: shown };
     if (response.status === 401 || response.status === 403) {
       const message = `${provider}: the status API refused the configured credentials (${response.status})`;

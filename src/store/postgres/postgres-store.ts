@@ -19,6 +19,7 @@ import { createClient, isTransient, type PoolStats, type Sql, toStoreError } fro
 import { type DatabaseClock, databaseClock } from "./postgres-clock.js";
 import { createPostgresGroupCommitter, type GroupCommitStats } from "./postgres-group-commit.js";
 import { createPostgresHousekeeping } from "./postgres-housekeeping.js";
+import { createPostgresLatencyReads } from "./postgres-latency-reads.js";
 import { createPostgresLifecycleReads, type Query } from "./postgres-lifecycle.js";
 import { migratePostgres, pendingPostgresMigrations } from "./postgres-migrate.js";
 import { createPostgresOverviewReads } from "./postgres-overview-reads.js";
@@ -201,6 +202,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     ...createPostgresHousekeeping(read, transact),
     ...createPostgresLifecycleReads(read),
     ...createPostgresOverviewReads(read),
+    ...createPostgresLatencyReads(read),
     dialect: "postgres",
     clock,
     opened,

@@ -6,6 +6,7 @@ import { effectsPage, jobsPage, keysetPage, keysetStatement } from "../keyset-pa
 import type { AdapterTx, EffectOutcome, EffectQuery, JobQuery, Page, Store, StoreStats } from "../store.js";
 import type { SqliteDb } from "./sqlite-driver.js";
 import { createSqliteHousekeeping, type SqliteSpace } from "./sqlite-housekeeping.js";
+import { createSqliteLatencyReads } from "./sqlite-latency-reads.js";
 import { createSqliteLifecycleReads } from "./sqlite-lifecycle.js";
 import { createSqliteOverviewReads } from "./sqlite-overview-reads.js";
 import {
@@ -74,6 +75,7 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
   return {
     ...createSqliteRunReads(reader, assertOpen),
     ...createSqliteOverviewReads(reader, assertOpen),
+    ...createSqliteLatencyReads(reader, assertOpen),
     ...createSqliteLifecycleReads(reader, assertOpen),
     ...createSqliteHousekeeping(
       writer,

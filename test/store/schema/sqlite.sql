@@ -82,7 +82,7 @@ CREATE TABLE outbox (
   lease_until     INTEGER,
   last_error      TEXT,
   created_at      INTEGER NOT NULL,
-  delivered_at    INTEGER,
+  delivered_at    INTEGER, trace_parent TEXT,
   -- One row per effect and trigger: a job settles once, and is alerted as stuck at most once.
   UNIQUE (provider, job_id, name, trigger)
 );
