@@ -41,6 +41,7 @@ import {
   toTime,
 } from "./postgres-rows.js";
 import { createPostgresRunReads } from "./postgres-run-reads.js";
+import { createPostgresSettlements } from "./postgres-settlements.js";
 import { createPostgresTx } from "./postgres-tx.js";
 
 export interface PostgresStoreOptions {
@@ -195,8 +196,11 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     { opened, alone },
   );
 
+  const settlements = createPostgresSettlements(read, options);
+
   return {
     ...createPostgresRunReads(read),
+    ...settlements.reads,
     ...createPostgresHousekeeping(read, transact),
     ...createPostgresLifecycleReads(read),
     ...createPostgresOverviewReads(read),
@@ -346,6 +350,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       if (closed) return;
       closed = true;
       clock.stop();
+      await settlements.close();
       // Callers already queued are answered (committed or refused) before the pool closes.
       await committer.drain();
       // Lets queries already sent finish (bounded), then closes every pooled connection.

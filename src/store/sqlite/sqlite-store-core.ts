@@ -17,6 +17,7 @@ import {
   jobFromRow,
 } from "./sqlite-rows.js";
 import { createSqliteRunReads } from "./sqlite-run-reads.js";
+import { createSqliteSettlements } from "./sqlite-settlements.js";
 
 const TERMINAL_LIST = TERMINAL_STATES.map((s) => `'${s}'`).join(", ");
 
@@ -72,11 +73,13 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
   function assertOpen(): void {
     if (closed) throw new FinalityError("shutting-down", "the store is closed");
   }
+  const settlements = createSqliteSettlements(reader, assertOpen);
 
   return {
     ...createSqliteRunReads(reader, assertOpen),
     ...createSqliteOverviewReads(reader, assertOpen),
     ...createSqliteLifecycleReads(reader, assertOpen),
+    ...settlements.reads,
     ...createSqliteHousekeeping(
       writer,
       reader,
@@ -88,7 +91,12 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
 
     transaction(work) {
       if (closed) return Promise.reject(new FinalityError("shutting-down", "the store is closed"));
-      return withAfterCommit((adapterWork) => parts.transaction(adapterWork), work);
+      return withAfterCommit(async (adapterWork) => {
+        const value = await parts.transaction(adapterWork);
+        // A settlement's feed row is a trigger's: any commit may have added one.
+        settlements.committed();
+        return value;
+      }, work);
     },
 
     async getJob(key: JobKey) {
@@ -260,6 +268,7 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
     async close() {
       if (closed) return;
       closed = true;
+      settlements.close();
       await parts.close();
     },
   };
