@@ -16,6 +16,7 @@ import { problemResponse, toProblem } from "../http/problem.js";
 import { type Logger, requestLog, silentLogger } from "../http/request-log.js";
 import { addRunRoutes, addWorkerRoutes } from "../http/run-routes.js";
 import { noopMetrics, type ServiceMetrics } from "../http/service-metrics.js";
+import { addSettlementRoutes } from "../http/settlement-routes.js";
 import { createWebhookIntake, type WebhookIntake } from "../http/webhook-intake.js";
 import { addWebhookRoutes } from "../http/webhook-routes.js";
 import { createWorkerAuthorizer, type WorkerAuthorizer } from "../http/worker-auth.js";
@@ -50,6 +51,8 @@ interface AppBaseOptions {
   authorizeWorker?: WorkerAuthorizer;
   /** Each provider's last webhook and poll, for the dashboard's configuration page. */
   activity?: ProviderActivity;
+  /** How often an idle settlement stream (SSE) sends a heartbeat comment (15 s). */
+  settlementHeartbeatMs?: number;
 }
 
 /**
@@ -96,6 +99,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   addJobRoutes(app, { finality, metrics, bodyLimitBytes });
   addEffectRoutes(app, finality);
   addParkedRoutes(app, finality);
+  addSettlementRoutes(app, { finality, heartbeatMs: options.settlementHeartbeatMs });
   if (runs) addRunRoutes(app, { runs, metrics, bodyLimitBytes });
   addOpsRoutes(app, finality, metrics);
   addDashboardRoutes(app, { finality, config, runs: runs !== undefined, activity: options.activity ?? null });
@@ -107,6 +111,8 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   allowOnly(app, "/v1/effects", "GET, HEAD");
   allowOnly(app, "/v1/effects/:id/retry", "POST");
   allowOnly(app, "/v1/parked", "GET, HEAD");
+  allowOnly(app, "/v1/settlements", "GET, HEAD");
+  allowOnly(app, "/v1/settlements/stream", "GET");
   if (runs) {
     allowOnly(app, "/v1/runs", "GET, HEAD, POST");
     allowOnly(app, "/v1/runs/:id", "GET, HEAD");
