@@ -137,10 +137,9 @@ export function createSettlementSignal(check: () => Promise<boolean> | boolean, 
         };
         signal?.addEventListener("abort", onAbort, { once: true });
         waiters.add(wake);
-        if (timer === null) {
-          timer = setInterval(() => void poke(), pollMs);
-          (timer as { unref?: () => void }).unref?.();
-        }
+        // Not unref'd: a process that waits for settlements (`finality settlements --follow`, a
+        // library consumer's for-await) must stay alive while it waits.
+        if (timer === null) timer = setInterval(() => void poke(), pollMs);
       });
     },
     close(): void {
