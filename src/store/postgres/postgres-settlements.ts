@@ -38,7 +38,10 @@ const CHANNEL = "finality_settlements";
  * one connection of its own opened at the first wait; a slow poll of the newest number stands
  * behind it, for the moments that connection is down.
  */
-export function createPostgresSettlements(read: Read, options: { url: string; schema?: string | undefined }) {
+export function createPostgresSettlements(
+  read: Read,
+  options: { url: string; schema?: string | undefined; settlementPollMs?: number | undefined },
+) {
   let known = -1;
   let closed = false;
   const signal = createSettlementSignal(async () => {
@@ -50,7 +53,7 @@ export function createPostgresSettlements(read: Read, options: { url: string; sc
     const grew = now > known;
     known = now;
     return grew;
-  }, POLL_MS);
+  }, options.settlementPollMs ?? POLL_MS);
   const listener = createListener(
     options,
     () => signal.wakeAll(),
@@ -130,7 +133,9 @@ function createListener(
   let retry: ReturnType<typeof setTimeout> | null = null;
 
   async function connect(): Promise<void> {
-    const next = new pg.Client({ connectionString: options.url, application_name: "finality-settlements" });
+    // Named with its schema, so that an operator (or a test) can tell one ledger's listener from another's.
+    const name = `finality-settlements ${options.schema ?? ""}`.trim().slice(0, 63);
+    const next = new pg.Client({ connectionString: options.url, application_name: name });
     next.on("error", () => failed(next));
     next.on("end", () => failed(next));
     try {

@@ -82,6 +82,11 @@ export interface PostgresStoreOptions {
   groupCommitMaxWaitMs?: number;
   /** Groups in flight at once, each on its own connection (`max` - 1, at least 1). */
   groupCommitConcurrency?: number;
+  /**
+   * How often a wait for settlements reads the newest one, behind LISTEN/NOTIFY (2000 ms): the
+   * fallback while the LISTEN connection is down.
+   */
+  settlementPollMs?: number;
 }
 
 export interface PostgresStore extends Store {

@@ -31,7 +31,7 @@ const POLL_MS = 1000;
  * transaction of this store: the waiters learn of a new settlement from a look at the newest
  * row number, taken only while someone waits.
  */
-export function createSqliteSettlements(reader: SqliteDb, assertOpen: () => void) {
+export function createSqliteSettlements(reader: SqliteDb, assertOpen: () => void, pollMs = POLL_MS) {
   const newest = reader.prepare("SELECT coalesce(max(settlement_no), 0) FROM settlements").pluck();
   const job = reader.prepare("SELECT * FROM jobs WHERE provider = ? AND id = ?");
   let known = -1;
@@ -40,7 +40,7 @@ export function createSqliteSettlements(reader: SqliteDb, assertOpen: () => void
     const grew = now > known;
     known = now;
     return grew;
-  }, POLL_MS);
+  }, pollMs);
 
   const reads: SettlementReads = {
     async readSettlements(query: SettlementQuery): Promise<SettlementPage> {

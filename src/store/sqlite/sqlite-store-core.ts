@@ -34,6 +34,8 @@ export interface SqliteStoreParts {
   space?: SqliteSpace;
   /** Most `?` one statement may bind; SQLite's default when omitted. */
   maxParameters?: number;
+  /** How often a wait for settlements looks for other processes' commits (1 s). */
+  settlementPollMs?: number;
   /** Waits for transactions in flight, then releases the connections. */
   close(): Promise<void>;
 }
@@ -73,7 +75,7 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
   function assertOpen(): void {
     if (closed) throw new FinalityError("shutting-down", "the store is closed");
   }
-  const settlements = createSqliteSettlements(reader, assertOpen);
+  const settlements = createSqliteSettlements(reader, assertOpen, parts.settlementPollMs);
 
   return {
     ...createSqliteRunReads(reader, assertOpen),
