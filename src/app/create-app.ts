@@ -53,6 +53,8 @@ interface AppBaseOptions {
   activity?: ProviderActivity;
   /** How often an idle settlement stream (SSE) sends a heartbeat comment (15 s). */
   settlementHeartbeatMs?: number;
+  /** Aborted when the server stops: settlement long polls answer and streams end, so closing does not wait on them. */
+  shutdown?: AbortSignal;
 }
 
 /**
@@ -99,7 +101,11 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   addJobRoutes(app, { finality, metrics, bodyLimitBytes });
   addEffectRoutes(app, finality);
   addParkedRoutes(app, finality);
-  addSettlementRoutes(app, { finality, heartbeatMs: options.settlementHeartbeatMs });
+  addSettlementRoutes(app, {
+    finality,
+    heartbeatMs: options.settlementHeartbeatMs,
+    shutdown: options.shutdown,
+  });
   if (runs) addRunRoutes(app, { runs, metrics, bodyLimitBytes });
   addOpsRoutes(app, finality, metrics);
   addDashboardRoutes(app, { finality, config, runs: runs !== undefined, activity: options.activity ?? null });

@@ -4,7 +4,7 @@ import { FinalityError, isFinalityError } from "../core/errors.js";
 import { LIMITS, parseWith } from "../core/validation.js";
 import type { Finality } from "../engine/finality.js";
 import { followSettlements, readSettlementsWaiting, settlementToJson } from "../engine/settlement-stream.js";
-import { MAX_SETTLEMENT_LIMIT, settlementNumber } from "../store/settlement-feed.js";
+import { MAX_SETTLEMENT_LIMIT, type SettlementPage, settlementNumber } from "../store/settlement-feed.js";
 import type { AppEnv } from "./app-env.js";
 
 /** Longest long poll a client may ask for, in seconds. */
@@ -33,6 +33,8 @@ export interface SettlementRouteOptions {
   finality: Finality;
   /** How often an idle SSE stream sends a comment, so that proxies keep it open (15 s). */
   heartbeatMs?: number | undefined;
+  /** Aborted when the server stops: long polls answer at once and streams end (clients reconnect elsewhere). */
+  shutdown?: AbortSignal | undefined;
 }
 
 /**
@@ -42,15 +44,22 @@ export interface SettlementRouteOptions {
 export function addSettlementRoutes(app: Hono<AppEnv>, options: SettlementRouteOptions): void {
   const { finality } = options;
   const heartbeatMs = options.heartbeatMs ?? 15_000;
+  const shutdown = options.shutdown;
 
   app.get("/v1/settlements", async (c) => {
     c.set("route", "/v1/settlements");
     const { wait, ...query } = parseWith(listQuerySchema, c.req.query(), "invalid-request");
-    const page =
-      wait === undefined || wait === 0
-        ? await finality.store.readSettlements(query)
-        : await readSettlementsWaiting(finality.store, query, wait * 1000, c.req.raw.signal);
-    return c.json({ items: page.items.map(settlementToJson), cursor: page.cursor });
+    if (wait === undefined || wait === 0)
+      return c.json(pageToJson(await finality.store.readSettlements(query)));
+    // Aborted after the answer too, so that no listener stays behind on the shutdown signal.
+    const until = eitherAborts(c.req.raw.signal, shutdown);
+    try {
+      return c.json(
+        pageToJson(await readSettlementsWaiting(finality.store, query, wait * 1000, until.signal)),
+      );
+    } finally {
+      until.abort();
+    }
   });
 
   app.get("/v1/settlements/stream", async (c) => {
@@ -59,15 +68,14 @@ export function addSettlementRoutes(app: Hono<AppEnv>, options: SettlementRouteO
     const lastEventId = c.req.header("last-event-id");
     const after = lastEventId === undefined || lastEventId === "" ? query.after : lastEventId;
     checkCursor(after, lastEventId === undefined || lastEventId === "" ? "after" : "Last-Event-ID");
-    const stop = new AbortController();
-    const client = c.req.raw.signal;
-    client.addEventListener("abort", () => stop.abort(), { once: true });
+    const stop = eitherAborts(c.req.raw.signal, shutdown);
+    let cancelled = false;
     const encoder = new TextEncoder();
     let heartbeat: ReturnType<typeof setInterval> | undefined;
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
         const send = (text: string) => {
-          if (!stop.signal.aborted) controller.enqueue(encoder.encode(text));
+          if (!cancelled) controller.enqueue(encoder.encode(text));
         };
         // Written at once: the client (and any proxy) sees the stream open before the first event.
         send(`retry: 2000\n: settlements after ${after ?? "the start"}\n\n`);
@@ -87,12 +95,14 @@ export function addSettlementRoutes(app: Hono<AppEnv>, options: SettlementRouteO
             send(": stream ended\n\n");
           } finally {
             clearInterval(heartbeat);
+            stop.abort();
             // Cancelled (the client left): the stream is closed already.
-            if (!stop.signal.aborted) controller.close();
+            if (!cancelled) closeQuietly(controller);
           }
         })();
       },
       cancel() {
+        cancelled = true;
         clearInterval(heartbeat);
         stop.abort();
       },
@@ -117,4 +127,29 @@ function checkCursor(cursor: string | undefined, field: "after" | "Last-Event-ID
       details: { field },
     });
   }
+}
+
+const pageToJson = (page: SettlementPage) => ({
+  items: page.items.map(settlementToJson),
+  cursor: page.cursor,
+});
+
+/** Closes a stream whose client may have gone meanwhile (closing an errored stream throws). */
+function closeQuietly(controller: ReadableStreamDefaultController<Uint8Array>): void {
+  try {
+    controller.close();
+  } catch {
+    // already closed or errored: nothing to end
+  }
+}
+
+/** A controller aborted when any of `signals` is (or by its own `abort()`). */
+function eitherAborts(...signals: (AbortSignal | undefined)[]): AbortController {
+  const controller = new AbortController();
+  for (const signal of signals) {
+    if (signal?.aborted) controller.abort();
+    else
+      signal?.addEventListener("abort", () => controller.abort(), { once: true, signal: controller.signal });
+  }
+  return controller;
 }

@@ -69,8 +69,9 @@ describe("settlement stream across a restart", () => {
       missing: [],
       inFeedOrder: true,
     });
-    await consumer.close();
-    await service.stop("SIGTERM");
+    // A graceful stop ends the open stream (the client would reconnect elsewhere) and exits cleanly.
+    expect(await service.stop("SIGTERM")).toEqual({ code: 0, signal: null });
+    await consumer.ended();
   }, 180_000);
 
   it.skipIf(!pgEnabled)(

@@ -15,12 +15,14 @@ const TOKEN = "t0ken-for-the-settlement-tests";
 type App = ReturnType<typeof createApp>;
 let finality: Finality;
 let app: App;
+let shutdown: AbortController;
 
 async function open(server: Record<string, unknown> = {}) {
   const config = parseConfig({ providers: { acme: ACME }, server }, {}, { db: ":memory:" });
   finality = await finalityFromConfig(config);
   const receivers = createWebhookReceivers(config.providers, () => finality.clock.now());
-  app = createApp({ finality, config, receivers, settlementHeartbeatMs: 40 });
+  shutdown = new AbortController();
+  app = createApp({ finality, config, receivers, settlementHeartbeatMs: 40, shutdown: shutdown.signal });
 }
 beforeEach(async () => open());
 afterEach(async () => {
@@ -182,5 +184,20 @@ describe("GET /v1/settlements/stream (SSE)", () => {
     expect(await bad.json()).toMatchObject({ field: "Last-Event-ID" });
     const unknown = await app.request("/v1/settlements/stream?limit=5");
     expect(unknown.status).toBe(400);
+  });
+});
+
+describe("when the server stops", () => {
+  it("a long poll answers at once and an SSE stream ends, so closing does not wait for them", async () => {
+    await settle("before-stop");
+    const { body } = await get("");
+    const polling = get(`?after=${body.cursor}&wait=60`);
+    const response = await app.request("/v1/settlements/stream");
+    if (!response.body) throw new Error("no body");
+    const events = sseReader(response.body);
+    expect(JSON.parse((await events.next())?.data ?? "{}").id).toBe("before-stop");
+    shutdown.abort();
+    expect((await polling).body).toEqual({ items: [], cursor: body.cursor });
+    expect(await events.next()).toBeNull();
   });
 });

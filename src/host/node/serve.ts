@@ -59,6 +59,8 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
   // Each adapter built once: the intake takes its receiver, the reconciler its poller.
   const providers = createNodeProviders(config.providers, () => finality.clock.now());
   const activity = createProviderActivity(Object.keys(config.providers), () => finality.clock.now());
+  // Ends the settlement long polls and streams when the server stops (see stop()).
+  const shutdown = new AbortController();
   try {
     metrics = activity.observe(
       createPromMetrics({
@@ -68,7 +70,16 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
       }),
     );
     const intake = createWebhookIntake({ finality, receivers: providers.receivers, metrics });
-    const app = createApp({ finality, config, metrics, logger, intake, runs, activity });
+    const app = createApp({
+      finality,
+      config,
+      metrics,
+      logger,
+      intake,
+      runs,
+      activity,
+      shutdown: shutdown.signal,
+    });
     const bodyLimitBytes = config.server.bodyLimitBytes;
     const fastPath = createNodeWebhookHandler({ intake, bodyLimitBytes, logger, metrics });
     server = await startNodeServer(app, { host: config.server.host, port: config.server.port, fastPath });
@@ -86,6 +97,8 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
     url: server.url,
     config,
     stop() {
+      // Settlement long polls answer and streams end at once, as the runs' claims do.
+      shutdown.abort();
       stopping ??= shutDown(server, loops, finality, runs, logger).finally(() => clearInterval(flushLogs));
       return stopping;
     },
