@@ -10,11 +10,12 @@
 -- sees k sees every number below it. The lock is the transaction's last, so it cannot close a
 -- deadlock; it serialises only the commits of settling transactions, one fsync each (a group
 -- commit takes it once for its whole group). A rolled-back transaction leaves a gap, never a hole
--- a reader could pass. Until its commit a row's settlement_no is NULL, seen by nobody else.
+-- a reader could pass. Until its commit a row's settlement_no is NULL, seen by nobody else (and
+-- only one such row per job can exist: the job's row is locked by the transaction that settles it).
+-- The columns are SQLite's (test/store/postgres-store.test.ts compares them by name).
 CREATE SEQUENCE settlement_numbers;
 
 CREATE TABLE settlements (
-  row_no        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   settlement_no bigint UNIQUE,
   provider      text NOT NULL,
   job_id        text NOT NULL,
@@ -25,6 +26,8 @@ CREATE TABLE settlements (
 );
 CREATE INDEX settlements_by_provider ON settlements (provider, settlement_no);
 CREATE INDEX settlements_by_kind ON settlements (kind, settlement_no) WHERE kind IS NOT NULL;
+-- The rows still waiting for their number: only those of transactions committing right now.
+CREATE INDEX settlements_unnumbered ON settlements (provider, job_id) WHERE settlement_no IS NULL;
 
 -- Jobs settled before this migration, oldest settlement first.
 INSERT INTO settlements (settlement_no, provider, job_id, kind, state, settled_at, settled_by)
@@ -50,7 +53,8 @@ CREATE TRIGGER jobs_settled_update AFTER UPDATE OF settled_at ON jobs
 CREATE FUNCTION settlement_numbered() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtextextended('finality.settlements/' || current_schema(), 0));
-  UPDATE settlements SET settlement_no = nextval('settlement_numbers') WHERE row_no = NEW.row_no;
+  UPDATE settlements SET settlement_no = nextval('settlement_numbers')
+    WHERE provider = NEW.provider AND job_id = NEW.job_id AND settlement_no IS NULL;
   PERFORM pg_notify('finality_settlements', current_schema());
   RETURN NULL;
 END $$;
