@@ -26,6 +26,8 @@ CREATE TABLE settlements (
 );
 CREATE INDEX settlements_by_provider ON settlements (provider, settlement_no);
 CREATE INDEX settlements_by_kind ON settlements (kind, settlement_no) WHERE kind IS NOT NULL;
+-- Retention (retention.settlementsDays) prunes the oldest settlements first.
+CREATE INDEX settlements_by_settled ON settlements (settled_at);
 -- The rows still waiting for their number: only those of transactions committing right now.
 CREATE INDEX settlements_unnumbered ON settlements (provider, job_id) WHERE settlement_no IS NULL;
 

@@ -14,6 +14,8 @@ CREATE TABLE settlements (
 );
 CREATE INDEX settlements_by_provider ON settlements (provider, settlement_no);
 CREATE INDEX settlements_by_kind ON settlements (kind, settlement_no) WHERE kind IS NOT NULL;
+-- Retention (retention.settlementsDays) prunes the oldest settlements first.
+CREATE INDEX settlements_by_settled ON settlements (settled_at);
 
 -- Jobs settled before this migration, oldest settlement first.
 INSERT INTO settlements (provider, job_id, kind, state, settled_at, settled_by)

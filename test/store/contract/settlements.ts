@@ -142,6 +142,23 @@ export function describeSettlements(scope: ContractScope): void {
       expect(keys(await first.readSettlements({}))).toEqual(["generic/elsewhere"]);
     });
 
+    it("retention prunes the oldest settlements; the others keep their cursors", async () => {
+      const store = scope.store();
+      const DAY = 86_400_000;
+      await insertJobs(store, [
+        makeJob({ id: "old", state: "succeeded", settledAt: T0 }),
+        makeJob({ id: "new", state: "succeeded", settledAt: T0 + 3 * DAY }),
+      ]);
+      const before = await store.readSettlements({});
+      expect(await store.countPrunable("settlements", T0 + DAY)).toBe(1);
+      expect((await store.housekeepingStats()).oldest.settlements).toBe(T0);
+      expect(await store.prune("settlements", T0 + DAY, 500)).toBe(1);
+      const after = await store.readSettlements({});
+      expect(after.items.map((s) => [s.id, s.cursor])).toEqual([["new", before.items[1]?.cursor]]);
+      // The job itself is not retention's settlements target: it stays.
+      expect(await store.getJob({ provider: "generic", id: "old" })).not.toBeNull();
+    });
+
     it("an aborted wait resolves, and a wait after close does not hang", async () => {
       const store = scope.store();
       const abort = new AbortController();

@@ -223,6 +223,8 @@ CREATE INDEX settlements_by_kind ON settlements (kind, settlement_no) WHERE kind
 
 CREATE INDEX settlements_by_provider ON settlements (provider, settlement_no);
 
+CREATE INDEX settlements_by_settled ON settlements (settled_at);
+
 CREATE INDEX tombstones_by_settled ON tombstones (settled_at);
 
 CREATE TRIGGER jobs_counted_delete AFTER DELETE ON jobs BEGIN
