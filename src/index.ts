@@ -64,6 +64,12 @@ export {
   type RetentionLoop,
   type RetentionWindows,
 } from "./engine/retention.js";
+export {
+  type FollowOptions,
+  followSettlements,
+  readSettlementsWaiting,
+  settlementToJson,
+} from "./engine/settlement-stream.js";
 // The webhook schemes and the provider registry, also the `finality/webhooks` entry.
 export * from "./exports/webhooks.js";
 export type { AdapterDeps, ProviderAdapter } from "./providers/adapter-types.js";
@@ -110,5 +116,11 @@ export type { PruneTarget } from "./store/housekeeping-store.js";
 // `finality` loads no database driver. Their types stay here, erased at run time.
 export type { PostgresStore, PostgresStoreOptions } from "./store/postgres/postgres-store.js";
 export type { DueLease, RunPage, RunQuery, RunStore, RunStoreTx } from "./store/run-store.js";
+export type {
+  Settlement,
+  SettlementPage,
+  SettlementQuery,
+  SettlementReads,
+} from "./store/settlement-feed.js";
 export type { SqliteStoreOptions } from "./store/sqlite/sqlite-store.js";
 export type { EffectQuery, JobQuery, Page, Store, StoreTx } from "./store/store.js";

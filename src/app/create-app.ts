@@ -19,6 +19,7 @@ import { type Logger, requestLog, silentLogger } from "../http/request-log.js";
 import { traceApiRequests } from "../http/request-tracing.js";
 import { addRunRoutes, addWorkerRoutes } from "../http/run-routes.js";
 import { noopMetrics, type ServiceMetrics } from "../http/service-metrics.js";
+import { addSettlementRoutes } from "../http/settlement-routes.js";
 import { createWebhookIntake, type WebhookIntake } from "../http/webhook-intake.js";
 import { addWebhookRoutes } from "../http/webhook-routes.js";
 import { createWorkerAuthorizer, type WorkerAuthorizer } from "../http/worker-auth.js";
@@ -57,6 +58,10 @@ interface AppBaseOptions {
   apiReferenceAssets?: ApiReferenceAssets;
   /** The broker effects' connections, reported by `/readyz` (none without broker effects). */
   destinations?: () => DestinationStatus[];
+  /** How often an idle settlement stream (SSE) sends a heartbeat comment (15 s). */
+  settlementHeartbeatMs?: number;
+  /** Aborted when the server stops: settlement long polls answer and streams end, so closing does not wait on them. */
+  shutdown?: AbortSignal;
 }
 
 /**
@@ -104,6 +109,11 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   addJobRoutes(app, { finality, metrics, bodyLimitBytes });
   addEffectRoutes(app, finality);
   addParkedRoutes(app, finality);
+  addSettlementRoutes(app, {
+    finality,
+    heartbeatMs: options.settlementHeartbeatMs,
+    shutdown: options.shutdown,
+  });
   if (runs) addRunRoutes(app, { runs, metrics, bodyLimitBytes });
   addOpsRoutes(app, finality, metrics, options.destinations);
   addApiReferenceRoutes(app, { runs: runs !== undefined, assets: options.apiReferenceAssets });
@@ -116,6 +126,8 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   allowOnly(app, "/v1/effects", "GET, HEAD");
   allowOnly(app, "/v1/effects/:id/retry", "POST");
   allowOnly(app, "/v1/parked", "GET, HEAD");
+  allowOnly(app, "/v1/settlements", "GET, HEAD");
+  allowOnly(app, "/v1/settlements/stream", "GET");
   if (runs) {
     allowOnly(app, "/v1/runs", "GET, HEAD, POST");
     allowOnly(app, "/v1/runs/:id", "GET, HEAD");

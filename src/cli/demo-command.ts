@@ -47,6 +47,7 @@ Stop it with Ctrl-C: the service stops cleanly and the temporary database is rem
             style.bold("Finality demo"),
             `  dashboard   ${style.blue(`${demo.url}/`)}`,
             `  ledger      ${demo.dbPath} (${options.keep ? "kept" : "removed"} on exit)`,
+            `  stream      curl -N ${demo.url}/v1/settlements/stream   (every settlement as it commits)`,
             `  providers   acme: 25% of webhooks lost, 20% sent twice, 25% late`,
             `              flaky: 35% lost, 30% late, down for ${options.downFor} s from ${options.downAfter} s`,
             "  the reconciler polls every open job after 8 s, then every 3-15 s",

@@ -10,6 +10,7 @@ import { addMaintenanceCommands } from "./maintenance-commands.js";
 import { addReconcileCommands } from "./reconcile-commands.js";
 import { addSendCommand } from "./send-command.js";
 import { addServeCommands } from "./serve-commands.js";
+import { addSettlementsCommand } from "./settlements-command.js";
 
 /** Exit codes: 0 done, 1 failed, 2 bad configuration or usage. */
 const EXIT_FAILED = 1;
@@ -49,6 +50,7 @@ addEffectsCommands(program);
 addReconcileCommands(program);
 addMaintenanceCommands(program);
 addSendCommand(program);
+addSettlementsCommand(program);
 
 function fail(error: unknown): never {
   if (error instanceof CommanderError) {

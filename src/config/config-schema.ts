@@ -138,6 +138,11 @@ const retentionSchema = z.strictObject({
   tombstonesDays: days.default(400),
   /** The early-completion inbox: how long an observation for an unregistered job waits for it. */
   parkedDays: days.default(7),
+  /**
+   * The settlement feed (`/v1/settlements`), counted from when the job settled: a consumer whose
+   * cursor is older misses the settlements pruned meanwhile.
+   */
+  settlementsDays: days.default(14),
   /** Time between retention passes inside `finality serve`. */
   intervalMinutes: days.default(10),
 });

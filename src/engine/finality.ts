@@ -4,6 +4,7 @@ import { FinalityError } from "../core/errors.js";
 import type { Job, JobEvent, JobKey, Observation, UnknownJobPolicy } from "../core/model.js";
 import { RUNS_PROVIDER } from "../core/run-model.js";
 import { parseJobKey, parseObservation, parseRegistration } from "../core/validation.js";
+import type { Settlement } from "../store/settlement-feed.js";
 import { type JobQuery, jobLockOrder, type Page, type Store } from "../store/store.js";
 import type { EffectDefinition } from "./effect-definitions.js";
 import {
@@ -14,6 +15,7 @@ import {
   registerInTx,
 } from "./ingest.js";
 import { traceIngest } from "./ingest-tracing.js";
+import { type FollowOptions, followSettlements } from "./settlement-stream.js";
 import { currentTraceParent } from "./tracing.js";
 
 export interface ProviderPolicy {
@@ -56,6 +58,12 @@ export interface Finality {
   getJob(key: JobKey): Promise<Job | null>;
   listJobs(query?: JobQuery): Promise<Page<Job>>;
   jobEvents(key: JobKey, page?: { limit?: number; after?: number }): Promise<JobEvent[]>;
+  /**
+   * Every job settlement after `options.after` (a cursor; absent: from the start) in commit
+   * order, waiting for new ones once caught up: `for await (const s of finality.settlements())`.
+   * Keep `s.cursor` where you record having handled `s`, and pass it back as `after` to resume.
+   */
+  settlements(options?: FollowOptions): AsyncGenerator<Settlement, void, undefined>;
   /** Calls `listener` after a commit that enqueued effects (the dispatcher wakes on it). */
   onEffectsEnqueued(listener: () => void): () => void;
   /**
@@ -169,6 +177,7 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
     async jobEvents(key, page) {
       return store.jobEvents(parseJobKey(key.provider, key.id), page);
     },
+    settlements: (follow) => followSettlements(store, follow),
     close: () => store.close(),
   };
 }

@@ -19,6 +19,8 @@ export interface RetentionWindows {
   tombstonesDays: number;
   /** How long an observation parked for an unregistered job (`registered-only`) waits for it. */
   parkedDays: number;
+  /** How long the settlement feed keeps a settlement, counted from when the job settled. */
+  settlementsDays: number;
 }
 
 export const DEFAULT_RETENTION: RetentionWindows = {
@@ -29,6 +31,7 @@ export const DEFAULT_RETENTION: RetentionWindows = {
   settledRunsDays: 14,
   tombstonesDays: 400,
   parkedDays: 7,
+  settlementsDays: 14,
 };
 
 const WINDOW_OF: Record<PruneTarget, keyof RetentionWindows> = {
@@ -39,6 +42,7 @@ const WINDOW_OF: Record<PruneTarget, keyof RetentionWindows> = {
   settledRuns: "settledRunsDays",
   tombstones: "tombstonesDays",
   parked: "parkedDays",
+  settlements: "settlementsDays",
 };
 
 export interface PruneOptions {

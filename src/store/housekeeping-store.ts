@@ -7,6 +7,7 @@ export const PRUNE_TARGETS = [
   "settledRuns",
   "tombstones",
   "parked",
+  "settlements",
 ] as const;
 export type PruneTarget = (typeof PRUNE_TARGETS)[number];
 
@@ -30,7 +31,9 @@ export interface HousekeepingStats {
  * - deliveredEffects: outbox rows delivered before `before` — never pending, in-flight or dead ones;
  * - settledRuns: runs settled before `before`, with their attempts and run events;
  * - tombstones: tombstones of jobs settled before `before` (their own, longer window);
- * - parked: observations parked before `before` whose job was never registered.
+ * - parked: observations parked before `before` whose job was never registered;
+ * - settlements: settlement feed rows of jobs settled before `before` (a consumer whose cursor is
+ *   older than the window misses those; the rest of the feed and its cursors are unchanged).
  */
 export interface HousekeepingStore {
   /** Deletes up to `limit` of the oldest rows of `target` older than `before`; returns how many. */

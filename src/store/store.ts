@@ -5,12 +5,19 @@ import type { LatencyReads } from "./latency-reads.js";
 import type { LifecycleReads, LifecycleStoreTx } from "./lifecycle-store.js";
 import type { OverviewReads } from "./overview-reads.js";
 import type { RunStore, RunStoreTx } from "./run-store.js";
+import type { SettlementReads } from "./settlement-feed.js";
 
 /**
  * The store port. Callers depend on this file only; adapters (SQLite, PostgreSQL) implement it.
  * Asynchronous even where the driver is not, because PostgreSQL and serverless stores are.
  */
-export interface Store extends RunStore, HousekeepingStore, OverviewReads, LatencyReads, LifecycleReads {
+export interface Store
+  extends RunStore,
+    HousekeepingStore,
+    OverviewReads,
+    LatencyReads,
+    LifecycleReads,
+    SettlementReads {
   readonly dialect: "sqlite" | "postgres";
   /**
    * The clock a store shared by several machines counts time by (PostgreSQL: the database's), the

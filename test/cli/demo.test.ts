@@ -4,6 +4,7 @@ import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
 import { eventually } from "../browser/helpers/ledger.js";
 import { CLI } from "../http/helpers/service.js";
+import { sseReader } from "../settlements/sse-client.js";
 
 describe("finality demo", () => {
   it("serves the dashboard, lets the reconciler settle what webhooks missed, and stops cleanly on Ctrl-C", async () => {
@@ -53,6 +54,14 @@ describe("finality demo", () => {
       "jobs settle both through a webhook and through reconcile",
       45_000,
     );
+
+    // The settlement stream it points at gives the demo's settlements as they commit.
+    expect(lines.find((l) => l.includes("stream"))).toContain(`curl -N ${url}/v1/settlements/stream`);
+    const stream = await fetch(`${url}/v1/settlements/stream`);
+    if (!stream.body) throw new Error("no stream body");
+    const events = sseReader(stream.body);
+    expect(JSON.parse((await events.next())?.data ?? "{}")).toMatchObject({ provider: expect.any(String) });
+    await events.cancel();
 
     child.kill("SIGINT");
     expect(await exited).toBe(0);

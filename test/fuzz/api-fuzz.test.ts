@@ -41,7 +41,16 @@ const path = fc.oneof(
   segment.map((id) => `/v1/attempts/${id}/heartbeat`),
   segment.map((id) => `/v1/attempts/${id}/events`),
   segment.map((id) => `/v1/workers/${id}/claim`),
-  fc.constantFrom("/v1/jobs", "/v1/runs", "/v1/effects", "/v1/parked", "/healthz", "/readyz", "/metrics"),
+  fc.constantFrom(
+    "/v1/jobs",
+    "/v1/runs",
+    "/v1/effects",
+    "/v1/parked",
+    "/v1/settlements",
+    "/healthz",
+    "/readyz",
+    "/metrics",
+  ),
 );
 const queryValue = fc.oneof(
   hugeNumber,
@@ -61,6 +70,7 @@ const query = fc
       "after",
       "status",
       "id",
+      "wait",
       "__proto__",
     ),
     queryValue,

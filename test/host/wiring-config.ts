@@ -93,6 +93,7 @@ export function CONFIG(at: { sqlite: string; port: number }) {
       settledRunsDays: 18,
       tombstonesDays: 401,
       parkedDays: 9,
+      settlementsDays: 19,
       intervalMinutes: 11,
     },
     workers: {

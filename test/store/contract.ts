@@ -8,6 +8,7 @@ import { describeLifecycle } from "./contract/lifecycle.js";
 import { describeOverviewReads } from "./contract/overview-reads.js";
 import { describeQueries } from "./contract/queries.js";
 import { describeRuns } from "./contract/runs.js";
+import { describeSettlements } from "./contract/settlements.js";
 import { describeStats } from "./contract/stats.js";
 import { describeTransactions } from "./contract/transactions.js";
 
@@ -31,5 +32,6 @@ export function runStoreContract(name: string, open: OpenStore): void {
     describeStats(scope);
     describeLifecycle(scope);
     describeRuns(scope);
+    describeSettlements(scope);
   });
 }

@@ -116,7 +116,8 @@ describe.skipIf(!enabled)("PostgreSQL store", () => {
 
   // row_counts is SQLite's alone: counts kept by triggers there (stats() must not scan on the
   // event loop); on PostgreSQL one counter row per state would serialise every replica's writes.
-  const SQLITE_ONLY_TABLES = ["row_counts"];
+  // sqlite_sequence: SQLite's own bookkeeping of AUTOINCREMENT (the settlement feed's numbers).
+  const SQLITE_ONLY_TABLES = ["row_counts", "sqlite_sequence"];
 
   it("has the same logical schema as SQLite: every table and column, by name", async () => {
     await open();

@@ -76,6 +76,8 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
   const delivered = config.effectDelivery.enabled ? finality.effects : [];
   const brokers = createBrokerTargets(delivered, { now: () => finality.clock.now() });
   const activity = createProviderActivity(Object.keys(config.providers), () => finality.clock.now());
+  // Ends the settlement long polls and streams when the server stops (see stop()).
+  const shutdown = new AbortController();
   try {
     metrics = activity.observe(
       createPromMetrics({
@@ -98,6 +100,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
       activity,
       apiReferenceAssets,
       destinations: brokers.status,
+      shutdown: shutdown.signal,
     });
     const bodyLimitBytes = config.server.bodyLimitBytes;
     const fastPath = createNodeWebhookHandler({ intake, bodyLimitBytes, logger, metrics });
@@ -117,6 +120,8 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
     url: server.url,
     config,
     stop() {
+      // Settlement long polls answer and streams end at once, as the runs' claims do.
+      shutdown.abort();
       stopping ??= shutDown(server, loops, finality, runs, logger)
         .then(() => telemetry?.stop())
         .finally(() => clearInterval(flushLogs));

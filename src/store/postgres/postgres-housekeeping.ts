@@ -45,6 +45,12 @@ const DOOMED: Record<PruneTarget, { from: string; key: string; oldest: string }>
     key: "parked_no",
     oldest: "SELECT min(parked_at) AS at FROM parked",
   },
+  settlements: {
+    // Numbered rows only: an unnumbered one belongs to a transaction committing right now.
+    from: "SELECT settlement_no FROM settlements WHERE settled_at < $1 AND settlement_no IS NOT NULL ORDER BY settled_at",
+    key: "settlement_no",
+    oldest: "SELECT min(settled_at) AS at FROM settlements",
+  },
 };
 
 const TABLE: Record<PruneTarget, string> = {
@@ -55,6 +61,7 @@ const TABLE: Record<PruneTarget, string> = {
   settledRuns: "runs",
   tombstones: "tombstones",
   parked: "parked",
+  settlements: "settlements",
 };
 
 function deleteStatement(target: PruneTarget): string {

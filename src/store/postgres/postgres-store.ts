@@ -43,6 +43,7 @@ import {
   toTime,
 } from "./postgres-rows.js";
 import { createPostgresRunReads } from "./postgres-run-reads.js";
+import { createPostgresSettlements } from "./postgres-settlements.js";
 import { createPostgresTx } from "./postgres-tx.js";
 
 export interface PostgresStoreOptions {
@@ -83,6 +84,11 @@ export interface PostgresStoreOptions {
   groupCommitMaxWaitMs?: number;
   /** Groups in flight at once, each on its own connection (`max` - 1, at least 1). */
   groupCommitConcurrency?: number;
+  /**
+   * How often a wait for settlements reads the newest one, behind LISTEN/NOTIFY (2000 ms): the
+   * fallback while the LISTEN connection is down.
+   */
+  settlementPollMs?: number;
 }
 
 export interface PostgresStore extends Store {
@@ -197,8 +203,11 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     { opened, alone },
   );
 
+  const settlements = createPostgresSettlements(read, options);
+
   return {
     ...createPostgresRunReads(read),
+    ...settlements.reads,
     ...createPostgresHousekeeping(read, transact),
     ...createPostgresLifecycleReads(read),
     ...createPostgresOverviewReads(read),
@@ -349,6 +358,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       if (closed) return;
       closed = true;
       clock.stop();
+      await settlements.close();
       // Callers already queued are answered (committed or refused) before the pool closes.
       await committer.drain();
       // Lets queries already sent finish (bounded), then closes every pooled connection.

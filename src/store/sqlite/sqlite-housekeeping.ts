@@ -68,6 +68,11 @@ const PRUNABLE: Record<
     delete: (keys) => [`DELETE FROM parked WHERE parked_no IN (${keys})`],
     oldest: "SELECT min(parked_at) AS at FROM parked",
   },
+  settlements: {
+    select: "SELECT settlement_no FROM settlements WHERE settled_at < ? ORDER BY settled_at LIMIT ?",
+    delete: (keys) => [`DELETE FROM settlements WHERE settlement_no IN (${keys})`],
+    oldest: "SELECT min(settled_at) AS at FROM settlements",
+  },
 };
 
 /** How much room the database takes, and how freed pages go back: the file's pages by default. */

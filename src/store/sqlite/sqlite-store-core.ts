@@ -18,6 +18,7 @@ import {
   jobFromRow,
 } from "./sqlite-rows.js";
 import { createSqliteRunReads } from "./sqlite-run-reads.js";
+import { createSqliteSettlements } from "./sqlite-settlements.js";
 
 /** How one SQLite database is reached: by better-sqlite3 files on Node, by a Durable Object on Workers. */
 export interface SqliteStoreParts {
@@ -32,6 +33,8 @@ export interface SqliteStoreParts {
   space?: SqliteSpace;
   /** Most `?` one statement may bind; SQLite's default when omitted. */
   maxParameters?: number;
+  /** How often a wait for settlements looks for other processes' commits (1 s). */
+  settlementPollMs?: number;
   /** Waits for transactions in flight, then releases the connections. */
   close(): Promise<void>;
 }
@@ -71,12 +74,14 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
   function assertOpen(): void {
     if (closed) throw new FinalityError("shutting-down", "the store is closed");
   }
+  const settlements = createSqliteSettlements(reader, assertOpen, parts.settlementPollMs);
 
   return {
     ...createSqliteRunReads(reader, assertOpen),
     ...createSqliteOverviewReads(reader, assertOpen),
     ...createSqliteLatencyReads(reader, assertOpen),
     ...createSqliteLifecycleReads(reader, assertOpen),
+    ...settlements.reads,
     ...createSqliteHousekeeping(
       writer,
       reader,
@@ -88,7 +93,12 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
 
     transaction(work) {
       if (closed) return Promise.reject(new FinalityError("shutting-down", "the store is closed"));
-      return withAfterCommit((adapterWork) => parts.transaction(adapterWork), work);
+      return withAfterCommit(async (adapterWork) => {
+        const value = await parts.transaction(adapterWork);
+        // A settlement's feed row is a trigger's: any commit may have added one.
+        settlements.committed();
+        return value;
+      }, work);
     },
 
     async getJob(key: JobKey) {
@@ -229,6 +239,7 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
     async close() {
       if (closed) return;
       closed = true;
+      settlements.close();
       await parts.close();
     },
   };

@@ -17,6 +17,11 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** Most transactions committed together in one group. */
   maxBatch?: number;
+  /**
+   * How often a wait for settlements looks for commits of other processes on the file (1000 ms);
+   * this process's own commits wake it at once.
+   */
+  settlementPollMs?: number;
 }
 
 export function createSqliteStore(options: SqliteStoreOptions): Store {
@@ -32,6 +37,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     reader,
     transaction: (work) => committer.enqueue(work),
     pendingMigrations: () => pendingSqliteMigrations(reader),
+    ...(options.settlementPollMs === undefined ? {} : { settlementPollMs: options.settlementPollMs }),
     async close() {
       await committer.drain();
       if (reader !== writer) reader.close();

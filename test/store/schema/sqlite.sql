@@ -140,6 +140,16 @@ CREATE TABLE runs (
 
 CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);
 
+CREATE TABLE settlements (
+  settlement_no INTEGER PRIMARY KEY AUTOINCREMENT,
+  provider      TEXT NOT NULL,
+  job_id        TEXT NOT NULL,
+  kind          TEXT,
+  state         TEXT NOT NULL,
+  settled_at    INTEGER NOT NULL,
+  settled_by    TEXT
+);
+
 CREATE TABLE tombstones (
   provider     TEXT NOT NULL,
   id           TEXT NOT NULL,
@@ -209,6 +219,12 @@ CREATE INDEX runs_queued_any ON runs (run_no) WHERE status = 'queued' AND cancel
 
 CREATE INDEX runs_settled ON runs (settled_at) WHERE settled_at IS NOT NULL;
 
+CREATE INDEX settlements_by_kind ON settlements (kind, settlement_no) WHERE kind IS NOT NULL;
+
+CREATE INDEX settlements_by_provider ON settlements (provider, settlement_no);
+
+CREATE INDEX settlements_by_settled ON settlements (settled_at);
+
 CREATE INDEX tombstones_by_settled ON tombstones (settled_at);
 
 CREATE TRIGGER jobs_counted_delete AFTER DELETE ON jobs BEGIN
@@ -224,6 +240,17 @@ CREATE TRIGGER jobs_counted_update AFTER UPDATE OF state ON jobs WHEN OLD.state 
   UPDATE row_counts SET n = n - 1 WHERE tbl = 'jobs' AND key = OLD.state;
   INSERT INTO row_counts (tbl, key, n) VALUES ('jobs', NEW.state, 1)
     ON CONFLICT (tbl, key) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER jobs_settled_insert AFTER INSERT ON jobs WHEN NEW.settled_at IS NOT NULL BEGIN
+  INSERT INTO settlements (provider, job_id, kind, state, settled_at, settled_by)
+    VALUES (NEW.provider, NEW.id, NEW.kind, NEW.state, NEW.settled_at, NEW.settled_by);
+END;
+
+CREATE TRIGGER jobs_settled_update AFTER UPDATE OF settled_at ON jobs
+  WHEN OLD.settled_at IS NULL AND NEW.settled_at IS NOT NULL BEGIN
+  INSERT INTO settlements (provider, job_id, kind, state, settled_at, settled_by)
+    VALUES (NEW.provider, NEW.id, NEW.kind, NEW.state, NEW.settled_at, NEW.settled_by);
 END;
 
 CREATE TRIGGER outbox_counted_delete AFTER DELETE ON outbox BEGIN

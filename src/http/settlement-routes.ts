@@ -1,0 +1,155 @@
+import type { Hono } from "hono";
+import { z } from "zod";
+import { FinalityError, isFinalityError } from "../core/errors.js";
+import { LIMITS, parseWith } from "../core/validation.js";
+import type { Finality } from "../engine/finality.js";
+import { followSettlements, readSettlementsWaiting, settlementToJson } from "../engine/settlement-stream.js";
+import { MAX_SETTLEMENT_LIMIT, type SettlementPage, settlementNumber } from "../store/settlement-feed.js";
+import type { AppEnv } from "./app-env.js";
+
+/** Longest long poll a client may ask for, in seconds. */
+export const MAX_WAIT_SECONDS = 60;
+
+const whole = (max: number) =>
+  z
+    .string()
+    .regex(/^[0-9]+$/, "must be a whole number")
+    .transform(Number)
+    .pipe(z.number().int().min(0).max(max));
+
+const filterShape = {
+  after: z.string().min(1).max(200).optional(),
+  provider: z.string().min(1).max(LIMITS.providerNameLength).optional(),
+  kind: z.string().min(1).max(LIMITS.kindLength).optional(),
+};
+const listQuerySchema = z.strictObject({
+  ...filterShape,
+  limit: whole(MAX_SETTLEMENT_LIMIT).pipe(z.number().min(1)).optional(),
+  wait: whole(MAX_WAIT_SECONDS).optional(),
+});
+const streamQuerySchema = z.strictObject(filterShape);
+
+export interface SettlementRouteOptions {
+  finality: Finality;
+  /** How often an idle SSE stream sends a comment, so that proxies keep it open (15 s). */
+  heartbeatMs?: number | undefined;
+  /** Aborted when the server stops: long polls answer at once and streams end (clients reconnect elsewhere). */
+  shutdown?: AbortSignal | undefined;
+}
+
+/**
+ * The settlement feed over HTTP: `GET /v1/settlements` (a page, or a long poll with `wait`) and
+ * `GET /v1/settlements/stream` (Server-Sent Events, `id:` = cursor, resumable by Last-Event-ID).
+ */
+export function addSettlementRoutes(app: Hono<AppEnv>, options: SettlementRouteOptions): void {
+  const { finality } = options;
+  const heartbeatMs = options.heartbeatMs ?? 15_000;
+  const shutdown = options.shutdown;
+
+  app.get("/v1/settlements", async (c) => {
+    c.set("route", "/v1/settlements");
+    const { wait, ...query } = parseWith(listQuerySchema, c.req.query(), "invalid-request");
+    if (wait === undefined || wait === 0)
+      return c.json(pageToJson(await finality.store.readSettlements(query)));
+    // Aborted after the answer too, so that no listener stays behind on the shutdown signal.
+    const until = eitherAborts(c.req.raw.signal, shutdown);
+    try {
+      return c.json(
+        pageToJson(await readSettlementsWaiting(finality.store, query, wait * 1000, until.signal)),
+      );
+    } finally {
+      until.abort();
+    }
+  });
+
+  app.get("/v1/settlements/stream", async (c) => {
+    c.set("route", "/v1/settlements/stream");
+    const query = parseWith(streamQuerySchema, c.req.query(), "invalid-request");
+    const lastEventId = c.req.header("last-event-id");
+    const after = lastEventId === undefined || lastEventId === "" ? query.after : lastEventId;
+    checkCursor(after, lastEventId === undefined || lastEventId === "" ? "after" : "Last-Event-ID");
+    const stop = eitherAborts(c.req.raw.signal, shutdown);
+    let cancelled = false;
+    const encoder = new TextEncoder();
+    let heartbeat: ReturnType<typeof setInterval> | undefined;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        const send = (text: string) => {
+          if (!cancelled) controller.enqueue(encoder.encode(text));
+        };
+        // Written at once: the client (and any proxy) sees the stream open before the first event.
+        send(`retry: 2000\n: settlements after ${after ?? "the start"}\n\n`);
+        heartbeat = setInterval(() => send(": heartbeat\n\n"), heartbeatMs);
+        void (async () => {
+          try {
+            for await (const settlement of followSettlements(finality.store, {
+              ...query,
+              after,
+              signal: stop.signal,
+            }))
+              send(
+                `id: ${settlement.cursor}\nevent: settlement\ndata: ${JSON.stringify(settlementToJson(settlement))}\n\n`,
+              );
+          } catch {
+            // The store failed (closed, unreachable): end the stream; the client reconnects with its last id.
+            send(": stream ended\n\n");
+          } finally {
+            clearInterval(heartbeat);
+            stop.abort();
+            // Cancelled (the client left): the stream is closed already.
+            if (!cancelled) closeQuietly(controller);
+          }
+        })();
+      },
+      cancel() {
+        cancelled = true;
+        clearInterval(heartbeat);
+        stop.abort();
+      },
+    });
+    return new Response(body, {
+      headers: {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-cache, no-transform",
+        "x-accel-buffering": "no",
+      },
+    });
+  });
+}
+
+/** A bad cursor is a 400 before the stream starts, named by where it came from. */
+function checkCursor(cursor: string | undefined, field: "after" | "Last-Event-ID"): void {
+  try {
+    settlementNumber(cursor);
+  } catch (error) {
+    if (!isFinalityError(error, "invalid-request")) throw error;
+    throw new FinalityError("invalid-request", `${field}: not a settlement cursor this server gave`, {
+      details: { field },
+    });
+  }
+}
+
+const pageToJson = (page: SettlementPage) => ({
+  items: page.items.map(settlementToJson),
+  cursor: page.cursor,
+});
+
+/** Closes a stream whose client may have gone meanwhile (closing an errored stream throws). */
+function closeQuietly(controller: ReadableStreamDefaultController<Uint8Array>): void {
+  try {
+    controller.close();
+  } catch {
+    // already closed or errored: nothing to end
+  }
+}
+
+/** A controller aborted when any of `signals` is (or by its own `abort()`). */
+function eitherAborts(...signals: (AbortSignal | undefined)[]): AbortController {
+  const controller = new AbortController();
+  for (const signal of signals) {
+    if (signal?.aborted) controller.abort();
+    else
+      signal?.addEventListener("abort", () => controller.abort(), { once: true, signal: controller.signal });
+  }
+  return controller;
+}
