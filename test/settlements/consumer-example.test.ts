@@ -15,7 +15,7 @@ import { settleByWebhook } from "./stream-consumer.js";
 // (its results table's primary key refuses a second one, which would end it with an error).
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const EXAMPLE_SOURCE = join(ROOT, "docs/notes/stream.md");
+const EXAMPLE_SOURCE = join(ROOT, "README.md");
 const MARKER = "<!-- exactly-once-consumer";
 
 function exampleCode(): string {
