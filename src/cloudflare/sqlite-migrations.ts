@@ -37,4 +37,9 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     name: "last_poll_error",
     sql: "-- Why the last status poll of a job failed (JSON: at, message, url without credentials, code,\n-- status); NULL when it did not. Shown by the API, `finality jobs show` and the dashboard.\nALTER TABLE jobs ADD COLUMN last_poll_error TEXT;\n",
   },
+  {
+    version: 9,
+    name: "intents",
+    sql: "-- Submission intents and discovery cursors (store/intent-store.ts).\n\n-- What the application is about to submit, written before it calls the provider: if it crashes\n-- before attaching the remote id, the intent is flagged orphaned past its deadline and a\n-- discovery sweep can still match the job by the tag (the key) the provider carries.\nCREATE TABLE intents (\n  key             TEXT PRIMARY KEY,\n  provider        TEXT NOT NULL,\n  kind            TEXT,\n  metadata        TEXT,\n  idempotency_key TEXT NOT NULL,\n  created_at      INTEGER NOT NULL,\n  -- created_at + the provider's intentTimeoutSeconds, fixed when recorded.\n  deadline_at     INTEGER NOT NULL,\n  job_id          TEXT,\n  attached_at     INTEGER,\n  attached_by     TEXT,\n  orphaned_at     INTEGER\n) WITHOUT ROWID;\n-- Only open intents (no job, not yet flagged) are scanned for their deadline.\nCREATE INDEX intents_open_by_deadline ON intents (deadline_at) WHERE job_id IS NULL AND orphaned_at IS NULL;\nCREATE INDEX intents_orphaned ON intents (orphaned_at) WHERE job_id IS NULL AND orphaned_at IS NOT NULL;\nCREATE UNIQUE INDEX intents_by_job ON intents (provider, job_id) WHERE job_id IS NOT NULL;\n\n-- Where each provider instance's discovery sweep resumes: the lister's opaque `resume`,\n-- written after every page so a restart resumes there.\nCREATE TABLE discovery_cursors (\n  provider   TEXT PRIMARY KEY,\n  resume     TEXT,\n  updated_at INTEGER NOT NULL\n) WITHOUT ROWID;\n",
+  },
 ];

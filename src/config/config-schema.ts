@@ -123,7 +123,7 @@ const effectSchema = z.strictObject({
   url: httpUrl,
   secret,
   on: z
-    .array(z.enum(["succeeded", "failed", "cancelled", "expired", "lost", "stuck"]))
+    .array(z.enum(["succeeded", "failed", "cancelled", "expired", "lost", "stuck", "orphaned"]))
     .min(1)
     .default(["succeeded", "failed", "cancelled", "expired", "lost"]),
   providers: z.array(providerNameSchema).min(1).optional(),
@@ -202,6 +202,8 @@ export const configSchema = z
     providers: z.record(providerNameSchema, providerSchema).default({}),
     reconcile: reconcileSchema.default(reconcileSchema.parse({})),
     effects: z.array(effectSchema).default([]),
+    /** Seconds an intent may stay without a remote id before it is flagged orphaned (15 min). */
+    intentTimeoutSeconds: positiveSeconds.default(900),
     effectDelivery: effectDeliverySchema.default(effectDeliverySchema.parse({})),
     retention: retentionSchema.default(retentionSchema.parse({})),
     workers: workersSchema.default(workersSchema.parse({})),

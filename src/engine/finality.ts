@@ -13,6 +13,7 @@ import {
   type RegisterOutcome,
   registerInTx,
 } from "./ingest.js";
+import { createIntentApi, type IntentApi } from "./intent-api.js";
 
 export interface ProviderPolicy {
   unknownJobs?: UnknownJobPolicy;
@@ -23,6 +24,8 @@ export interface ProviderPolicy {
    * to poll); a host that watches them for `stuck` sets true, with `graceSeconds` = stuck after.
    */
   reconcile?: boolean;
+  /** Seconds an intent of this provider may stay without a remote id before it is orphaned. */
+  intentTimeoutSeconds?: number;
 }
 
 export interface FinalityOptions {
@@ -34,6 +37,8 @@ export interface FinalityOptions {
    */
   providers?: Record<string, ProviderPolicy>;
   effects?: readonly EffectDefinition[];
+  /** Default seconds an intent may stay without a remote id before it is orphaned (900). */
+  intentTimeoutSeconds?: number;
   /** Default grace before an open job's first reconcile poll (90 s). */
   graceSeconds?: number;
   /** The ledger's time. Default: the store's clock where it has one (PostgreSQL: the database's), else the system clock. */
@@ -41,7 +46,7 @@ export interface FinalityOptions {
   newId?: () => string;
 }
 
-export interface Finality {
+export interface Finality extends IntentApi {
   readonly store: Store;
   readonly clock: Clock;
   readonly effects: readonly EffectDefinition[];
@@ -128,7 +133,19 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
     );
   }
 
+  const intents = createIntentApi({
+    store,
+    clock,
+    newId,
+    effects,
+    contextFor,
+    announceEffects,
+    intentTimeoutSeconds: (provider) =>
+      policyFor(provider).intentTimeoutSeconds ?? options.intentTimeoutSeconds,
+  });
+
   return {
+    ...intents,
     store,
     clock,
     effects,

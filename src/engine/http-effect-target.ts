@@ -1,3 +1,4 @@
+import { intentToJson } from "../core/intent-model.js";
 import { jobToJson } from "../core/job-json.js";
 import { redactUrl, redactUrlsIn } from "../core/url-redaction.js";
 import type { SignInput, StandardWebhookHeaders } from "../webhooks/schemes/standard-webhooks/header.js";
@@ -53,6 +54,7 @@ export function createHttpEffectDeliverer(
       idempotencyKey: delivery.idempotencyKey,
       attempt: delivery.attempt,
       job: jobToJson(delivery.job),
+      ...(delivery.intent !== undefined ? { intent: intentToJson(delivery.intent) } : {}),
     });
     const headers: Record<string, string> = {
       "content-type": "application/json",

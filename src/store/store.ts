@@ -1,6 +1,7 @@
 import type { Clock } from "../core/clock.js";
 import type { Effect, EffectStatus, Job, JobEvent, JobKey } from "../core/model.js";
 import type { HousekeepingStore } from "./housekeeping-store.js";
+import type { IntentReads, IntentStoreTx } from "./intent-store.js";
 import type { LifecycleReads, LifecycleStoreTx } from "./lifecycle-store.js";
 import type { OverviewReads } from "./overview-reads.js";
 import type { RunStore, RunStoreTx } from "./run-store.js";
@@ -9,7 +10,7 @@ import type { RunStore, RunStoreTx } from "./run-store.js";
  * The store port. Callers depend on this file only; adapters (SQLite, PostgreSQL) implement it.
  * Asynchronous even where the driver is not, because PostgreSQL and serverless stores are.
  */
-export interface Store extends RunStore, HousekeepingStore, OverviewReads, LifecycleReads {
+export interface Store extends RunStore, HousekeepingStore, OverviewReads, LifecycleReads, IntentReads {
   readonly dialect: "sqlite" | "postgres";
   /**
    * The clock a store shared by several machines counts time by (PostgreSQL: the database's), the
@@ -76,7 +77,7 @@ export function jobLockOrder(key: JobKey, deliveryId?: string): string {
 }
 
 /** What a transaction may do. Every write goes through here. */
-export interface StoreTx extends RunStoreTx, LifecycleStoreTx {
+export interface StoreTx extends RunStoreTx, LifecycleStoreTx, IntentStoreTx {
   /**
    * Runs `fn` once this transaction has committed — on a group commit, once the group's COMMIT
    * has returned — and never if it rolls back or its work throws. Callbacks run in the order

@@ -18,6 +18,7 @@ export function CONFIG(at: { sqlite: string; port: number }) {
         type: "generic" as const,
         webhook: { secrets: [SECRET] },
         unknownJobs: "registered-only" as const,
+        intentTimeoutSeconds: 77,
         reconcile: {
           graceSeconds: 7,
           minIntervalSeconds: 11,
@@ -50,6 +51,7 @@ export function CONFIG(at: { sqlite: string; port: number }) {
         kinds: ["render"],
       },
     ],
+    intentTimeoutSeconds: 654,
     effectDelivery: {
       enabled: true,
       concurrency: 7,
@@ -114,7 +116,9 @@ export const ELSEWHERE: Record<string, { test: string } | { unchecked: string }>
  */
 export function WIRING_KEYS(schemaKeys: string[]): string[] {
   const hostRead = (key: string) =>
-    key === "providers.<name>.unknownJobs" || key.startsWith("providers.<name>.reconcile.");
+    key === "providers.<name>.unknownJobs" ||
+    key === "providers.<name>.intentTimeoutSeconds" ||
+    key.startsWith("providers.<name>.reconcile.");
   const keys = schemaKeys.map((key) =>
     key.startsWith("providers.<name>.") && !hostRead(key) ? "providers.<name>" : key,
   );

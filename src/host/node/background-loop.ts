@@ -1,5 +1,6 @@
 import type { FinalityConfig } from "../../config/config-schema.js";
 import type { Finality } from "../../engine/finality.js";
+import { createOrphanScanLoop } from "../../engine/intent-orphan-loop.js";
 import { createNodeHttpTransport } from "../../engine/node-http-transport.js";
 import { createRetentionLoop } from "../../engine/retention.js";
 import type { Logger } from "../../http/request-log.js";
@@ -75,6 +76,16 @@ export function createBackgroundLoops(context: {
     onError: (error) => logger.warn({ err: error }, "retention pass failed"),
   });
   loops.push({ name: "retention", start: () => retention.start(), stop: () => retention.stop() });
+
+  const orphans = createOrphanScanLoop(finality, {
+    onFlagged: (intents) =>
+      logger.warn(
+        { intents: intents.map((i) => ({ key: i.key, provider: i.provider })) },
+        "intents orphaned: no remote id attached before their timeout",
+      ),
+    onError: (error) => logger.warn({ err: error }, "orphan scan failed"),
+  });
+  loops.push(orphans);
 
   if (context.runs) {
     const sweeper = createLeaseSweeper(context.runs, {

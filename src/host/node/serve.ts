@@ -64,6 +64,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
       createPromMetrics({
         stats: () => finality.store.stats(finality.clock.now()),
         housekeeping: () => finality.store.housekeepingStats(),
+        orphanedIntents: () => finality.store.countOrphanedIntents(),
         ...("poolStats" in finality.store ? { pool: (finality.store as PostgresStore).poolStats } : {}),
       }),
     );

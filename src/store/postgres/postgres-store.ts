@@ -18,6 +18,7 @@ import { createClient, isTransient, type PoolStats, type Sql, toStoreError } fro
 import { type DatabaseClock, databaseClock } from "./postgres-clock.js";
 import { createPostgresGroupCommitter, type GroupCommitStats } from "./postgres-group-commit.js";
 import { createPostgresHousekeeping } from "./postgres-housekeeping.js";
+import { createPostgresIntentReads } from "./postgres-intents.js";
 import { createPostgresLifecycleReads, type Query } from "./postgres-lifecycle.js";
 import { migratePostgres, pendingPostgresMigrations } from "./postgres-migrate.js";
 import { createPostgresOverviewReads } from "./postgres-overview-reads.js";
@@ -199,6 +200,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     ...createPostgresRunReads(read),
     ...createPostgresHousekeeping(read, transact),
     ...createPostgresLifecycleReads(read),
+    ...createPostgresIntentReads(read),
     ...createPostgresOverviewReads(read),
     dialect: "postgres",
     clock,

@@ -6,6 +6,7 @@ import { clampLimit, decodeCursor, encodeCursor } from "../json-column.js";
 import type { AdapterTx, EffectOutcome, EffectQuery, JobQuery, Page, Store, StoreStats } from "../store.js";
 import type { SqliteDb } from "./sqlite-driver.js";
 import { createSqliteHousekeeping, type SqliteSpace } from "./sqlite-housekeeping.js";
+import { createSqliteIntentReads } from "./sqlite-intents.js";
 import { createSqliteLifecycleReads } from "./sqlite-lifecycle.js";
 import { createSqliteOverviewReads } from "./sqlite-overview-reads.js";
 import {
@@ -77,6 +78,7 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
     ...createSqliteRunReads(reader, assertOpen),
     ...createSqliteOverviewReads(reader, assertOpen),
     ...createSqliteLifecycleReads(reader, assertOpen),
+    ...createSqliteIntentReads(reader, assertOpen),
     ...createSqliteHousekeeping(
       writer,
       reader,
