@@ -4,6 +4,7 @@ import { Command, CommanderError } from "commander";
 import { ENV_VARIABLES } from "../config/env-overrides.js";
 import { isFinalityError, toError } from "../core/errors.js";
 import { addDemoCommand } from "./demo-command.js";
+import { addDiscoverCommand } from "./discover-command.js";
 import { addEffectsCommands } from "./effects-commands.js";
 import { addJobsCommands } from "./jobs-commands.js";
 import { addMaintenanceCommands } from "./maintenance-commands.js";
@@ -47,6 +48,7 @@ addDemoCommand(program);
 addJobsCommands(program);
 addEffectsCommands(program);
 addReconcileCommands(program);
+addDiscoverCommand(program);
 addMaintenanceCommands(program);
 addSendCommand(program);
 

@@ -24,7 +24,7 @@ export function createOrphanScanLoop(finality: Finality, options: OrphanScanOpti
       for (;;) {
         const flagged = await finality.flagOrphanedIntents(batchSize);
         if (flagged.length > 0) options.onFlagged?.(flagged);
-        if (flagged.length < batchSize || !isRunning()) return;
+        if (flagged.length < batchSize || !isRunning()) return undefined;
       }
     },
     options.onError,

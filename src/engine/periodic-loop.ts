@@ -16,7 +16,7 @@ export interface PeriodicLoop {
 export function createPeriodicLoop(
   name: string,
   intervalMs: number,
-  pass: (isRunning: () => boolean) => Promise<number | undefined | void>,
+  pass: (isRunning: () => boolean) => Promise<number | undefined>,
   onError?: (error: Error) => void,
 ): PeriodicLoop {
   let running = false;

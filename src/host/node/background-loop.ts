@@ -9,6 +9,7 @@ import type { ProviderRegistry } from "../../providers/provider-registry.js";
 import { createLeaseSweeper } from "../../runs/lease-sweeper-loop.js";
 import type { RunService } from "../../runs/run-service.js";
 import { signStandardWebhook } from "../../webhooks/schemes/standard-webhooks/node.js";
+import { discoveryLoopsFromConfig } from "../discovery-from-config.js";
 import { dispatcherFromConfig, reconcilerFromConfig } from "../from-config.js";
 
 /** A loop that runs beside the HTTP server: the outbox dispatcher, the reconciler, ... */
@@ -86,6 +87,7 @@ export function createBackgroundLoops(context: {
     onError: (error) => logger.warn({ err: error }, "orphan scan failed"),
   });
   loops.push(orphans);
+  loops.push(...discoveryLoopsFromConfig(finality, config, { ...context, logger }));
 
   if (context.runs) {
     const sweeper = createLeaseSweeper(context.runs, {

@@ -17,6 +17,7 @@ import { createNodeProviders } from "../../providers/node-providers.js";
 import { createRunService, type RunService } from "../../runs/run-service.js";
 import { runServiceOptionsFrom } from "../../runs/run-service-config.js";
 import type { PostgresStore } from "../../store/postgres/postgres-store.js";
+import { sweepOptionsFromConfig } from "../discovery-from-config.js";
 import { type BackgroundLoop, createBackgroundLoops } from "./background-loop.js";
 import { assertSafeBinding, finalityFromConfig } from "./finality-from-config.js";
 
@@ -60,6 +61,8 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
   const providers = createNodeProviders(config.providers, () => finality.clock.now());
   const activity = createProviderActivity(Object.keys(config.providers), () => finality.clock.now());
   try {
+    // Before listening: discovery on an instance without a list API is a configuration error.
+    sweepOptionsFromConfig(config, providers);
     metrics = activity.observe(
       createPromMetrics({
         stats: () => finality.store.stats(finality.clock.now()),
