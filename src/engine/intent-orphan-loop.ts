@@ -3,7 +3,7 @@ import type { Finality } from "./finality.js";
 import { createPeriodicLoop, type PeriodicLoop } from "./periodic-loop.js";
 
 export interface OrphanScanOptions {
-  /** Time between scans (default 5 s): an intent is flagged at most this long after its deadline. */
+  /** Time between scans (default 1 s): an intent is flagged at most this long after its deadline. */
   intervalMs?: number;
   /** Intents flagged per transaction (default 100); a full batch is followed at once by another. */
   batchSize?: number;
@@ -19,7 +19,7 @@ export function createOrphanScanLoop(finality: Finality, options: OrphanScanOpti
   const batchSize = options.batchSize ?? 100;
   return createPeriodicLoop(
     "orphan-scan",
-    options.intervalMs ?? 5000,
+    options.intervalMs ?? 1000,
     async (isRunning) => {
       for (;;) {
         const flagged = await finality.flagOrphanedIntents(batchSize);

@@ -37,6 +37,7 @@ export function sweepOptionsFromConfig(
       lister,
       pagesPerSweep: discover.pagesPerSweep,
       lookbackMs: discover.lookbackHours * 3_600_000,
+      settleFromList: (providers.pollers.get(name)?.poller ?? null) === null,
     });
   }
   return out;

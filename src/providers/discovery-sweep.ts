@@ -1,3 +1,4 @@
+import { isTerminal } from "../core/states.js";
 import type { Finality } from "../engine/finality.js";
 import { type IngestContext, ingestInTx } from "../engine/ingest.js";
 import { attachIntentInTx } from "../engine/intents.js";
@@ -12,6 +13,12 @@ export interface SweepOptions {
   /** Only jobs created this recently matter (`discover.lookbackHours`). */
   lookbackMs: number;
   signal?: AbortSignal;
+  /**
+   * True when the provider instance cannot be polled: a terminal state the list shows settles the
+   * job then. Otherwise the job is adopted open and the reconciler's poll, due at once, settles it
+   * with the result and error a list does not carry.
+   */
+  settleFromList?: boolean;
   /** After each page is stored: progress lines, metrics. */
   onPage?: (page: PageProgress) => void;
 }
@@ -75,7 +82,8 @@ export async function sweepOnce(finality: Finality, options: SweepOptions): Prom
       };
       for (const listed of answer.jobs) {
         if (listed.createdAt < sinceMs) continue;
-        const { outcome, newlyKnown } = await adoptListedInTx(tx, provider, listed, ctx);
+        const shown = options.settleFromList === true ? listed : withoutTerminalState(listed);
+        const { outcome, newlyKnown } = await adoptListedInTx(tx, provider, shown, ctx);
         if (outcome !== "known") counts[outcome]++;
         if (newlyKnown) counts.lagSeconds.push(Math.max(0, now - listed.createdAt) / 1000);
       }
@@ -93,6 +101,13 @@ export async function sweepOnce(finality: Finality, options: SweepOptions): Prom
     }
   }
   return result;
+}
+
+/** A listed terminal state is left to the poll (it brings the result); an open one is kept. */
+function withoutTerminalState(listed: ListedJob): ListedJob {
+  if (listed.state === undefined || !isTerminal(listed.state)) return listed;
+  const { state: _state, rawState: _raw, seq: _seq, updateTime: _time, ...rest } = listed;
+  return rest;
 }
 
 /**

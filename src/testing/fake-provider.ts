@@ -45,6 +45,10 @@ export class FakeProvider {
   listPageSize = 100;
   /** Statuses the next list calls answer with, one each, before pages again (429 carries Retry-After). */
   readonly listFailures: { status: number; retryAfterSeconds?: number }[] = [];
+  /** List calls to fail, by their number (1 = the first list call this fake answers). */
+  readonly failListCalls = new Map<number, { status: number; retryAfterSeconds?: number }>();
+  /** The cursor of each list call, in order ("" for a first page). */
+  readonly listCursors: string[] = [];
   latencyMs: number;
   /** Job ids in creation order: the list API's order (newest last). */
   private readonly order: string[] = [];
@@ -141,7 +145,8 @@ export class FakeProvider {
 
   private answerList(after: string, res: ServerResponse): void {
     this.listCalls++;
-    const failure = this.listFailures.shift();
+    this.listCursors.push(after);
+    const failure = this.failListCalls.get(this.listCalls) ?? this.listFailures.shift();
     if (failure) {
       const headers: Record<string, string> =
         failure.retryAfterSeconds === undefined ? {} : { "retry-after": String(failure.retryAfterSeconds) };

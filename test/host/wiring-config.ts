@@ -106,7 +106,20 @@ export const ELSEWHERE: Record<string, { test: string } | { unchecked: string }>
   "store.groupCommitMaxBatch": { test: "test/store/postgres-group-commit.test.ts" },
   "store.groupCommitMaxWaitMs": { test: "test/store/postgres-group-commit.test.ts" },
   $schema: { unchecked: "an editor's hint, ignored by design" },
+  // Read by the host's discovery loops (host/discovery-from-config.ts) on a real `serve`.
+  "providers.<name>.discover.enabled": { test: "test/chaos/intent-crash.test.ts" },
+  "providers.<name>.discover.intervalSeconds": { test: "test/chaos/intent-crash.test.ts" },
+  "providers.<name>.discover.lookbackHours": { test: "test/chaos/intent-crash.test.ts" },
+  "providers.<name>.discover.pagesPerSweep": { test: "test/chaos/intent-crash.test.ts" },
 };
+
+/** The `discover` keys the host reads (the rest, url, headers and timeout, go to the adapter). */
+const HOST_READ_DISCOVER = [
+  "providers.<name>.discover.enabled",
+  "providers.<name>.discover.intervalSeconds",
+  "providers.<name>.discover.lookbackHours",
+  "providers.<name>.discover.pagesPerSweep",
+];
 
 /**
  * The keys to account for, from the schema's dotted paths (test/docs/schema-keys.ts): the leaves
@@ -118,6 +131,7 @@ export function WIRING_KEYS(schemaKeys: string[]): string[] {
   const hostRead = (key: string) =>
     key === "providers.<name>.unknownJobs" ||
     key === "providers.<name>.intentTimeoutSeconds" ||
+    HOST_READ_DISCOVER.includes(key) ||
     key.startsWith("providers.<name>.reconcile.");
   const keys = schemaKeys.map((key) =>
     key.startsWith("providers.<name>.") && !hostRead(key) ? "providers.<name>" : key,

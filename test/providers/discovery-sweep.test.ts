@@ -36,7 +36,14 @@ afterEach(async () => {
 
 const lister = () => createGenericLister("acme", { url: `${fake.url}/jobs?after={cursor}` });
 const sweep = (budget = 20, on: Finality = finality) =>
-  sweepOnce(on, { provider: "acme", lister: lister(), pagesPerSweep: budget, lookbackMs: 48 * HOUR });
+  // No poller here: a settled job the list shows settles from the list.
+  sweepOnce(on, {
+    provider: "acme",
+    lister: lister(),
+    pagesPerSweep: budget,
+    lookbackMs: 48 * HOUR,
+    settleFromList: true,
+  });
 const addJobs = (from: number, to: number, state = "running") => {
   for (let i = from; i <= to; i++) fake.addJob(`job-${i}`, [{ afterMs: 0, state }]);
 };
@@ -115,6 +122,19 @@ describe("discovery sweep (generic list API)", () => {
     await sweep();
     const effects = await finality.store.listEffects({ provider: "acme" });
     expect(effects.items.map((e) => e.jobId).sort()).toEqual(["remote-1", "remote-2"]);
+  });
+
+  it("with a poller, a job listed settled is adopted open and due at once: the poll brings its result", async () => {
+    fake.addJob("remote-9", [{ afterMs: 0, state: "succeeded" }]);
+    await sweepOnce(finality, {
+      provider: "acme",
+      lister: lister(),
+      pagesPerSweep: 5,
+      lookbackMs: 48 * HOUR,
+    });
+    const job = await finality.getJob({ provider: "acme", id: "remote-9" });
+    expect(job).toMatchObject({ state: "pending", settledAt: null });
+    expect(job?.nextCheckAt).toBeLessThanOrEqual(finality.clock.now());
   });
 
   it("leaves alone a job known already and one older than the lookback", async () => {
