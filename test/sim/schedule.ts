@@ -11,6 +11,7 @@ import {
 } from "./schedule-extra.js";
 import {
   type AttemptPlan,
+  DISCOVERY_PROVIDER,
   type JobPlan,
   type NetFault,
   PROVIDERS,
@@ -52,6 +53,7 @@ const STEP_WEIGHTS = {
   "worker-pause": 1.5,
   skew: 2,
   "cancel-run": 1,
+  discover: 4,
   ...EXTRA_STEP_WEIGHTS,
 } as const satisfies Record<Step["kind"], number>;
 
@@ -104,6 +106,8 @@ function step(random: Random, workers: number): Step {
       return { kind, pick: random() };
     case "sweep":
       return { kind, crashAfter: random() < 0.3 ? int(random, 0, 2) : null };
+    case "discover":
+      return { kind, stale: random() < 0.3 };
     case "retention":
     case "late-webhook":
     case "bad-time":
@@ -130,7 +134,13 @@ function jobPlan(random: Random, index: number): JobPlan {
   const provider = pick(random, PROVIDERS);
   const final = weighted(random, FINALS);
   const timeline: TimelineStep[] = [];
-  const sender = (): SenderPlan => weighted(random, { send: 80, "never-sent": 15, "sent-twice": 5 });
+  // Only the discovery provider's jobs may be lost from both ends: never registered (the
+  // application crashed after submitting), and no webhook at all (its event type not subscribed).
+  const discoverable = provider === DISCOVERY_PROVIDER;
+  const neverRegistered = discoverable && random() < 0.25;
+  const unsubscribed = discoverable && random() < 0.2;
+  const sender = (): SenderPlan =>
+    unsubscribed ? "never-sent" : weighted(random, { send: 80, "never-sent": 15, "sent-twice": 5 });
   if (random() < 0.6) timeline.push({ afterMs: 0, state: "pending", sender: sender() });
   let at = int(random, 500, 8_000);
   timeline.push({ afterMs: at, state: "running", sender: sender() });
@@ -155,6 +165,7 @@ function jobPlan(random: Random, index: number): JobPlan {
     kind,
     registerAfterMs: registerAfterMs(random, timeline.at(-1)!.afterMs),
     payload: payloadPlan(random),
+    neverRegistered,
   };
 }
 
@@ -191,6 +202,8 @@ export function describeStep(step: Step): string {
       return `sender clock skew ${(step.ms / 1000).toFixed(0)}s`;
     case "cancel-run":
       return `cancel-run pick=${step.pick.toFixed(2)}`;
+    case "discover":
+      return step.stale ? "discover (stale list pages)" : "discover";
     case "sweep":
       return step.crashAfter === null
         ? "sweep"
