@@ -11,6 +11,8 @@ export const TICK_PATH = "/__finality/tick";
 
 export interface TickSummary {
   polled: number;
+  /** Intents flagged orphaned by this run (their alerts are delivered in the same run). */
+  orphaned: number;
   delivered: number;
   pruned: PruneCounts;
 }
@@ -66,12 +68,16 @@ export class FinalityLedger {
     }
   }
 
-  /** One scheduled run: polls what webhooks missed, delivers due effects, prunes expired rows. */
+  /**
+   * One scheduled run: polls what webhooks missed, flags intents past their timeout, delivers due
+   * effects, prunes expired rows.
+   */
   async tick(): Promise<TickSummary> {
     const ledger = this.#ledger;
     if (ledger === null) throw this.#failure;
     const limits = ledger.config.cloudflare;
     const polled = await ledger.reconciler.runOnce(undefined, { maxPolls: limits.pollsPerRun });
+    const orphaned = (await ledger.finality.flagOrphanedIntents()).length;
     const delivered = await this.#deliverEffects();
     const pruned = await pruneOnce(
       ledger.finality.store,
@@ -82,7 +88,7 @@ export class FinalityLedger {
         maxBatches: 1,
       },
     );
-    const summary = { polled, delivered, pruned };
+    const summary = { polled, orphaned, delivered, pruned };
     ledger.logger.info(summary, "scheduled run");
     return summary;
   }
