@@ -5,10 +5,12 @@ import type { Dispatcher } from "../../engine/dispatcher.js";
 import { type Finality, finalityOn } from "../../engine/finality.js";
 import type { Reconciler } from "../../engine/reconciler.js";
 import type { Logger } from "../../http/request-log.js";
+import type { SweepOptions } from "../../providers/discovery-sweep.js";
 import { providerHealth } from "../../providers/provider-health.js";
 import { createProviders } from "../../providers/provider-registry.js";
 import type { Store } from "../../store/store.js";
 import { webVerifiers } from "../../webhooks/web-verifiers.js";
+import { sweepOptionsFromConfig } from "../discovery-from-config.js";
 import { dispatcherFromConfig, ledgerOptionsFromConfig, reconcilerFromConfig } from "../from-config.js";
 import { consoleLogger } from "./console-logger.js";
 
@@ -20,6 +22,8 @@ export interface WorkersLedger {
   reconciler: Reconciler;
   /** Null when no effect is configured or delivery is off. */
   dispatcher: Dispatcher | null;
+  /** One discovery sweep per provider instance with `discover.enabled`, run by each cron run. */
+  discovery: Omit<SweepOptions, "onPage">[];
   logger: Logger;
 }
 
@@ -51,8 +55,9 @@ export function workersLedgerFromConfig(
   });
   const app = createApp({ finality, config, logger, receivers: providers.receivers });
   const reconciler = reconcilerFromConfig(finality, config, { logger, providers });
+  const discovery = sweepOptionsFromConfig(config, providers);
   const deliver = config.effects.length > 0 && config.effectDelivery.enabled;
   const dispatcher = deliver ? dispatcherFromConfig(finality, config, { logger }) : null;
   if (dispatcher) finality.onEffectsEnqueued(onEffectsEnqueued);
-  return { config, finality, app, reconciler, dispatcher, logger };
+  return { config, finality, app, reconciler, dispatcher, discovery, logger };
 }
