@@ -2,6 +2,13 @@ export { PROVIDER_TYPES, type ProviderType } from "./config/provider-config-sche
 // The `finality` entry: the engine, the providers and the webhook schemes, and their types.
 export { type Clock, manualClock, type Random, seededRandom, systemClock } from "./core/clock.js";
 export { type ErrorCode, FinalityError, isFinalityError } from "./core/errors.js";
+export {
+  type AttachedBy,
+  type Intent,
+  type IntentStatus,
+  intentStatus,
+  intentToJson,
+} from "./core/intent-model.js";
 export type {
   Effect,
   EffectStatus,
@@ -48,6 +55,8 @@ export type {
 export { type Finality, type FinalityOptions, finalityOn, type ProviderPolicy } from "./engine/finality.js";
 export { createHttpEffectDeliverer } from "./engine/http-effect-target.js";
 export type { IngestOutcome, RegisterOutcome } from "./engine/ingest.js";
+export type { IntentApi, SubmitCall, SubmitFn } from "./engine/intent-api.js";
+export type { AttachOutcome, RecordIntentOutcome } from "./engine/intents.js";
 export type { Poller, PollResult } from "./engine/poller.js";
 export {
   createReconciler,
@@ -75,8 +84,11 @@ export * from "./exports/webhooks.js";
 export type { AdapterDeps, ProviderAdapter } from "./providers/adapter-types.js";
 export { createAnthropicAdapter } from "./providers/anthropic/anthropic-adapter.js";
 export { createProviderAdapter } from "./providers/create-provider-adapter.js";
+export { type SweepOptions, type SweepResult, sweepOnce } from "./providers/discovery-sweep.js";
+export type { JobLister, ListedJob, ListQuery, ListResult } from "./providers/discovery-types.js";
 export { createGeminiAdapter } from "./providers/gemini/gemini-adapter.js";
 export { createGenericAdapter } from "./providers/generic/generic-adapter.js";
+export { createGenericLister } from "./providers/generic/generic-lister.js";
 export {
   createGenericPoller,
   type GenericPaths,

@@ -11,6 +11,7 @@ import type { AppEnv } from "../http/app-env.js";
 import { bearerAuth } from "../http/bearer-auth.js";
 import { crossSiteGuard, isUnguardedPath } from "../http/cross-site-guard.js";
 import { addEffectRoutes } from "../http/effect-routes.js";
+import { addIntentRoutes } from "../http/intent-routes.js";
 import { addJobRoutes, jobPathMethodNotAllowed } from "../http/job-routes.js";
 import { addOpsRoutes } from "../http/ops-routes.js";
 import { addParkedRoutes } from "../http/parked-routes.js";
@@ -114,6 +115,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     heartbeatMs: options.settlementHeartbeatMs,
     shutdown: options.shutdown,
   });
+  addIntentRoutes(app, { finality, metrics, bodyLimitBytes });
   if (runs) addRunRoutes(app, { runs, metrics, bodyLimitBytes });
   addOpsRoutes(app, finality, metrics, options.destinations);
   addApiReferenceRoutes(app, { runs: runs !== undefined, assets: options.apiReferenceAssets });
@@ -128,6 +130,9 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   allowOnly(app, "/v1/parked", "GET, HEAD");
   allowOnly(app, "/v1/settlements", "GET, HEAD");
   allowOnly(app, "/v1/settlements/stream", "GET");
+  allowOnly(app, "/v1/intents", "GET, HEAD, POST");
+  allowOnly(app, "/v1/intents/:key", "GET, HEAD");
+  allowOnly(app, "/v1/intents/:key/attach", "POST");
   if (runs) {
     allowOnly(app, "/v1/runs", "GET, HEAD, POST");
     allowOnly(app, "/v1/runs/:id", "GET, HEAD");

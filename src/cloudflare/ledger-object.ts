@@ -2,6 +2,7 @@ import { toError } from "../core/errors.js";
 import { type PruneCounts, pruneOnce } from "../engine/retention.js";
 import { type WorkersLedger, workersLedgerFromConfig } from "../host/workers/ledger-from-config.js";
 import { problemResponse, toProblem } from "../http/problem.js";
+import { sweepOnce } from "../providers/discovery-sweep.js";
 import type { StoreStats } from "../store/store.js";
 import type { DurableObjectState } from "./cloudflare-types.js";
 import { createDurableObjectStore, nextAlarmDueAt } from "./durable-object-store.js";
@@ -23,6 +24,10 @@ export interface ShardStats extends StoreStats {
 
 export interface TickSummary {
   polled: number;
+  /** Intents flagged orphaned by this run (their alerts are delivered in the same run). */
+  orphaned: number;
+  /** Jobs this run's discovery sweeps adopted or attached to an intent. */
+  discovered: number;
   delivered: number;
   pruned: PruneCounts;
 }
@@ -102,13 +107,23 @@ export class FinalityLedger {
     }
   }
 
-  /** One scheduled run: polls what webhooks missed, delivers due effects, prunes expired rows. */
+  /**
+   * One scheduled run: polls what webhooks missed, flags intents past their timeout, delivers due
+   * effects, prunes expired rows.
+   */
   async tick(): Promise<TickSummary> {
     const ledger = this.#ledger;
     if (ledger === null) throw this.#failure;
     const limits = ledger.config.cloudflare;
     const polled = await ledger.reconciler.runOnce(undefined, { maxPolls: limits.pollsPerRun });
     await this.#sweepLeases();
+    const orphaned = (await ledger.finality.flagOrphanedIntents()).length;
+    let discovered = 0;
+    // One sweep per instance per cron run: the cron's schedule is the sweeps' interval here.
+    for (const sweep of ledger.discovery) {
+      const result = await sweepOnce(ledger.finality, sweep);
+      discovered += result.adopted + result.attached;
+    }
     const delivered = await this.#deliverEffects();
     const pruned = await pruneOnce(
       ledger.finality.store,
@@ -119,7 +134,7 @@ export class FinalityLedger {
         maxBatches: 1,
       },
     );
-    const summary = { polled, delivered, pruned };
+    const summary = { polled, orphaned, discovered, delivered, pruned };
     ledger.logger.info(summary, "scheduled run");
     return summary;
   }

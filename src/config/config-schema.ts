@@ -199,6 +199,8 @@ export const configSchema = z
     providers: z.record(providerNameSchema, providerSchema).default({}),
     reconcile: reconcileSchema.default(reconcileSchema.parse({})),
     effects: z.array(effectSchema).default([]),
+    /** Seconds an intent may stay without a remote id before it is flagged orphaned (15 min). */
+    intentTimeoutSeconds: positiveSeconds.default(900),
     effectDelivery: effectDeliverySchema.default(effectDeliverySchema.parse({})),
     retention: retentionSchema.default(retentionSchema.parse({})),
     workers: workersSchema.default(workersSchema.parse({})),

@@ -86,7 +86,7 @@ export const effectSchema = z
     format: z.enum(["finality", "cloudevents"]).optional(),
     cloudevents: cloudEventsOptionsSchema.optional(),
     on: z
-      .array(z.enum(["succeeded", "failed", "cancelled", "expired", "lost", "stuck"]))
+      .array(z.enum(["succeeded", "failed", "cancelled", "expired", "lost", "stuck", "orphaned"]))
       .min(1)
       .default(["succeeded", "failed", "cancelled", "expired", "lost"]),
     providers: z.array(providerNameSchema).min(1).optional(),

@@ -130,9 +130,27 @@ const genericPoll = z.strictObject({
     .optional(),
 });
 
+/**
+ * Discovery sweeps (opt-in): list the jobs created at the provider in the last `lookbackHours` and
+ * adopt those Finality does not know. `pagesPerSweep` is the budget of list calls one sweep may make.
+ */
+export const discoverSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  intervalSeconds: positiveSeconds.default(300),
+  lookbackHours: positiveSeconds.default(48),
+  pagesPerSweep: z.number().int().min(1).max(10_000).default(20),
+  /** Generic provider only: the list URL, `{cursor}` where the URL-encoded cursor goes (empty first). */
+  url: httpUrl.optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+  timeoutSeconds: positiveSeconds.optional(),
+});
+
 /** What every type shares: the policy for unknown jobs and the reconcile overrides. */
 const common = {
   unknownJobs: z.enum(["adopt", "registered-only"]).default("adopt"),
+  /** Seconds an intent may stay without a remote id before it is flagged orphaned; default: the top-level one. */
+  intentTimeoutSeconds: positiveSeconds.optional(),
+  discover: discoverSchema.optional(),
   reconcile: z
     .strictObject({
       graceSeconds: z.number().finite().nonnegative(),

@@ -51,5 +51,5 @@ export function isTerminal(name: string): name is TerminalState {
 }
 
 /** Where an observation came from. Every source goes through the same ingest path. */
-export const SOURCES = ["webhook", "reconcile", "worker", "lease", "api"] as const;
+export const SOURCES = ["webhook", "reconcile", "worker", "lease", "api", "intent", "discovery"] as const;
 export type Source = (typeof SOURCES)[number];

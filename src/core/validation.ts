@@ -11,6 +11,7 @@ export const LIMITS = {
   providerNameLength: 64,
   jobIdLength: 512,
   kindLength: 128,
+  intentKeyLength: 200,
   stateLength: 128,
   deliveryIdLength: 256,
   metadataBytes: 64 * 1024,
@@ -113,6 +114,29 @@ export const registrationSchema = z.strictObject({
   kind: text(LIMITS.kindLength).optional(),
   metadata: jsonValue(LIMITS.metadataBytes, "metadata"),
 });
+
+/**
+ * A submission intent (POST /v1/intents). The key is the application's own name for the
+ * submission and the tag the provider is asked to carry, so it is held to what providers' tag
+ * fields take: printable, at most 200 characters.
+ */
+export const intentSchema = z.strictObject({
+  provider: providerNameSchema,
+  key: text(LIMITS.intentKeyLength),
+  kind: text(LIMITS.kindLength).optional(),
+  metadata: jsonValue(LIMITS.metadataBytes, "metadata"),
+});
+export type IntentInput = z.output<typeof intentSchema>;
+
+export const attachSchema = z.strictObject({ id: text(LIMITS.jobIdLength) });
+
+export function parseIntentInput(input: unknown): IntentInput {
+  return parseWith(intentSchema, input, "invalid-request");
+}
+
+export function parseIntentKey(key: unknown): string {
+  return parseWith(z.object({ key: text(LIMITS.intentKeyLength) }), { key }, "invalid-request").key;
+}
 
 export type ObservationInput = z.input<typeof observationSchema>;
 export type RegistrationInput = z.input<typeof registrationSchema>;

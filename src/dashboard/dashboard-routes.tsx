@@ -10,6 +10,7 @@ import { createDashboardAuth, type DashboardAuth } from "./dashboard-auth.js";
 import { addDashboardForms } from "./dashboard-forms.js";
 import { EffectsPage, loadEffects, parseEffectStatus, retryFlash } from "./effects-page.js";
 import { setupOf } from "./first-steps.js";
+import { IntentsPage, loadIntents } from "./intents-page.js";
 import { JobPage, loadJobStory } from "./job-page.js";
 import { JobsFilters, JobsList, loadJobs, parseJobsFilter } from "./jobs-page.js";
 import { type PageOptions, renderPage } from "./layout.js";
@@ -39,6 +40,7 @@ export const DASHBOARD_PATHS = [
   "/effects/*",
   "/runs",
   "/parked",
+  "/intents",
   "/config",
   "/config/*",
   "/login",
@@ -176,6 +178,14 @@ export function addDashboardRoutes(app: Hono<AppEnv>, options: DashboardOptions)
       ),
     });
   });
+  page("/intents", async (c) =>
+    renderPage(c, {
+      ...shell(c),
+      title: "Intents",
+      section: "intents",
+      live: <IntentsPage {...(await loadIntents(store))} now={now()} />,
+    }),
+  );
   const renderConfig = (c: Context<AppEnv>, notice: TestWebhookNotice | null, status: 200 | 400) =>
     renderPage(c, {
       ...shell(c),

@@ -5,7 +5,7 @@ import { DASHBOARD_CSS } from "./dashboard-style.js";
 import { FRAGMENT_HEADER, LIVE_REFRESH_SCRIPT } from "./live-refresh.js";
 import { TABLE_LABELS_SCRIPT } from "./table-labels.js";
 
-export type Section = "overview" | "jobs" | "effects" | "runs" | "parked" | "config";
+export type Section = "overview" | "jobs" | "effects" | "runs" | "parked" | "intents" | "config";
 
 const SECTIONS: [Section, string, string][] = [
   ["overview", "/", "Overview"],
@@ -13,6 +13,7 @@ const SECTIONS: [Section, string, string][] = [
   ["effects", "/effects", "Effects"],
   ["runs", "/runs", "Runs"],
   ["parked", "/parked", "Parked"],
+  ["intents", "/intents", "Intents"],
   ["config", "/config", "Config"],
 ];
 

@@ -13,6 +13,8 @@ export const SETTLED_BY: SeriesKey[] = [
   { key: "worker", label: "worker", colour: "#2f9e62" },
   { key: "lease", label: "lease expiry", colour: "#8a5cd0" },
   { key: "api", label: "api", colour: "#718096" },
+  { key: "intent", label: "intent", colour: "#c2a23a" },
+  { key: "discovery", label: "discovery", colour: "#2aa5b8" },
 ];
 
 export const WEBHOOK_OUTCOMES: SeriesKey[] = [

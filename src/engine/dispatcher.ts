@@ -12,6 +12,7 @@ import { type HeldLease, holdEffectLease } from "./effect-lease.js";
 import { type DestinationKind, destinationOf, destinationUrls, type EffectTarget } from "./effect-target.js";
 import type { Finality } from "./finality.js";
 import { createHttpEffectDeliverer, httpEffectTarget } from "./http-effect-target.js";
+import { intentAlertSubject } from "./intents.js";
 import { captureContext, resumeIn } from "./tracing.js";
 
 export { DeliveryError };
@@ -173,19 +174,8 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
     const definition = definitions.get(effect.name);
     if (definition === undefined) throw new DeliveryError(`no effect named "${effect.name}" is configured`);
     // A starved store can take long to answer: the lease counts that time too.
-    const job = await untilAborted(
-      finality.store.getJob({ provider: effect.provider, id: effect.jobId }),
-      lease.signal,
-    );
-    if (job === null) throw new DeliveryError(`job ${effect.provider}/${effect.jobId} no longer exists`);
-    loaded.job = job;
-    const delivery: EffectDelivery = {
-      type: effect.trigger === "stuck" ? "job.stuck" : "job.settled",
-      effect: effect.name,
-      idempotencyKey: effect.idempotencyKey,
-      attempt: effect.attempts,
-      job,
-    };
+    const delivery = await untilAborted(deliveryOf(effect), lease.signal);
+    loaded.job = delivery.job;
     const signal = lease.within(timeoutMs);
     const handler = definition.handler;
     // Through a promise: a plain function from JavaScript (returning nothing) counts as delivered.
@@ -206,6 +196,19 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
       resumeIn(traced, () => target.deliver(definition, delivery, signal)),
       signal,
     );
+  }
+
+  /** The delivery of an outbox row: its job, or for an orphaned intent's alert, the intent. */
+  async function deliveryOf(effect: Effect): Promise<EffectDelivery> {
+    const base = { effect: effect.name, idempotencyKey: effect.idempotencyKey, attempt: effect.attempts };
+    if (effect.trigger === "orphaned") {
+      const intent = await finality.store.getIntent(effect.jobId);
+      if (intent === null) throw new DeliveryError(`intent ${effect.jobId} no longer exists`);
+      return { ...base, type: "intent.orphaned", job: intentAlertSubject(intent), intent };
+    }
+    const job = await finality.store.getJob({ provider: effect.provider, id: effect.jobId });
+    if (job === null) throw new DeliveryError(`job ${effect.provider}/${effect.jobId} no longer exists`);
+    return { ...base, type: effect.trigger === "stuck" ? "job.stuck" : "job.settled", job };
   }
 
   async function pump(budget = Number.POSITIVE_INFINITY): Promise<number> {

@@ -1,5 +1,6 @@
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
+import type { Intent } from "../core/intent-model.js";
 import type { Effect, Job } from "../core/model.js";
 import { TERMINAL_STATES, type TerminalState } from "../core/states.js";
 import type { StoreTx } from "../store/store.js";
@@ -12,12 +13,20 @@ import type {
 
 /** What a delivery hands to an in-process handler or POSTs to a URL. */
 export interface EffectDelivery {
-  type: "job.settled" | "job.stuck";
+  type: "job.settled" | "job.stuck" | "intent.orphaned";
   effect: string;
   idempotencyKey: string;
   /** 1 on the first try, then 2, 3, ... on retries. */
   attempt: number;
+  /**
+   * The job. For `intent.orphaned` (an intent still without a remote id after its timeout, for
+   * effects with `on: ["orphaned"]`) there is no job yet: this is the stand-in the outbox row
+   * names (id = the intent key, state `pending`, the intent's kind and metadata), and `intent`
+   * holds the intent.
+   */
   job: Job;
+  /** Only on `intent.orphaned`. */
+  intent?: Intent;
 }
 
 /**
@@ -30,7 +39,8 @@ export interface EffectDelivery {
  */
 export interface EffectDefinition {
   name: string;
-  on?: readonly (TerminalState | "stuck")[];
+  /** Default: every terminal state. `stuck` and `orphaned` (an intent's alert) only when listed. */
+  on?: readonly (TerminalState | "stuck" | "orphaned")[];
   providers?: readonly string[];
   kinds?: readonly string[];
   /**

@@ -1,3 +1,4 @@
+import { intentToJson } from "../core/intent-model.js";
 import { jobToJson } from "../core/job-json.js";
 import type { EffectDefinition, EffectDelivery } from "./effect-definitions.js";
 
@@ -18,7 +19,7 @@ export interface EffectMessage {
   trace?: Record<string, string>;
 }
 
-/** Finality's own body: `{type, effect, idempotencyKey, attempt, job}`. */
+/** Finality's own body: `{type, effect, idempotencyKey, attempt, job}`, and `intent` on `intent.orphaned`. */
 export function finalityBody(delivery: EffectDelivery): string {
   return JSON.stringify({
     type: delivery.type,
@@ -26,6 +27,7 @@ export function finalityBody(delivery: EffectDelivery): string {
     idempotencyKey: delivery.idempotencyKey,
     attempt: delivery.attempt,
     job: jobToJson(delivery.job),
+    ...(delivery.intent !== undefined ? { intent: intentToJson(delivery.intent) } : {}),
   });
 }
 
@@ -36,17 +38,23 @@ export function finalityBody(delivery: EffectDelivery): string {
  */
 export function cloudEventOf(delivery: EffectDelivery, source: string) {
   const { job } = delivery;
-  const state = delivery.type === "job.stuck" ? "stuck" : job.state;
+  const state =
+    delivery.type === "job.stuck" ? "stuck" : delivery.type === "intent.orphaned" ? "orphaned" : job.state;
   return {
     specversion: "1.0",
     id: delivery.idempotencyKey,
     source,
-    type: `finality.job.${state}`,
+    // An orphaned intent's alert is about the intent, not a job: `finality.intent.orphaned`.
+    type: delivery.type === "intent.orphaned" ? "finality.intent.orphaned" : `finality.job.${state}`,
     subject: `${job.provider}/${job.id}`,
     time: new Date(job.settledAt ?? job.updatedAt).toISOString(),
     datacontenttype: "application/json",
     finalityattempt: String(delivery.attempt),
-    data: { effect: delivery.effect, job: jobToJson(job) },
+    data: {
+      effect: delivery.effect,
+      job: jobToJson(job),
+      ...(delivery.intent !== undefined ? { intent: intentToJson(delivery.intent) } : {}),
+    },
   };
 }
 

@@ -15,6 +15,7 @@ import {
   registerInTx,
 } from "./ingest.js";
 import { traceIngest } from "./ingest-tracing.js";
+import { createIntentApi, type IntentApi } from "./intent-api.js";
 import { type FollowOptions, followSettlements } from "./settlement-stream.js";
 import { currentTraceParent } from "./tracing.js";
 
@@ -27,6 +28,8 @@ export interface ProviderPolicy {
    * to poll); a host that watches them for `stuck` sets true, with `graceSeconds` = stuck after.
    */
   reconcile?: boolean;
+  /** Seconds an intent of this provider may stay without a remote id before it is orphaned. */
+  intentTimeoutSeconds?: number;
 }
 
 export interface FinalityOptions {
@@ -38,6 +41,8 @@ export interface FinalityOptions {
    */
   providers?: Record<string, ProviderPolicy>;
   effects?: readonly EffectDefinition[];
+  /** Default seconds an intent may stay without a remote id before it is orphaned (900). */
+  intentTimeoutSeconds?: number;
   /** Default grace before an open job's first reconcile poll (90 s). */
   graceSeconds?: number;
   /** The ledger's time. Default: the store's clock where it has one (PostgreSQL: the database's), else the system clock. */
@@ -45,7 +50,7 @@ export interface FinalityOptions {
   newId?: () => string;
 }
 
-export interface Finality {
+export interface Finality extends IntentApi {
   readonly store: Store;
   readonly clock: Clock;
   readonly effects: readonly EffectDefinition[];
@@ -141,7 +146,19 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
     });
   }
 
+  const intents = createIntentApi({
+    store,
+    clock,
+    newId,
+    effects,
+    contextFor,
+    announceEffects,
+    intentTimeoutSeconds: (provider) =>
+      policyFor(provider).intentTimeoutSeconds ?? options.intentTimeoutSeconds,
+  });
+
   return {
+    ...intents,
     store,
     clock,
     effects,

@@ -117,6 +117,8 @@ export async function registerInTx(
   tx: StoreTx,
   reg: Registration,
   ctx: IngestContext,
+  /** Who registers: the API and library (`api`), or an intent's attach (`intent`). */
+  source: "api" | "intent" = "api",
 ): Promise<RegisterOutcome> {
   const current = await tx.getJob(reg);
   if (current === null) {
@@ -145,7 +147,7 @@ export async function registerInTx(
   await tx.appendEvent({
     provider: reg.provider,
     id: reg.id,
-    source: "api",
+    source,
     rawState: null,
     state: "pending",
     applied: result.created,

@@ -21,12 +21,14 @@ export function ledgerOptionsFromConfig(config: FinalityConfig): {
   providers: Record<string, ProviderPolicy>;
   effects: EffectDefinition[];
   graceSeconds: number;
+  intentTimeoutSeconds: number;
 } {
   const providers: Record<string, ProviderPolicy> = {};
   for (const [name, provider] of Object.entries(config.providers)) {
     providers[name] = {
       unknownJobs: provider.unknownJobs,
       graceSeconds: provider.reconcile?.graceSeconds ?? config.reconcile.graceSeconds,
+      intentTimeoutSeconds: provider.intentTimeoutSeconds ?? config.intentTimeoutSeconds,
     };
   }
   // A run's mirror job is first checked when it would be stuck: nothing to poll before then.
@@ -44,7 +46,12 @@ export function ledgerOptionsFromConfig(config: FinalityConfig): {
     ...(effect.providers ? { providers: effect.providers } : {}),
     ...(effect.kinds ? { kinds: effect.kinds } : {}),
   }));
-  return { providers, effects, graceSeconds: config.reconcile.graceSeconds };
+  return {
+    providers,
+    effects,
+    graceSeconds: config.reconcile.graceSeconds,
+    intentTimeoutSeconds: config.intentTimeoutSeconds,
+  };
 }
 
 /**

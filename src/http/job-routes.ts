@@ -198,7 +198,7 @@ export function notFound(key: { provider: string; id: string }): FinalityError {
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
-function parseJsonBody(body: Uint8Array): unknown {
+export function parseJsonBody(body: Uint8Array): unknown {
   try {
     return JSON.parse(decoder.decode(body));
   } catch {

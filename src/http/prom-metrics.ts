@@ -10,6 +10,8 @@ export interface PromMetricsOptions {
   stats: () => Promise<StoreStats>;
   /** Read at every scrape for the database size and the oldest row per table. */
   housekeeping?: () => Promise<HousekeepingStats>;
+  /** Intents flagged orphaned and still without a remote id, read at every scrape. */
+  orphanedIntents?: () => Promise<number>;
   /** The PostgreSQL pool's counters, read at every scrape (none on SQLite). */
   pool?: () => PoolStats;
   /** The broker destinations' connections, read at every scrape (none without broker effects). */
@@ -133,6 +135,23 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
     "Age of each provider's oldest open job (0 when it has none).",
     ["provider"],
   );
+  const orphanedIntents = gauge(
+    "finality_intents_orphaned",
+    "Submission intents flagged orphaned (no remote id after their timeout) and still not attached.",
+  );
+  const discovered = new Counter({
+    name: "finality_jobs_discovered_total",
+    help: "Jobs a discovery sweep found at the provider and adopted, by provider instance.",
+    labelNames: ["provider"] as const,
+    registers: [registry],
+  });
+  const discoveryLag = new Histogram({
+    name: "finality_job_discovery_lag_seconds",
+    help: "Time from a job's creation at the provider to Finality first knowing it (jobs found by discovery).",
+    labelNames: ["provider"] as const,
+    buckets: [1, 5, 30, 60, 300, 900, 3600, 10800, 43200, 86400, 172800],
+    registers: [registry],
+  });
   const pruned = new Counter({
     name: "finality_rows_pruned_total",
     help: "Rows deleted by retention, by table.",
@@ -193,6 +212,7 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
       for (const [provider, at] of Object.entries(oldest))
         oldestOpenByProvider.set({ provider }, Math.max(0, (now() - at) / 1000));
     }
+    if (options.orphanedIntents) orphanedIntents.set(await options.orphanedIntents());
     if (options.housekeeping) {
       const housekeeping = await options.housekeeping();
       databaseBytes.set(housekeeping.sizeBytes);
@@ -262,6 +282,12 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
     },
     rowsPruned(table: string, rows: number) {
       pruned.labels({ table }).inc(rows);
+    },
+    jobsDiscovered(provider: string, lagSeconds: readonly number[]) {
+      if (lagSeconds.length === 0) return;
+      discovered.labels({ provider }).inc(lagSeconds.length);
+      const lag = discoveryLag.labels({ provider });
+      for (const seconds of lagSeconds) lag.observe(seconds);
     },
     async render() {
       await refreshGauges();

@@ -38,6 +38,11 @@ export interface ServiceMetrics {
   effectDelivered(effect: Effect, job: Job, at: number): void;
   /** Rows a retention pass deleted from one table. */
   rowsPruned(table: string, rows: number): void;
+  /**
+   * Jobs a discovery sweep adopted, with the seconds from each one's creation at the provider to
+   * Finality first knowing it.
+   */
+  jobsDiscovered(provider: string, lagSeconds: readonly number[]): void;
   /** Prometheus text exposition, with gauges read from the store at scrape time. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -52,5 +57,6 @@ export const noopMetrics: ServiceMetrics = {
   jobSettled() {},
   effectDelivered() {},
   rowsPruned() {},
+  jobsDiscovered() {},
   render: async () => ({ contentType: "text/plain; version=0.0.4", body: "" }),
 };

@@ -20,6 +20,17 @@ export interface ListedJob {
    * `displayName`, Anthropic's `custom_id`s, the generic `tag`). Absent when the job carries none.
    */
   tag?: string | undefined;
+  /**
+   * The job's state as the list shows it (canonical, mapped by the lister), when the list says:
+   * an adopted job then starts there (a settled one settles at once, with its effects) instead of
+   * waiting for its first reconcile poll. Absent: adopted `pending`, and the reconciler settles it.
+   */
+  state?: string | undefined;
+  /** The provider's own state name, for the audit trail. */
+  rawState?: string | undefined;
+  seq?: number | undefined;
+  /** Epoch milliseconds of the provider's last update, when the list says. */
+  updateTime?: number | undefined;
 }
 
 /** What one list call answered. */

@@ -1,6 +1,7 @@
 import type { Clock } from "../core/clock.js";
 import type { Effect, EffectStatus, Job, JobEvent, JobKey } from "../core/model.js";
 import type { HousekeepingStore } from "./housekeeping-store.js";
+import type { IntentReads, IntentStoreTx } from "./intent-store.js";
 import type { LatencyReads } from "./latency-reads.js";
 import type { LifecycleReads, LifecycleStoreTx } from "./lifecycle-store.js";
 import type { OverviewReads } from "./overview-reads.js";
@@ -17,7 +18,8 @@ export interface Store
     OverviewReads,
     LatencyReads,
     LifecycleReads,
-    SettlementReads {
+    SettlementReads,
+    IntentReads {
   readonly dialect: "sqlite" | "postgres";
   /**
    * The clock a store shared by several machines counts time by (PostgreSQL: the database's), the
@@ -84,7 +86,7 @@ export function jobLockOrder(key: JobKey, deliveryId?: string): string {
 }
 
 /** What a transaction may do. Every write goes through here. */
-export interface StoreTx extends RunStoreTx, LifecycleStoreTx {
+export interface StoreTx extends RunStoreTx, LifecycleStoreTx, IntentStoreTx {
   /**
    * Runs `fn` once this transaction has committed — on a group commit, once the group's COMMIT
    * has returned — and never if it rolls back or its work throws. Callbacks run in the order

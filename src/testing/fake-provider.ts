@@ -20,11 +20,14 @@ export interface FakeProviderOptions {
 interface FakeJob {
   createdAt: number;
   timeline: TimelineStep[];
+  /** The tag the submitter asked the provider to carry (an intent key). */
+  tag?: string | undefined;
 }
 
 /**
  * A fake `generic` provider for tests and the demo: it keeps jobs with a true state timeline,
- * answers `GET /jobs/:id` in the generic JSON shape, can be made slow, failing or rate-limited,
+ * answers `GET /jobs/:id` in the generic JSON shape and `GET /jobs?after=<cursor>` in the generic
+ * list shape (pages of `listPageSize`), can be made slow, failing or rate-limited,
  * and sends Standard Webhooks-signed notifications that may be lost, duplicated or reordered.
  * It only ever listens on and sends to loopback addresses given to it.
  */
@@ -37,7 +40,18 @@ export class FakeProvider {
   peakInFlight = 0;
   /** When set, every poll is answered with this status (e.g. 503), and 429 carries Retry-After. */
   failWith: { status: number; retryAfterSeconds?: number } | null = null;
+  /** List calls answered (`GET /jobs?after=`), and the page size of the list API. */
+  listCalls = 0;
+  listPageSize = 100;
+  /** Statuses the next list calls answer with, one each, before pages again (429 carries Retry-After). */
+  readonly listFailures: { status: number; retryAfterSeconds?: number }[] = [];
+  /** List calls to fail, by their number (1 = the first list call this fake answers). */
+  readonly failListCalls = new Map<number, { status: number; retryAfterSeconds?: number }>();
+  /** The cursor of each list call, in order ("" for a first page). */
+  readonly listCursors: string[] = [];
   latencyMs: number;
+  /** Job ids in creation order: the list API's order (newest last). */
+  private readonly order: string[] = [];
   private server: Server | null = null;
   private readonly now: () => number;
 
@@ -46,11 +60,34 @@ export class FakeProvider {
     this.now = options.now ?? Date.now;
   }
 
-  addJob(id: string, timeline: TimelineStep[]): void {
+  addJob(id: string, timeline: TimelineStep[], options: { tag?: string; createdAt?: number } = {}): void {
+    if (!this.jobs.has(id)) this.order.push(id);
     this.jobs.set(id, {
-      createdAt: this.now(),
+      createdAt: options.createdAt ?? this.now(),
       timeline: [...timeline].sort((a, b) => a.afterMs - b.afterMs),
+      tag: options.tag,
     });
+  }
+
+  /**
+   * One page of the generic list API: the jobs after the first `after` (a count, as the cursor),
+   * oldest first, `nextCursor` null on the last page.
+   */
+  listPage(after: string): { data: unknown[]; nextCursor: string | null } {
+    const start = after === "" ? 0 : Number(after);
+    const end = start + this.listPageSize;
+    const data = this.order.slice(start, end).map((id) => {
+      const job = this.jobs.get(id) as FakeJob;
+      const state = this.stateOf(id);
+      return {
+        jobId: id,
+        state: state?.state,
+        seq: state?.seq,
+        createdAt: new Date(job.createdAt).toISOString(),
+        ...(job.tag === undefined ? {} : { tag: job.tag }),
+      };
+    });
+    return { data, nextCursor: end < this.order.length ? String(end) : null };
   }
 
   /** The job's true state now, with its index in the timeline as `seq`. */
@@ -91,6 +128,8 @@ export class FakeProvider {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const list = /^\/jobs\?after=([0-9]*)$/.exec(req.url ?? "");
+    if (req.method === "GET" && list) return this.answerList(list[1] ?? "", res);
     const match = /^\/jobs\/([^/?]+)$/.exec(req.url ?? "");
     if (req.method !== "GET" || !match?.[1]) return send(res, 404, { error: "not found" });
     const id = decodeURIComponent(match[1]);
@@ -102,6 +141,19 @@ export class FakeProvider {
     } finally {
       this.inFlight--;
     }
+  }
+
+  private answerList(after: string, res: ServerResponse): void {
+    this.listCalls++;
+    this.listCursors.push(after);
+    const failure = this.failListCalls.get(this.listCalls) ?? this.listFailures.shift();
+    if (failure) {
+      const headers: Record<string, string> =
+        failure.retryAfterSeconds === undefined ? {} : { "retry-after": String(failure.retryAfterSeconds) };
+      send(res, failure.status, { error: "failing on purpose" }, headers);
+      return;
+    }
+    send(res, 200, this.listPage(after));
   }
 
   private async answer(id: string, res: ServerResponse): Promise<void> {

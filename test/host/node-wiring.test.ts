@@ -175,6 +175,16 @@ const WIRED: Record<string, () => void | Promise<void>> = {
   },
   "providers.<name>.unknownJobs": () =>
     expect(onlyCall(createFinality)[0].providers?.acme?.unknownJobs).toBe(config.providers.acme.unknownJobs),
+  "providers.<name>.intentTimeoutSeconds": () =>
+    expect(onlyCall(createFinality)[0].providers?.acme?.intentTimeoutSeconds).toBe(
+      config.providers.acme.intentTimeoutSeconds,
+    ),
+  intentTimeoutSeconds: () => {
+    expect(onlyCall(createFinality)[0].intentTimeoutSeconds).toBe(config.intentTimeoutSeconds);
+    expect(onlyCall(createFinality)[0].providers?.quiet?.intentTimeoutSeconds).toBe(
+      config.intentTimeoutSeconds,
+    );
+  },
   "reconcile.graceSeconds": () => {
     expect(onlyCall(createFinality)[0].graceSeconds).toBe(config.reconcile.graceSeconds);
     expect(onlyCall(createFinality)[0].providers?.quiet?.graceSeconds).toBe(config.reconcile.graceSeconds);

@@ -18,6 +18,7 @@ export function CONFIG(at: { sqlite: string; port: number }) {
         type: "generic" as const,
         webhook: { secrets: [SECRET] },
         unknownJobs: "registered-only" as const,
+        intentTimeoutSeconds: 77,
         reconcile: {
           graceSeconds: 7,
           minIntervalSeconds: 11,
@@ -75,6 +76,7 @@ export function CONFIG(at: { sqlite: string; port: number }) {
         redis: { url: "redis://127.0.0.1:9", stream: "finality-wiring", dedupeSeconds: 999, maxLength: 50 },
       },
     ],
+    intentTimeoutSeconds: 654,
     effectDelivery: {
       enabled: true,
       concurrency: 7,
@@ -137,7 +139,20 @@ export const ELSEWHERE: Record<string, { test: string } | { unchecked: string }>
   "telemetry.sampleRatio": { test: "test/telemetry/webhook-trace.test.ts" },
   "telemetry.otlpUrl": { test: "test/telemetry/otlp-export.test.ts" },
   $schema: { unchecked: "an editor's hint, ignored by design" },
+  // Read by the host's discovery loops (host/discovery-from-config.ts) on a real `serve`.
+  "providers.<name>.discover.enabled": { test: "test/chaos/intent-crash.test.ts" },
+  "providers.<name>.discover.intervalSeconds": { test: "test/chaos/intent-crash.test.ts" },
+  "providers.<name>.discover.lookbackHours": { test: "test/chaos/intent-crash.test.ts" },
+  "providers.<name>.discover.pagesPerSweep": { test: "test/chaos/intent-crash.test.ts" },
 };
+
+/** The `discover` keys the host reads (the rest, url, headers and timeout, go to the adapter). */
+const HOST_READ_DISCOVER = [
+  "providers.<name>.discover.enabled",
+  "providers.<name>.discover.intervalSeconds",
+  "providers.<name>.discover.lookbackHours",
+  "providers.<name>.discover.pagesPerSweep",
+];
 
 /**
  * The keys to account for, from the schema's dotted paths (test/docs/schema-keys.ts): the leaves
@@ -147,7 +162,10 @@ export const ELSEWHERE: Record<string, { test: string } | { unchecked: string }>
  */
 export function WIRING_KEYS(schemaKeys: string[]): string[] {
   const hostRead = (key: string) =>
-    key === "providers.<name>.unknownJobs" || key.startsWith("providers.<name>.reconcile.");
+    key === "providers.<name>.unknownJobs" ||
+    key === "providers.<name>.intentTimeoutSeconds" ||
+    HOST_READ_DISCOVER.includes(key) ||
+    key.startsWith("providers.<name>.reconcile.");
   const keys = schemaKeys.map((key) =>
     key.startsWith("providers.<name>.") && !hostRead(key) ? "providers.<name>" : key,
   );

@@ -56,7 +56,9 @@ function providerJobs(world: SimWorld, byKey: Map<string, Job>): void {
     const name = key(known.plan.provider, known.plan.id);
     const job = byKey.get(name) ?? world.tombstoned.get(name);
     const endsAt = world.truth.endsAt(known);
-    const registeredAt = world.registeredAt.get(name);
+    // A job never registered counts from the heal: the first sweep after it lists the job (the
+    // sweep runs every tick, and its budget covers a schedule's few jobs) and makes it due at once.
+    const registeredAt = known.plan.neverRegistered ? world.healAt : world.registeredAt.get(name);
     if (registeredAt === undefined) fail("settled-in-time", `${name} was never registered`);
     if (job === undefined) fail("settled-in-time", `${name} is not in the ledger`);
     if (endsAt === null) {

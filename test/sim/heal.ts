@@ -1,5 +1,6 @@
 import { isTerminalRun } from "../../src/core/run-model.js";
 import type { StepChecker } from "./invariants.js";
+import { discoverySweep } from "./sim-discovery.js";
 import { deliverMessage } from "./sim-network.js";
 import { afterTime, survive } from "./sim-steps.js";
 import { SIM } from "./sim-types.js";
@@ -39,6 +40,7 @@ export async function heal(world: SimWorld, checker: StepChecker): Promise<numbe
     }
     await afterTime(world, { mayClaim: true });
     await survive(world, () => world.proc.runs.sweepOnce());
+    await survive(world, () => discoverySweep(world, false));
     await survive(world, () => world.proc.reconciler.runOnce());
     await survive(world, () => world.proc.dispatcher.runOnce());
     await checker.afterStep(world, false);

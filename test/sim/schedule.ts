@@ -11,6 +11,7 @@ import {
 } from "./schedule-extra.js";
 import {
   type AttemptPlan,
+  DISCOVERY_PROVIDER,
   type JobPlan,
   type NetFault,
   PROVIDERS,
@@ -52,6 +53,8 @@ const STEP_WEIGHTS = {
   "worker-pause": 1.5,
   skew: 2,
   "cancel-run": 1,
+  // Inserted from a stream of their own (see generateSchedule), not drawn here.
+  discover: 0,
   ...EXTRA_STEP_WEIGHTS,
 } as const satisfies Record<Step["kind"], number>;
 
@@ -60,7 +63,10 @@ const NET_FAULT_WEIGHTS: Record<NetFault, number> = { none: 70, drop: 10, duplic
 /** The schedule for `seed`: small on purpose (a few jobs, runs and workers, 20–60 steps). */
 export function generateSchedule(seed: number): Schedule {
   const random = seededRandom(seed);
-  const jobs = Array.from({ length: int(random, 2, 6) }, (_, i) => jobPlan(random, i));
+  // Issue 17's draws (jobs lost from both ends, discovery sweeps) come from a stream of their own,
+  // so that the schedules of the other faults stay what they were for every seed.
+  const lost = seededRandom(seed ^ 0x17d15c0);
+  const jobs = Array.from({ length: int(random, 2, 6) }, (_, i) => jobPlan(random, i, lost));
   const runs = int(random, 0, 3);
   const attemptPlans = Array.from({ length: runs * SIM.maxAttempts + 4 }, () => attemptPlan(random));
   const workers = runs === 0 ? 0 : int(random, 1, 3);
@@ -74,6 +80,8 @@ export function generateSchedule(seed: number): Schedule {
     steps.splice(int(random, 0, steps.length), 0, { kind: "enqueue-run" });
   if (random() < 0.4)
     steps.splice(int(random, steps.length >> 1, steps.length), 0, ...retentionBurst(random));
+  for (let i = int(lost, 1, 4); i > 0; i--)
+    steps.splice(int(lost, 0, steps.length), 0, { kind: "discover", stale: lost() < 0.3 });
   return { seed, ...effectTiming(random), jobs, attemptPlans, workers, steps };
 }
 
@@ -104,6 +112,8 @@ function step(random: Random, workers: number): Step {
       return { kind, pick: random() };
     case "sweep":
       return { kind, crashAfter: random() < 0.3 ? int(random, 0, 2) : null };
+    case "discover":
+      return { kind, stale: false };
     case "retention":
     case "late-webhook":
     case "bad-time":
@@ -126,11 +136,19 @@ const FINALS = {
   never: 7,
 } as const;
 
-function jobPlan(random: Random, index: number): JobPlan {
+function jobPlan(random: Random, index: number, lost: Random): JobPlan {
   const provider = pick(random, PROVIDERS);
   const final = weighted(random, FINALS);
   const timeline: TimelineStep[] = [];
-  const sender = (): SenderPlan => weighted(random, { send: 80, "never-sent": 15, "sent-twice": 5 });
+  // Only the discovery provider's jobs may be lost from both ends: never registered (the
+  // application crashed after submitting), and no webhook at all (its event type not subscribed).
+  const discoverable = provider === DISCOVERY_PROVIDER;
+  const neverRegistered = discoverable && lost() < 0.25;
+  const unsubscribed = discoverable && lost() < 0.2;
+  const sender = (): SenderPlan => {
+    const drawn = weighted(random, { send: 80, "never-sent": 15, "sent-twice": 5 });
+    return unsubscribed ? "never-sent" : drawn;
+  };
   if (random() < 0.6) timeline.push({ afterMs: 0, state: "pending", sender: sender() });
   let at = int(random, 500, 8_000);
   timeline.push({ afterMs: at, state: "running", sender: sender() });
@@ -155,6 +173,7 @@ function jobPlan(random: Random, index: number): JobPlan {
     kind,
     registerAfterMs: registerAfterMs(random, timeline.at(-1)!.afterMs),
     payload: payloadPlan(random),
+    neverRegistered,
   };
 }
 
@@ -191,6 +210,8 @@ export function describeStep(step: Step): string {
       return `sender clock skew ${(step.ms / 1000).toFixed(0)}s`;
     case "cancel-run":
       return `cancel-run pick=${step.pick.toFixed(2)}`;
+    case "discover":
+      return step.stale ? "discover (stale list pages)" : "discover";
     case "sweep":
       return step.crashAfter === null
         ? "sweep"

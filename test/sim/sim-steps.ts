@@ -1,6 +1,7 @@
 import type { Random } from "../../src/core/clock.js";
 import { weighted } from "./schedule.js";
 import { abortedClaim } from "./sim-claims.js";
+import { discoverySweep } from "./sim-discovery.js";
 import { badTimeWebhook, lateWebhook, retentionPass } from "./sim-late.js";
 import { deliverMessage, emitWebhooks, senderRetry } from "./sim-network.js";
 import { registerDue } from "./sim-register.js";
@@ -88,6 +89,13 @@ export async function runStep(world: SimWorld, step: Step): Promise<void> {
         `  submitted ${plan.provider}/${plan.id}: ${plan.timeline.map((s) => `${s.state}@${s.afterMs / 1000}s`).join(" ")}`,
       );
       emitWebhooks(world);
+      if (plan.timeline.every((s) => s.sender === "never-sent")) world.count("webhook-type-not-subscribed");
+      if (plan.neverRegistered) {
+        // The application crashed after the provider accepted the job: nobody will register it.
+        world.count("crash-before-register");
+        world.log(`  ${plan.provider}/${plan.id} is never registered (the application crashed)`);
+        return;
+      }
       world.pendingRegistrations.push({
         provider: plan.provider,
         id: plan.id,
@@ -162,6 +170,8 @@ export async function runStep(world: SimWorld, step: Step): Promise<void> {
     case "bad-time":
     case "aborted-claim":
       return extra(world, step);
+    case "discover":
+      return survive(world, () => discoverySweep(world, step.stale));
     case "cancel-run": {
       const runId = world.runIds[Math.floor(step.pick * world.runIds.length)];
       if (runId === undefined) return;

@@ -33,6 +33,8 @@ export const SIM = {
 } as const;
 
 export const PROVIDERS = ["acme", "beta"] as const;
+/** The provider instance with discovery sweeps on (its list API is the simulated provider's truth). */
+export const DISCOVERY_PROVIDER = "acme";
 export type SimProvider = (typeof PROVIDERS)[number];
 export const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
@@ -57,6 +59,11 @@ export interface JobPlan {
   registerAfterMs: number;
   /** What its terminal step carries as `result` (succeeded) or `error` (failed). */
   payload: PayloadPlan;
+  /**
+   * The application crashed between the provider's accept and the registration, and never
+   * registers it (only on `DISCOVERY_PROVIDER`, whose discovery sweeps must find it).
+   */
+  neverRegistered: boolean;
 }
 
 /** A result or error value: a few bytes, several megabytes, or nested thousands of levels deep. */
@@ -118,7 +125,9 @@ export type Step =
   /** A webhook whose `updateTime` is at or beyond the accepted bounds. */
   | { kind: "bad-time"; pick: number; at: "min" | "max" | "below" | "above" | "huge" }
   /** A worker's long-poll claim whose client goes away (before, or while, the claim commits). */
-  | { kind: "aborted-claim"; worker: number; during: boolean };
+  | { kind: "aborted-claim"; worker: number; during: boolean }
+  /** A discovery sweep of DISCOVERY_PROVIDER; `stale`: its list pages show the provider as it was 30 s ago. */
+  | { kind: "discover"; stale: boolean };
 
 export type StepKind = Step["kind"];
 
@@ -184,6 +193,9 @@ export const FAULT_KINDS = [
   "broker-down",
   "broker-ack-dropped",
   "broker-publish-duplicated",
+  "crash-before-register",
+  "webhook-type-not-subscribed",
+  "list-page-stale",
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 

@@ -3,6 +3,7 @@ import { describeAfterCommit } from "./contract/after-commit.js";
 import { describeClaims } from "./contract/claims.js";
 import { type OpenStore, useStoreFixture } from "./contract/harness.js";
 import { describeHousekeeping } from "./contract/housekeeping.js";
+import { describeIntents } from "./contract/intents.js";
 import { describeJobWrites } from "./contract/job-writes.js";
 import { describeLifecycle } from "./contract/lifecycle.js";
 import { describeOverviewReads } from "./contract/overview-reads.js";
@@ -31,6 +32,7 @@ export function runStoreContract(name: string, open: OpenStore): void {
     describeHousekeeping(scope);
     describeStats(scope);
     describeLifecycle(scope);
+    describeIntents(scope);
     describeRuns(scope);
     describeSettlements(scope);
   });

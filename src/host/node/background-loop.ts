@@ -1,5 +1,6 @@
 import type { FinalityConfig } from "../../config/config-schema.js";
 import type { Finality } from "../../engine/finality.js";
+import { createOrphanScanLoop } from "../../engine/intent-orphan-loop.js";
 import { createNodeHttpTransport } from "../../engine/node-http-transport.js";
 import { createRetentionLoop } from "../../engine/retention.js";
 import type { Logger } from "../../http/request-log.js";
@@ -8,6 +9,7 @@ import type { ProviderRegistry } from "../../providers/provider-registry.js";
 import { createLeaseSweeper } from "../../runs/lease-sweeper-loop.js";
 import type { RunService } from "../../runs/run-service.js";
 import { signStandardWebhook } from "../../webhooks/schemes/standard-webhooks/node.js";
+import { discoveryLoopsFromConfig } from "../discovery-from-config.js";
 import { dispatcherFromConfig, reconcilerFromConfig } from "../from-config.js";
 import { type BrokerTargets, cloudEventsSource } from "./broker-targets.js";
 
@@ -81,6 +83,17 @@ export function createBackgroundLoops(context: {
     onError: (error) => logger.warn({ err: error }, "retention pass failed"),
   });
   loops.push({ name: "retention", start: () => retention.start(), stop: () => retention.stop() });
+
+  const orphans = createOrphanScanLoop(finality, {
+    onFlagged: (intents) =>
+      logger.warn(
+        { intents: intents.map((i) => ({ key: i.key, provider: i.provider })) },
+        "intents orphaned: no remote id attached before their timeout",
+      ),
+    onError: (error) => logger.warn({ err: error }, "orphan scan failed"),
+  });
+  loops.push(orphans);
+  loops.push(...discoveryLoopsFromConfig(finality, config, { ...context, logger }));
 
   if (context.runs) {
     const sweeper = createLeaseSweeper(context.runs, {

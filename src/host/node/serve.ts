@@ -19,6 +19,7 @@ import { createNodeProviders } from "../../providers/node-providers.js";
 import { createRunService, type RunService } from "../../runs/run-service.js";
 import { runServiceOptionsFrom } from "../../runs/run-service-config.js";
 import type { PostgresStore } from "../../store/postgres/postgres-store.js";
+import { sweepOptionsFromConfig } from "../discovery-from-config.js";
 import { type BackgroundLoop, createBackgroundLoops } from "./background-loop.js";
 import { createBrokerTargets } from "./broker-targets.js";
 import { assertSafeBinding, finalityFromConfig } from "./finality-from-config.js";
@@ -79,12 +80,15 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
   // Ends the settlement long polls and streams when the server stops (see stop()).
   const shutdown = new AbortController();
   try {
+    // Before listening: discovery on an instance without a list API is a configuration error.
+    sweepOptionsFromConfig(config, providers);
     metrics = activity.observe(
       createPromMetrics({
         stats: () => finality.store.stats(finality.clock.now()),
         housekeeping: () => finality.store.housekeepingStats(),
         destinations: brokers.status,
         oldestOpenByProvider: () => finality.store.oldestOpenByProvider(Object.keys(config.providers)),
+        orphanedIntents: () => finality.store.countOrphanedIntents(),
         ...("poolStats" in finality.store ? { pool: (finality.store as PostgresStore).poolStats } : {}),
       }),
     );

@@ -5,12 +5,14 @@ import type { Dispatcher } from "../../engine/dispatcher.js";
 import { type Finality, finalityOn } from "../../engine/finality.js";
 import type { Reconciler } from "../../engine/reconciler.js";
 import type { Logger } from "../../http/request-log.js";
+import type { SweepOptions } from "../../providers/discovery-sweep.js";
 import { providerHealth } from "../../providers/provider-health.js";
 import { createProviders } from "../../providers/provider-registry.js";
 import { createRunService, type RunService } from "../../runs/run-service.js";
 import { runServiceOptionsFrom } from "../../runs/run-service-config.js";
 import type { Store } from "../../store/store.js";
 import { webVerifiers } from "../../webhooks/web-verifiers.js";
+import { sweepOptionsFromConfig } from "../discovery-from-config.js";
 import { dispatcherFromConfig, ledgerOptionsFromConfig, reconcilerFromConfig } from "../from-config.js";
 import { consoleLogger } from "./console-logger.js";
 
@@ -24,6 +26,8 @@ export interface WorkersLedger {
   dispatcher: Dispatcher | null;
   /** Runs on the application's own workers: claims, fenced leases; the object's alarm sweeps expiries. */
   runs: RunService;
+  /** One discovery sweep per provider instance with `discover.enabled`, run by each cron run. */
+  discovery: Omit<SweepOptions, "onPage">[];
   logger: Logger;
 }
 
@@ -64,8 +68,9 @@ export function workersLedgerFromConfig(
   const runs = createRunService({ finality, ...runServiceOptionsFrom(config.workers) });
   const app = createApp({ finality, config, logger, receivers: providers.receivers, runs });
   const reconciler = reconcilerFromConfig(finality, config, { logger, providers });
+  const discovery = sweepOptionsFromConfig(config, providers);
   const deliver = config.effects.length > 0 && config.effectDelivery.enabled;
   const dispatcher = deliver ? dispatcherFromConfig(finality, config, { logger }) : null;
   if (dispatcher) finality.onEffectsEnqueued(onEffectsEnqueued);
-  return { config, finality, app, reconciler, dispatcher, runs, logger };
+  return { config, finality, app, reconciler, dispatcher, runs, discovery, logger };
 }

@@ -2,6 +2,7 @@ import type { ProviderConfigOf } from "../../config/config-schema.js";
 import type { WebhookReceiver } from "../../webhooks/receiver-types.js";
 import type { AdapterDeps, ProviderAdapter } from "../adapter-types.js";
 import { mapState } from "../state-map.js";
+import { createGenericLister } from "./generic-lister.js";
 import { createGenericPoller } from "./generic-poller.js";
 import { parseGenericWebhook } from "./generic-webhook.js";
 
@@ -43,5 +44,18 @@ export function createGenericAdapter(
             health: deps.health,
           }),
     pollTimeoutMs: poll?.timeoutSeconds === undefined ? undefined : poll.timeoutSeconds * 1000,
+    lister:
+      config.discover?.url === undefined
+        ? undefined
+        : createGenericLister(provider, {
+            url: config.discover.url,
+            headers: config.discover.headers ?? poll?.headers,
+            states,
+            health: deps.health,
+            timeoutMs:
+              config.discover.timeoutSeconds === undefined
+                ? undefined
+                : config.discover.timeoutSeconds * 1000,
+          }),
   };
 }

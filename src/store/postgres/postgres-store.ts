@@ -19,6 +19,7 @@ import { createClient, isTransient, type PoolStats, type Sql, toStoreError } fro
 import { type DatabaseClock, databaseClock } from "./postgres-clock.js";
 import { createPostgresGroupCommitter, type GroupCommitStats } from "./postgres-group-commit.js";
 import { createPostgresHousekeeping } from "./postgres-housekeeping.js";
+import { createPostgresIntentReads } from "./postgres-intents.js";
 import { createPostgresLatencyReads } from "./postgres-latency-reads.js";
 import { createPostgresLifecycleReads, type Query } from "./postgres-lifecycle.js";
 import { migratePostgres, pendingPostgresMigrations } from "./postgres-migrate.js";
@@ -210,6 +211,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     ...settlements.reads,
     ...createPostgresHousekeeping(read, transact),
     ...createPostgresLifecycleReads(read),
+    ...createPostgresIntentReads(read),
     ...createPostgresOverviewReads(read),
     ...createPostgresLatencyReads(read),
     dialect: "postgres",

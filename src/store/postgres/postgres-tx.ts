@@ -2,6 +2,7 @@ import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
 import type { AdapterTx } from "../store.js";
 import { EFFECTS, EVENTS, JOBS } from "../tables.js";
 import type { TxSql } from "./postgres-client.js";
+import { createPostgresIntentTx } from "./postgres-intents.js";
 import { createPostgresLifecycleTx } from "./postgres-lifecycle.js";
 import {
   type EffectRow,
@@ -46,6 +47,7 @@ export function createPostgresTx(tx: TxSql): AdapterTx {
   return {
     ...createPostgresRunTx(tx),
     ...createPostgresLifecycleTx(tx),
+    ...createPostgresIntentTx(tx),
     async recordDelivery(provider, deliveryId, now) {
       return (await run(SQL.recordDelivery, [provider, deliveryId, toTime(now)])).count === 1;
     },

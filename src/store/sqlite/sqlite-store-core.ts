@@ -6,6 +6,7 @@ import { effectsPage, jobsPage, keysetPage, keysetStatement } from "../keyset-pa
 import type { AdapterTx, EffectOutcome, EffectQuery, JobQuery, Page, Store, StoreStats } from "../store.js";
 import type { SqliteDb } from "./sqlite-driver.js";
 import { createSqliteHousekeeping, type SqliteSpace } from "./sqlite-housekeeping.js";
+import { createSqliteIntentReads } from "./sqlite-intents.js";
 import { createSqliteLatencyReads } from "./sqlite-latency-reads.js";
 import { createSqliteLifecycleReads } from "./sqlite-lifecycle.js";
 import { createSqliteOverviewReads } from "./sqlite-overview-reads.js";
@@ -82,6 +83,7 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
     ...createSqliteLatencyReads(reader, assertOpen),
     ...createSqliteLifecycleReads(reader, assertOpen),
     ...settlements.reads,
+    ...createSqliteIntentReads(reader, assertOpen),
     ...createSqliteHousekeeping(
       writer,
       reader,

@@ -2,6 +2,7 @@ import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
 import type { AdapterTx } from "../store.js";
 import { EFFECTS, EVENTS, JOBS } from "../tables.js";
 import type { SqliteDb, SqliteStatement } from "./sqlite-driver.js";
+import { createSqliteIntentTx } from "./sqlite-intents.js";
 import { createSqliteLifecycleTx } from "./sqlite-lifecycle.js";
 import {
   type EffectRow,
@@ -49,6 +50,7 @@ export function createSqliteTx(db: SqliteDb, s: WriteStatements): AdapterTx {
   return {
     ...createSqliteRunTx(db),
     ...createSqliteLifecycleTx(db),
+    ...createSqliteIntentTx(db),
     async recordDelivery(provider, deliveryId, now) {
       return s.recordDelivery.run(provider, deliveryId, now).changes === 1;
     },

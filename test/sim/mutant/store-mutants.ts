@@ -19,6 +19,11 @@ export const STORE_MUTANTS = {
   "late-kind-effect-skipped": { store: {}, tx: {} },
   /** A claim's lease is 1 ms, as if never held: a row still in flight is claimed and sent again (defect 5). */
   "lease-ignored": { store: {}, tx: {} },
+  /**
+   * Discovery sweeps resume past everything the provider lists (a cursor kept wrong): a job never
+   * registered whose webhooks were all lost is never known (issue 17).
+   */
+  "discovery-cursor-ahead": { store: { getDiscoveryCursor: async () => "1000000" }, tx: {} },
 } as const satisfies Record<string, { store: Partial<Store>; tx: Partial<StoreTx> }>;
 
 export type StoreMutantName = keyof typeof STORE_MUTANTS;

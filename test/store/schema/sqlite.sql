@@ -28,6 +28,12 @@ CREATE TABLE deliveries (
   PRIMARY KEY (provider, delivery_id)
 ) WITHOUT ROWID;
 
+CREATE TABLE discovery_cursors (
+  provider   TEXT PRIMARY KEY,
+  resume     TEXT,
+  updated_at INTEGER NOT NULL
+) WITHOUT ROWID;
+
 CREATE TABLE events (
   event_no    INTEGER PRIMARY KEY,
   provider    TEXT NOT NULL,
@@ -42,6 +48,21 @@ CREATE TABLE events (
   at          INTEGER NOT NULL,
   detail      TEXT
 );
+
+CREATE TABLE intents (
+  key             TEXT PRIMARY KEY,
+  provider        TEXT NOT NULL,
+  kind            TEXT,
+  metadata        TEXT,
+  idempotency_key TEXT NOT NULL,
+  created_at      INTEGER NOT NULL,
+  -- created_at + the provider's intentTimeoutSeconds, fixed when recorded.
+  deadline_at     INTEGER NOT NULL,
+  job_id          TEXT,
+  attached_at     INTEGER,
+  attached_by     TEXT,
+  orphaned_at     INTEGER
+) WITHOUT ROWID;
 
 CREATE TABLE jobs (
   job_no          INTEGER PRIMARY KEY,
@@ -168,6 +189,12 @@ CREATE INDEX events_by_job ON events (provider, job_id, event_no);
 CREATE INDEX events_by_time ON events (at);
 
 CREATE UNIQUE INDEX events_dedupe ON events (dedupe_key) WHERE dedupe_key IS NOT NULL;
+
+CREATE UNIQUE INDEX intents_by_job ON intents (provider, job_id) WHERE job_id IS NOT NULL;
+
+CREATE INDEX intents_open_by_deadline ON intents (deadline_at) WHERE job_id IS NULL AND orphaned_at IS NULL;
+
+CREATE INDEX intents_orphaned ON intents (orphaned_at) WHERE job_id IS NULL AND orphaned_at IS NOT NULL;
 
 CREATE INDEX jobs_anomaly ON jobs (job_no) WHERE anomaly IS NOT NULL;
 

@@ -1,0 +1,164 @@
+import { isTerminal } from "../core/states.js";
+import type { Finality } from "../engine/finality.js";
+import { type IngestContext, ingestInTx } from "../engine/ingest.js";
+import { attachIntentInTx } from "../engine/intents.js";
+import type { StoreTx } from "../store/store.js";
+import type { JobLister, ListedJob } from "./discovery-types.js";
+
+export interface SweepOptions {
+  provider: string;
+  lister: JobLister;
+  /** Budget: list calls this sweep may make (`discover.pagesPerSweep`). */
+  pagesPerSweep: number;
+  /** Only jobs created this recently matter (`discover.lookbackHours`). */
+  lookbackMs: number;
+  signal?: AbortSignal;
+  /**
+   * True when the provider instance cannot be polled: a terminal state the list shows settles the
+   * job then. Otherwise the job is adopted open and the reconciler's poll, due at once, settles it
+   * with the result and error a list does not carry.
+   */
+  settleFromList?: boolean;
+  /** After each page is stored: progress lines, metrics. */
+  onPage?: (page: PageProgress) => void;
+}
+
+export interface PageProgress {
+  provider: string;
+  page: number;
+  listed: number;
+  adopted: number;
+  attached: number;
+  /** Seconds from each newly known job's creation at the provider to now. */
+  lagSeconds: number[];
+}
+
+export interface SweepResult {
+  provider: string;
+  pages: number;
+  listed: number;
+  /** Jobs Finality did not know, adopted with source `discovery`. */
+  adopted: number;
+  /** Intents matched by the tag their job carries, and attached. */
+  attached: number;
+  /** The lister said this page reached the end of what is new. */
+  done: boolean;
+  /** The sweep stopped on a failed list call (429, 5xx, network); wait `retryAfterMs` if given. */
+  failed?: { error: string; status?: number | undefined; retryAfterMs?: number | undefined };
+}
+
+/**
+ * One discovery sweep of a provider instance: list pages from the stored cursor on, until the
+ * lister says `done`, the page budget is spent, or a call fails. Each page is one transaction:
+ * its unknown jobs adopted (a job carrying an open intent's tag attaches that intent), then the
+ * lister's `resume` stored, so a crash or a restart resumes after the last page stored and a
+ * page is never half applied. Jobs Finality knows already are left alone (no event, no write).
+ */
+export async function sweepOnce(finality: Finality, options: SweepOptions): Promise<SweepResult> {
+  const { provider, lister } = options;
+  const store = finality.store;
+  const signal = options.signal ?? new AbortController().signal;
+  const result: SweepResult = { provider, pages: 0, listed: 0, adopted: 0, attached: 0, done: false };
+  let resume = await store.getDiscoveryCursor(provider);
+  while (result.pages < options.pagesPerSweep && !signal.aborted) {
+    const sinceMs = finality.clock.now() - options.lookbackMs;
+    const answer = await lister.list({ resume, sinceMs }, signal);
+    if (answer.kind === "failed") {
+      const { error, status, retryAfterMs } = answer;
+      result.failed = { error, status, retryAfterMs };
+      return result;
+    }
+    result.pages++;
+    const now = finality.clock.now();
+    const ctx = finality.contextFor(provider, now);
+    const page = await store.transaction(async (tx) => {
+      const counts: PageProgress = {
+        provider,
+        page: result.pages,
+        listed: answer.jobs.length,
+        adopted: 0,
+        attached: 0,
+        lagSeconds: [],
+      };
+      for (const listed of answer.jobs) {
+        if (listed.createdAt < sinceMs) continue;
+        const shown = options.settleFromList === true ? listed : withoutTerminalState(listed);
+        const { outcome, newlyKnown } = await adoptListedInTx(tx, provider, shown, ctx);
+        if (outcome !== "known") counts[outcome]++;
+        if (newlyKnown) counts.lagSeconds.push(Math.max(0, now - listed.createdAt) / 1000);
+      }
+      await tx.setDiscoveryCursor(provider, answer.resume, now);
+      return counts;
+    });
+    resume = answer.resume;
+    result.listed += page.listed;
+    result.adopted += page.adopted;
+    result.attached += page.attached;
+    options.onPage?.(page);
+    if (answer.done) {
+      result.done = true;
+      break;
+    }
+  }
+  return result;
+}
+
+/** A listed terminal state is left to the poll (it brings the result); an open one is kept. */
+function withoutTerminalState(listed: ListedJob): ListedJob {
+  if (listed.state === undefined || !isTerminal(listed.state)) return listed;
+  const { state: _state, rawState: _raw, seq: _seq, updateTime: _time, ...rest } = listed;
+  return rest;
+}
+
+/**
+ * One listed job: attached to the open intent whose tag it carries, else adopted when unknown
+ * (due for a reconcile poll at once), else left alone. A listed state is the job's first
+ * observation (source `discovery`): a job listed settled settles now, with its effects.
+ */
+async function adoptListedInTx(
+  tx: StoreTx,
+  provider: string,
+  listed: ListedJob,
+  ctx: IngestContext,
+): Promise<{ outcome: "adopted" | "attached" | "known"; newlyKnown: boolean }> {
+  const key = { provider, id: listed.id };
+  // A job retention forgot after it settled stays forgotten: adopting it would settle it again.
+  if ((await tx.getTombstone(key)) !== null) return { outcome: "known", newlyKnown: false };
+  const known = (await tx.getJob(key)) !== null;
+  if (listed.tag !== undefined) {
+    const intent = await tx.getIntent(listed.tag);
+    if (intent !== null && intent.provider === provider && intent.jobId === null) {
+      if (listed.state !== undefined && !known) await observeListed(tx, listed, key, ctx);
+      await attachIntentInTx(tx, intent.key, listed.id, "discovery", ctx);
+      return { outcome: "attached", newlyKnown: !known };
+    }
+  }
+  if (known) return { outcome: "known", newlyKnown: false };
+  await observeListed(tx, listed, key, ctx);
+  return { outcome: "adopted", newlyKnown: true };
+}
+
+async function observeListed(
+  tx: StoreTx,
+  listed: ListedJob,
+  key: { provider: string; id: string },
+  ctx: IngestContext,
+): Promise<void> {
+  await ingestInTx(
+    tx,
+    {
+      ...key,
+      state: listed.state ?? "pending",
+      source: "discovery",
+      ...(listed.rawState !== undefined ? { rawState: listed.rawState } : {}),
+      ...(listed.seq !== undefined ? { seq: listed.seq } : {}),
+      ...(listed.updateTime !== undefined ? { updateTime: listed.updateTime } : {}),
+      ...(listed.kind !== undefined ? { kind: listed.kind } : {}),
+    },
+    // The provider listed it: adopted whatever the webhook policy (`registered-only` is about
+    // unsigned claims of unknown jobs; this is the provider's own answer).
+    { ...ctx, unknownJobs: "adopt" },
+    // Found late already: checked at once rather than after the grace a fresh submission gets.
+    (next) => (next.settledAt === null ? { ...next, nextCheckAt: ctx.now } : next),
+  );
+}
