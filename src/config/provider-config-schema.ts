@@ -190,6 +190,11 @@ export const providerSchema = z
         /** Beta header the Managed Agents session endpoints require. */
         sessionsBeta: z.string().min(1).default("managed-agents-2026-04-01"),
         webhook: standardWebhook.optional(),
+        // Which lists a sweep reads: a key without Managed Agents access lists batches only (a
+        // list that fails every time would stop every sweep there).
+        discover: discoverSchema
+          .extend({ kinds: z.array(z.enum(["message_batch", "session"])).min(1).optional() })
+          .optional(),
       }),
       variant("replicate", {
         // Replicate's webhooks carry the whole prediction: without a key, webhooks alone still work.

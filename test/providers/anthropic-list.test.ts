@@ -171,6 +171,23 @@ describe("a lister for batches only (a key without Managed Agents access)", () =
     expect(run.results).toHaveLength(1);
     expect(fake.listCalls("/v1/sessions")).toBe(before);
   });
+
+  it("is what `discover.kinds` in the provider's configuration asks for", async () => {
+    batches().seed(jobsAgo("msgbatch_", 2, 60_000));
+    sessions().seed(jobsAgo("sesn_", 2, 60_000));
+    const config = {
+      type: "anthropic",
+      baseUrl: base,
+      apiKey: fake.apiKey,
+      discover: { kinds: ["message_batch"] },
+    };
+    const lister = adapterFor("anthropic", config).lister;
+    expect(lister?.kinds).toEqual(["message_batch"]);
+    const before = fake.listCalls("/v1/sessions");
+    const run = await sweep(lister as never, null, 0);
+    expect(run.jobs.map((job) => job.kind)).toEqual(["message_batch", "message_batch"]);
+    expect(fake.listCalls("/v1/sessions")).toBe(before);
+  });
 });
 
 describe("the fake's lists are what the official SDK pages through", () => {

@@ -31,7 +31,7 @@ export function createAnthropicAdapter(
   return {
     poller: (job, signal) => observe({ id: job.id, kind: job.kind, job }, signal),
     pollTimeoutMs: config.timeoutSeconds * 1000,
-    lister: createAnthropicLister(client, config.sessionsBeta),
+    lister: createAnthropicLister(client, config.sessionsBeta, config.discover?.kinds),
     receiver: {
       provider,
       verify: deps.verifiers.webhook(provider, config.webhook, deps.now),
