@@ -193,7 +193,12 @@ export const providerSchema = z
         // Which lists a sweep reads: a key without Managed Agents access lists batches only (a
         // list that fails every time would stop every sweep there).
         discover: discoverSchema
-          .extend({ kinds: z.array(z.enum(["message_batch", "session"])).min(1).optional() })
+          .extend({
+            kinds: z
+              .array(z.enum(["message_batch", "session"]))
+              .min(1)
+              .optional(),
+          })
           .optional(),
       }),
       variant("replicate", {

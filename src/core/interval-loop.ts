@@ -9,12 +9,14 @@ export interface IntervalLoop {
 
 /**
  * Runs `pass` `intervalMs` after the previous one ended (never two at once, so a slow pass delays
- * the next rather than piling up), reports a failed pass to `onError` and goes on. `immediate`:
- * the first pass runs at `start`, not one interval later. The timer is unref'd: a loop alone does
- * not keep the process alive.
+ * the next rather than piling up), reports a failed pass to `onError` and goes on. A pass may
+ * answer a number, a longer delay in ms before the next (a provider's Retry-After), and may ask `isRunning()`
+ * between batches to end early once the loop is stopping. `immediate`: the first pass runs at
+ * `start`, not one interval later. The timer is unref'd: a loop alone does not keep the process
+ * alive.
  */
 export function createIntervalLoop(
-  pass: () => Promise<unknown>,
+  pass: (isRunning: () => boolean) => Promise<unknown>,
   intervalMs: number,
   onError?: (error: Error) => void,
   options: { immediate?: boolean } = {},
@@ -24,18 +26,21 @@ export function createIntervalLoop(
   let current: Promise<void> | null = null;
 
   function runPass(): void {
-    current = pass()
-      .then(() => {})
+    let next = intervalMs;
+    current = pass(() => running)
+      .then((asked) => {
+        if (typeof asked === "number") next = Math.max(intervalMs, asked);
+      })
       .catch((error: unknown) => onError?.(toError(error)))
       .finally(() => {
         current = null;
-        schedule();
+        schedule(next);
       });
   }
 
-  function schedule(): void {
+  function schedule(delayMs = intervalMs): void {
     if (!running) return;
-    timer = setTimeout(runPass, intervalMs);
+    timer = setTimeout(runPass, delayMs);
     timer.unref?.();
   }
 

@@ -248,7 +248,14 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
   }
 
   // A failed pump (the store unavailable) is tried again at the next tick; nothing to report.
-  const ticks = createIntervalLoop(pump, pollIntervalMs, undefined, { immediate: true });
+  const ticks = createIntervalLoop(
+    async () => {
+      await pump();
+    },
+    pollIntervalMs,
+    undefined,
+    { immediate: true },
+  );
 
   return {
     start() {

@@ -67,4 +67,24 @@ describe("the interval loop behind retention and the lease sweeper", () => {
     await new Promise((resolve) => setTimeout(resolve, 20)); // long enough for several more intervals
     expect(passes.count).toBe(after);
   });
+
+  it("waits at least the delay a pass asks for (a Retry-After), and tells a pass when the loop is stopping", async () => {
+    const starts: number[] = [];
+    let stopSeen: boolean | null = null;
+    let loop: ReturnType<typeof createIntervalLoop> | null = null;
+    const second = new Promise<void>((resolve) => {
+      loop = createIntervalLoop(async (isRunning) => {
+        starts.push(performance.now());
+        if (starts.length === 1) return 80;
+        stopSeen = isRunning();
+        resolve();
+        return undefined;
+      }, 1);
+    });
+    loop!.start();
+    await second;
+    await loop!.stop();
+    expect((starts[1] as number) - (starts[0] as number)).toBeGreaterThanOrEqual(79);
+    expect(stopSeen).toBe(true);
+  });
 });
