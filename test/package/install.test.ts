@@ -136,7 +136,7 @@ describe("the package", () => {
         .split("\n")
         .map((line) => line.split(" ")[0]),
     ).toEqual(entries);
-    // For docs/notes/firsthour.md: what the install costs.
+    // What the install costs, for README's install weight.
     const megabytes = sizeOf(join(app, "node_modules")) / 1e6;
     console.info(
       `install: ${installed.length} packages, ${megabytes.toFixed(1)} MB, ${(ms / 1000).toFixed(1)} s`,
