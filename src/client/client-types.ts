@@ -5,6 +5,8 @@ import type { listQuerySchema as effectListQuery } from "../http/effect-routes.j
 import type { eventsQuerySchema, listQuerySchema as jobListQuery } from "../http/job-routes.js";
 import type { listQuerySchema as parkedListQuery } from "../http/parked-routes.js";
 import type * as RunAnswers from "../http/run-api-schemas.js";
+import type * as SettlementAnswers from "../http/settlement-api-schemas.js";
+import type { settlementListQuerySchema } from "../http/settlement-routes.js";
 import type {
   claimSchema,
   enqueueSchema,
@@ -32,6 +34,8 @@ export type EffectPayload = Answers.EffectPayload;
 export type WebhookAnswer = Answers.WebhookAnswer;
 export type ObservationAnswer = z.output<typeof Answers.observationAnswerSchema>;
 export type Page<T> = { items: T[]; nextCursor: string | null };
+export type Settlement = SettlementAnswers.Settlement;
+export type SettlementPage = SettlementAnswers.SettlementPage;
 
 export type Run = RunAnswers.Run;
 export type Attempt = RunAnswers.Attempt;
@@ -47,6 +51,15 @@ export type ListJobsQuery = Query<typeof jobListQuery>;
 export type JobEventsQuery = Query<typeof eventsQuerySchema>;
 export type ListEffectsQuery = Query<typeof effectListQuery>;
 export type ListParkedQuery = Query<typeof parkedListQuery>;
+/** `after` is a cursor from an earlier answer; `wait` (seconds, ≤ 60) makes the read a long poll. */
+export type ListSettlementsQuery = Query<typeof settlementListQuerySchema>;
+/** What `followSettlements` reads: the feed after `after`, one long poll of `waitSeconds` at a time. */
+export type FollowSettlementsQuery = Omit<ListSettlementsQuery, "wait"> & {
+  /** Each long poll's wait (default 30, at most 60). */
+  waitSeconds?: number | undefined;
+  /** Ends the iteration (quietly, not with an error), even in the middle of a long poll. */
+  signal?: AbortSignal | undefined;
+};
 
 export type EnqueueRunInput = z.input<typeof enqueueSchema>;
 export type ListRunsQuery = Query<typeof runListQuerySchema>;

@@ -3,6 +3,7 @@ import type {
   ClaimInput,
   Effect,
   EnqueueRunInput,
+  FollowSettlementsQuery,
   HeartbeatAnswer,
   HeartbeatInput,
   Job,
@@ -12,6 +13,7 @@ import type {
   ListJobsQuery,
   ListParkedQuery,
   ListRunsQuery,
+  ListSettlementsQuery,
   ObservationAnswer,
   ObserveJobInput,
   Page,
@@ -21,6 +23,8 @@ import type {
   RunEvent,
   RunEventsQuery,
   RunWithAttempts,
+  Settlement,
+  SettlementPage,
   WorkerEventAnswer,
   WorkerEventInput,
 } from "./client-types.js";
@@ -51,6 +55,18 @@ export interface FinalityClient {
   listEffects(query?: ListEffectsQuery): Promise<Page<Effect>>;
   retryEffect(id: string): Promise<Effect>;
   listParked(query?: ListParkedQuery): Promise<Page<ParkedObservation>>;
+  /**
+   * `GET /v1/settlements`: the settlements after `query.after` in commit order; pass the answer's
+   * `cursor` back as `after`. With `wait` (seconds) a long poll: the timeout waits that much more.
+   */
+  listSettlements(query?: ListSettlementsQuery, options?: { signal?: AbortSignal }): Promise<SettlementPage>;
+  /**
+   * Every settlement after `query.after`, then each new one as it commits: repeated long polls of
+   * `listSettlements` (not the SSE stream, so it needs fetch alone and no stream parsing). Resume
+   * after a failure with the last item's `cursor` as `after`: nothing is missed or repeated. Ends
+   * when `query.signal` aborts; any other failure is thrown (a FinalityClientError).
+   */
+  followSettlements(query?: FollowSettlementsQuery): AsyncGenerator<Settlement, void, undefined>;
 
   /** `POST /v1/runs`: `created` is false for a repeated `idempotencyKey`. */
   enqueueRun(run: EnqueueRunInput): Promise<{ created: boolean; run: RunWithAttempts }>;
@@ -79,6 +95,35 @@ export function createFinalityClient(options: FinalityClientOptions): FinalityCl
   const post = <T>(path: string, payload?: unknown, headers?: Record<string, string>) =>
     body<T>({ method: "POST", path, body: payload, headers });
 
+  const listSettlements: FinalityClient["listSettlements"] = (query = {}, opts = {}) =>
+    body({
+      method: "GET",
+      path: "/v1/settlements",
+      query,
+      signal: opts.signal,
+      extraWaitMs: (query.wait ?? 0) * 1000,
+    });
+
+  async function* followSettlements(query: FollowSettlementsQuery = {}) {
+    const { waitSeconds = 30, signal, ...filter } = query;
+    let after = filter.after;
+    while (!signal?.aborted) {
+      let page: SettlementPage;
+      try {
+        page = await listSettlements({ ...filter, after, wait: waitSeconds }, { signal });
+      } catch (error) {
+        if (signal?.aborted) return;
+        throw error;
+      }
+      for (const settlement of page.items) {
+        if (signal?.aborted) return;
+        after = settlement.cursor;
+        yield settlement;
+      }
+      after = page.cursor ?? after;
+    }
+  }
+
   return {
     async registerJob(job) {
       const answer = await send<Job>({ method: "POST", path: "/v1/jobs", body: job });
@@ -97,6 +142,8 @@ export function createFinalityClient(options: FinalityClientOptions): FinalityCl
     listEffects: (query) => get("/v1/effects", query),
     retryEffect: (id) => post(`/v1/effects/${part(id)}/retry`),
     listParked: (query) => get("/v1/parked", query),
+    listSettlements,
+    followSettlements,
 
     async enqueueRun(run) {
       const answer = await send<RunWithAttempts>({ method: "POST", path: "/v1/runs", body: run });

@@ -22,12 +22,12 @@ const filterShape = {
   provider: z.string().min(1).max(LIMITS.providerNameLength).optional(),
   kind: z.string().min(1).max(LIMITS.kindLength).optional(),
 };
-const listQuerySchema = z.strictObject({
+export const settlementListQuerySchema = z.strictObject({
   ...filterShape,
   limit: whole(MAX_SETTLEMENT_LIMIT).pipe(z.number().min(1)).optional(),
   wait: whole(MAX_WAIT_SECONDS).optional(),
 });
-const streamQuerySchema = z.strictObject(filterShape);
+export const settlementStreamQuerySchema = z.strictObject(filterShape);
 
 export interface SettlementRouteOptions {
   finality: Finality;
@@ -48,7 +48,7 @@ export function addSettlementRoutes(app: Hono<AppEnv>, options: SettlementRouteO
 
   app.get("/v1/settlements", async (c) => {
     c.set("route", "/v1/settlements");
-    const { wait, ...query } = parseWith(listQuerySchema, c.req.query(), "invalid-request");
+    const { wait, ...query } = parseWith(settlementListQuerySchema, c.req.query(), "invalid-request");
     if (wait === undefined || wait === 0)
       return c.json(pageToJson(await finality.store.readSettlements(query)));
     // Aborted after the answer too, so that no listener stays behind on the shutdown signal.
@@ -64,7 +64,7 @@ export function addSettlementRoutes(app: Hono<AppEnv>, options: SettlementRouteO
 
   app.get("/v1/settlements/stream", async (c) => {
     c.set("route", "/v1/settlements/stream");
-    const query = parseWith(streamQuerySchema, c.req.query(), "invalid-request");
+    const query = parseWith(settlementStreamQuerySchema, c.req.query(), "invalid-request");
     const lastEventId = c.req.header("last-event-id");
     const after = lastEventId === undefined || lastEventId === "" ? query.after : lastEventId;
     checkCursor(after, lastEventId === undefined || lastEventId === "" ? "after" : "Last-Event-ID");

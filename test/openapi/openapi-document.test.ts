@@ -5,6 +5,7 @@ import { problemSchema } from "../../src/http/api-schemas.js";
 import { buildOpenApiDocument } from "../../src/http/openapi/openapi-document.js";
 import { routeDocs } from "../../src/http/openapi/route-docs.js";
 import { problemType } from "../../src/http/problem.js";
+import { settlementSchema } from "../../src/http/settlement-api-schemas.js";
 import { SECRET, signWith } from "../http/helpers/webhooks.js";
 import { openApiApp, toHonoPath } from "./openapi-app.js";
 
@@ -225,6 +226,45 @@ describe("real answers parse with the described schemas", () => {
     await call("cancelRun", `/v1/runs/${run.id}/cancel`, { method: "POST" });
   });
 
+  it("the settlement feed: a page, a long poll, the stream's events and a bad cursor", async () => {
+    await call("registerJob", "/v1/jobs", post({ provider: "acme", id: "feed/1", kind: "render" }), 201);
+    await call("observeJob", "/v1/jobs/acme/feed%2F1/observations", post({ state: "failed", error: "x" }));
+    const page = (await call("listSettlements", "/v1/settlements?provider=acme&limit=1000")) as {
+      items: { id: string; cursor: string }[];
+      cursor: string;
+    };
+    const settled = page.items.find((item) => item.id === "feed/1");
+    expect(settled).toMatchObject({ state: "failed", settledBy: "api", job: { id: "feed/1" } });
+    expect(page.cursor).toBe(page.items.at(-1)?.cursor);
+    // A long poll after the last cursor: nothing newer, so an empty page that keeps the cursor.
+    const after = encodeURIComponent(page.cursor);
+    expect(await call("listSettlements", `/v1/settlements?after=${after}&wait=0`)).toEqual({
+      items: [],
+      cursor: page.cursor,
+    });
+
+    const stream = await built.app.request("/v1/settlements/stream?provider=acme");
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get("content-type")).toContain("text/event-stream");
+    const event = await firstEvent(stream);
+    expect(event.event).toBe("settlement");
+    const first = settlementSchema.parse(JSON.parse(event.data ?? "null"));
+    expect(event.id).toBe(first.cursor);
+    expect(first).toEqual(settlementSchema.parse(page.items[0]));
+
+    const bad = await built.app.request("/v1/settlements?after=not-a-cursor");
+    expect(bad.status).toBe(400);
+    const problem = await bad.json();
+    expect(
+      (await documentedSchema("listSettlements", 400, "application/problem+json")).safeParse(problem).success,
+    ).toBe(true);
+    const badResume = await built.app.request("/v1/settlements/stream", {
+      headers: { "last-event-id": "nope" },
+    });
+    expect(badResume.status).toBe(400);
+    expect(await badResume.json()).toMatchObject({ code: "invalid-request", field: "Last-Event-ID" });
+  });
+
   it("a problem parses as one, with a type the operation lists for its status", async () => {
     const response = await built.app.request("/v1/attempts/nope/heartbeat", post({ generation: 1 }));
     expect(response.status).toBe(404);
@@ -248,3 +288,27 @@ describe("real answers parse with the described schemas", () => {
     expect(described.safeParse({ ...real, state: "done" }).success).toBe(false);
   });
 });
+
+/** The stream's first event (comments skipped); cancels the stream after it. */
+async function firstEvent(response: Response): Promise<Record<string, string>> {
+  const reader = (response.body as ReadableStream<Uint8Array>)
+    .pipeThrough(new TextDecoderStream())
+    .getReader();
+  let text = "";
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) throw new Error(`the stream ended before an event: ${text}`);
+      text += value;
+      for (const block of text.split("\n\n").slice(0, -1)) {
+        const fields = block.split("\n").filter((line) => line !== "" && !line.startsWith(":"));
+        const event = Object.fromEntries(
+          fields.map((line) => [line.slice(0, line.indexOf(":")), line.slice(line.indexOf(":") + 2)]),
+        );
+        if (event.data !== undefined) return event;
+      }
+    }
+  } finally {
+    await reader.cancel();
+  }
+}

@@ -4,6 +4,7 @@ import { JOB_ROUTE_DOCS } from "../job-route-docs.js";
 import { OPS_ROUTE_DOCS } from "../ops-routes.js";
 import { PARKED_ROUTE_DOCS } from "../parked-routes.js";
 import { RUN_ROUTE_DOCS, WORKER_ROUTE_DOCS } from "../run-route-docs.js";
+import { SETTLEMENT_ROUTE_DOCS } from "../settlement-route-docs.js";
 import { WEBHOOK_ROUTE_DOCS } from "../webhook-routes.js";
 import type { RouteDoc } from "./route-doc.js";
 
@@ -21,6 +22,7 @@ export function routeDocs(options: { runs: boolean }): RouteDoc[] {
     ...JOB_ROUTE_DOCS,
     ...EFFECT_ROUTE_DOCS,
     ...PARKED_ROUTE_DOCS,
+    ...SETTLEMENT_ROUTE_DOCS,
     ...(options.runs ? [...RUN_ROUTE_DOCS, ...WORKER_ROUTE_DOCS] : []),
     ...OPS_ROUTE_DOCS,
     ...API_REFERENCE_ROUTE_DOCS,
