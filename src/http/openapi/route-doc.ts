@@ -39,6 +39,7 @@ export const ROUTE_TAGS = {
   jobs: "Remote jobs in the ledger: register, read, observe",
   effects: "The transactional outbox",
   parked: "Observations waiting for their job's registration",
+  intents: "Submission intents: recorded before the provider call, attached after it",
   runs: "Runs on your own workers: the application's side (API token)",
   workers: "Runs on your own workers: the workers' side (worker pool token)",
   webhooks: "Provider webhooks, checked by signature",
