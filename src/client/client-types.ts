@@ -1,7 +1,9 @@
 import type { z } from "zod";
-import type { apiObservationSchema, registrationSchema } from "../core/validation.js";
+import type { apiObservationSchema, intentSchema, registrationSchema } from "../core/validation.js";
 import type * as Answers from "../http/api-schemas.js";
 import type { listQuerySchema as effectListQuery } from "../http/effect-routes.js";
+import type * as IntentAnswers from "../http/intent-api-schemas.js";
+import type { listQuerySchema as intentListQuery } from "../http/intent-routes.js";
 import type { eventsQuerySchema, listQuerySchema as jobListQuery } from "../http/job-routes.js";
 import type { listQuerySchema as parkedListQuery } from "../http/parked-routes.js";
 import type * as RunAnswers from "../http/run-api-schemas.js";
@@ -36,6 +38,11 @@ export type ObservationAnswer = z.output<typeof Answers.observationAnswerSchema>
 export type Page<T> = { items: T[]; nextCursor: string | null };
 export type Settlement = SettlementAnswers.Settlement;
 export type SettlementPage = SettlementAnswers.SettlementPage;
+
+export type Intent = IntentAnswers.Intent;
+export type AttachedIntent = IntentAnswers.AttachedIntent;
+export type RecordIntentInput = z.input<typeof intentSchema>;
+export type ListIntentsQuery = Query<typeof intentListQuery>;
 
 export type Run = RunAnswers.Run;
 export type Attempt = RunAnswers.Attempt;

@@ -1,4 +1,5 @@
 import type {
+  AttachedIntent,
   Claim,
   ClaimInput,
   Effect,
@@ -6,10 +7,12 @@ import type {
   FollowSettlementsQuery,
   HeartbeatAnswer,
   HeartbeatInput,
+  Intent,
   Job,
   JobEvent,
   JobEventsQuery,
   ListEffectsQuery,
+  ListIntentsQuery,
   ListJobsQuery,
   ListParkedQuery,
   ListRunsQuery,
@@ -18,6 +21,7 @@ import type {
   ObserveJobInput,
   Page,
   ParkedObservation,
+  RecordIntentInput,
   RegisterJobInput,
   Run,
   RunEvent,
@@ -67,6 +71,13 @@ export interface FinalityClient {
    * when `query.signal` aborts; any other failure is thrown (a FinalityClientError).
    */
   followSettlements(query?: FollowSettlementsQuery): AsyncGenerator<Settlement, void, undefined>;
+
+  /** `POST /v1/intents`: `created` is false for the same body again (another body is a 409). */
+  recordIntent(intent: RecordIntentInput): Promise<{ created: boolean; intent: Intent }>;
+  getIntent(key: string): Promise<Intent>;
+  listIntents(query?: ListIntentsQuery): Promise<{ items: Intent[] }>;
+  /** `POST /v1/intents/{key}/attach`: registers the job under the intent's kind and metadata. */
+  attachIntent(key: string, id: string): Promise<AttachedIntent>;
 
   /** `POST /v1/runs`: `created` is false for a repeated `idempotencyKey`. */
   enqueueRun(run: EnqueueRunInput): Promise<{ created: boolean; run: RunWithAttempts }>;
@@ -144,6 +155,14 @@ export function createFinalityClient(options: FinalityClientOptions): FinalityCl
     listParked: (query) => get("/v1/parked", query),
     listSettlements,
     followSettlements,
+
+    async recordIntent(intent) {
+      const answer = await send<Intent>({ method: "POST", path: "/v1/intents", body: intent });
+      return { created: answer.status === 201, intent: answer.body as Intent };
+    },
+    getIntent: (key) => get(`/v1/intents/${part(key)}`),
+    listIntents: (query) => get("/v1/intents", query),
+    attachIntent: (key, id) => post(`/v1/intents/${part(key)}/attach`, { id }),
 
     async enqueueRun(run) {
       const answer = await send<RunWithAttempts>({ method: "POST", path: "/v1/runs", body: run });

@@ -16,7 +16,8 @@ export const INTENT_STATUSES = ["open", "attached", "orphaned"] as const;
 export type IntentStatus = (typeof INTENT_STATUSES)[number];
 
 /** Who attached the remote id. */
-export type AttachedBy = "api" | "library" | "discovery";
+export const ATTACHED_BY = ["api", "library", "discovery"] as const;
+export type AttachedBy = (typeof ATTACHED_BY)[number];
 
 export interface Intent {
   key: string;

@@ -3,6 +3,7 @@ import { type AddressInfo, createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createFinalityClient, FinalityClientError } from "../../src/client/index.js";
 import { jobSchema } from "../../src/http/api-schemas.js";
+import { attachedIntentSchema, intentAnswerSchema } from "../../src/http/intent-api-schemas.js";
 import { claimAnswerSchema, runWithAttemptsSchema } from "../../src/http/run-api-schemas.js";
 import { type Service, startService, tempDir } from "../http/helpers/service.js";
 import { SECRET } from "../http/helpers/webhooks.js";
@@ -95,6 +96,34 @@ describe("finality/client against finality serve", () => {
     ]);
     const page = await client.listJobs({ provider: "acme", open: true, limit: 10 });
     expect(page.items.map((job) => job.id)).toContain("ops/1");
+  });
+
+  it("records an intent, attaches the remote id and reads it back", async () => {
+    const client = api();
+    const intent = { provider: "acme", key: "orders/17", kind: "render", metadata: { order: 17 } };
+    const first = await client.recordIntent(intent);
+    expect(first.created).toBe(true);
+    expect(intentAnswerSchema.parse(first.intent)).toMatchObject({ status: "open", tag: "orders/17" });
+    const again = await client.recordIntent(intent);
+    expect(again).toEqual({ created: false, intent: first.intent });
+    const reused = await failure(client.recordIntent({ ...intent, metadata: { order: 18 } }));
+    expect(reused).toMatchObject({ status: 409, problem: { code: "conflict", reason: "intent-key-reused" } });
+
+    const attached = attachedIntentSchema.parse(await client.attachIntent("orders/17", "remote/9"));
+    expect(attached).toMatchObject({ status: "attached", jobId: "remote/9", attachedBy: "api" });
+    expect(attached.job).toMatchObject({
+      provider: "acme",
+      id: "remote/9",
+      kind: "render",
+      state: "pending",
+    });
+    expect((await client.getJob("acme", "remote/9")).kind).toBe("render");
+
+    const read = await client.getIntent("orders/17");
+    expect(read).toMatchObject({ status: "attached", jobId: "remote/9" });
+    const listed = await client.listIntents({ status: "attached", provider: "acme", limit: 10 });
+    expect(listed.items.map((item) => item.key)).toEqual(["orders/17"]);
+    expect((await failure(client.getIntent("orders/none"))).status).toBe(404);
   });
 
   it("queues a run that a worker claims, heartbeats and completes", async () => {

@@ -265,6 +265,44 @@ describe("real answers parse with the described schemas", () => {
     expect(await badResume.json()).toMatchObject({ code: "invalid-request", field: "Last-Event-ID" });
   });
 
+  it("intents: recorded, read, listed, attached; a reused key is a conflict the document lists", async () => {
+    const intent = { provider: "acme", key: "doc-intent/1", kind: "render", metadata: { order: 17 } };
+    const recorded = (await call("recordIntent", "/v1/intents", post(intent), 201)) as { status: string };
+    expect(recorded.status).toBe("open");
+    await call("recordIntent", "/v1/intents", post({ ...intent, metadata: { order: 17 } }), 200);
+    await call("getIntent", "/v1/intents/doc-intent%2F1");
+    await call("listIntents", "/v1/intents?status=open&limit=5");
+    const attached = (await call(
+      "attachIntent",
+      "/v1/intents/doc-intent%2F1/attach",
+      post({ id: "j-1" }),
+    )) as {
+      status: string;
+      job: { kind: string };
+    };
+    expect(attached).toMatchObject({ status: "attached", jobId: "j-1", job: { kind: "render" } });
+    await call("attachIntent", "/v1/intents/doc-intent%2F1/attach", post({ id: "j-1" }));
+    const read = (await call("getIntent", "/v1/intents/doc-intent%2F1")) as { attachedBy: string };
+    expect(read.attachedBy).toBe("api");
+    await call("listIntents", "/v1/intents?status=attached");
+
+    const reused = await built.app.request("/v1/intents", post({ ...intent, kind: "other" }));
+    expect(reused.status).toBe(409);
+    const problem = (await reused.json()) as Record<string, unknown>;
+    expect(problem).toMatchObject({ code: "conflict", reason: "intent-key-reused" });
+    expect(
+      (await documentedSchema("recordIntent", 409, "application/problem+json")).safeParse(problem).success,
+    ).toBe(true);
+    const unknown = await built.app.request("/v1/intents", post({ ...intent, provider: "nope", key: "k-2" }));
+    const unknownProblem = (await unknown.json()) as Record<string, unknown>;
+    expect([unknown.status, unknownProblem.code]).toEqual([404, "unknown-provider"]);
+    const described = await documentedSchema("recordIntent", unknown.status, "application/problem+json");
+    expect(described.safeParse(unknownProblem).success).toBe(true);
+    // The answer schema is strict: a field intentToJson gained and the schema did not is refused.
+    expect(answerSchema("getIntent", 200).safeParse({ ...read, extra: 1 }).success).toBe(false);
+    expect(answerSchema("attachIntent", 200).safeParse({ ...attached, extra: 1 }).success).toBe(false);
+  });
+
   it("a problem parses as one, with a type the operation lists for its status", async () => {
     const response = await built.app.request("/v1/attempts/nope/heartbeat", post({ generation: 1 }));
     expect(response.status).toBe(404);

@@ -40,6 +40,7 @@ export const ROUTE_TAGS = {
   effects: "The transactional outbox",
   parked: "Observations waiting for their job's registration",
   settlements: "The settlement feed: every settlement in commit order, behind a cursor",
+  intents: "Submission intents: recorded before the provider call, attached after it",
   runs: "Runs on your own workers: the application's side (API token)",
   workers: "Runs on your own workers: the workers' side (worker pool token)",
   webhooks: "Provider webhooks, checked by signature",

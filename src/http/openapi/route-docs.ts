@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { EFFECT_ROUTE_DOCS } from "../effect-routes.js";
+import { INTENT_ROUTE_DOCS } from "../intent-routes.js";
 import { JOB_ROUTE_DOCS } from "../job-route-docs.js";
 import { OPS_ROUTE_DOCS } from "../ops-routes.js";
 import { PARKED_ROUTE_DOCS } from "../parked-routes.js";
@@ -23,6 +24,7 @@ export function routeDocs(options: { runs: boolean }): RouteDoc[] {
     ...EFFECT_ROUTE_DOCS,
     ...PARKED_ROUTE_DOCS,
     ...SETTLEMENT_ROUTE_DOCS,
+    ...INTENT_ROUTE_DOCS,
     ...(options.runs ? [...RUN_ROUTE_DOCS, ...WORKER_ROUTE_DOCS] : []),
     ...OPS_ROUTE_DOCS,
     ...API_REFERENCE_ROUTE_DOCS,
