@@ -1,7 +1,7 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DASHBOARD_PATHS } from "../../src/dashboard/dashboard-routes.js";
-import { SECRET } from "../http/helpers/webhooks.js";
+import { postJson, SECRET } from "../http/helpers/webhooks.js";
 import { type Browser, openBrowser, publishScreenshot, screenshot } from "./helpers/chromium.js";
 import {
   eventually,
@@ -41,6 +41,7 @@ function pages(): { name: string; path: string; route: string; docs?: boolean }[
     { name: "runs", path: "/runs", route: "/runs", docs: true },
     { name: "config", path: "/config", route: "/config", docs: true },
     { name: "parked", path: "/parked", route: "/parked" },
+    { name: "intents", path: "/intents", route: "/intents" },
   ];
 }
 
@@ -54,6 +55,13 @@ beforeAll(async () => {
   });
   await seedJobs(ledger);
   await seedRuns(ledger);
+  // An intent with the longest key the dashboard meets, open, for the Intents page.
+  const intent = await postJson(
+    `${ledger.service.url}/v1/intents`,
+    { provider: "acme", key: LONG_ID.slice(0, 200), kind: "render", metadata: { order: 17 } },
+    ledger.headers,
+  );
+  if (intent.status !== 201) throw new Error(`intent answered ${intent.status}`);
   await webhook(ledger, "acme", { jobId: LONG_ID, state: "succeeded", seq: 1 });
   const parked = await webhook(ledger, "strict", { jobId: LONG_ID, state: "succeeded", seq: 1 });
   if (parked.outcome !== "parked")
