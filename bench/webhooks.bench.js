@@ -157,16 +157,35 @@ async function main() {
         `  ${design.padEnd(19)} ${fmt(rate(design)).padStart(7)} req/s  cpu ${Math.round(median(list.map((r) => r.cpuUsPerRequest)))} us/req  p99 ${ms(median(list.map((r) => r.p99Us)))} ms  peak RSS ${Math.max(...list.map((r) => r.rssMiB))} MiB`,
       );
     }
+    // Issue 16's targets: intake ≥ 0.45× bare (≥ 0.40× with FULL), ≥ 1.5× hand, p99 < 15 ms, CPU
+    // per webhook ≤ 2.5× bare's; with one effect ≥ 1.0× hand; peak RSS ≤ 120 MiB.
+    const cpu = (d) => median(results[d].map((r) => r.cpuUsPerRequest));
+    const peak = (d) => Math.max(...results[d].map((r) => r.rssMiB));
+    const check = (value, ok) => `${value}${ok ? "" : " (missed)"}`;
     for (const design of ["finality", "finality-no-effects"]) {
       const toBare = rate(design) / rate("bare");
       const toHand = rate(design) / rate("hand");
+      const cpuToBare = cpu(design) / cpu("bare");
       const p99 = median(results[design].map((r) => r.p99Us)) / 1000;
-      console.log(
-        `  ${design}: /bare ${toBare.toFixed(2)}x (target >= 0.5)  /hand ${toHand.toFixed(2)}x (target >= 1.2)  p99 ${p99.toFixed(1)} ms (target < 20)`,
-      );
+      const intake = design === "finality-no-effects";
+      const bareTarget = sync === "FULL" ? 0.4 : 0.45;
+      const handTarget = intake ? 1.5 : 1.0;
+      const parts = [
+        check(
+          `/bare ${toBare.toFixed(2)}x${intake ? ` (target >= ${bareTarget})` : ""}`,
+          !intake || toBare >= bareTarget,
+        ),
+        check(`/hand ${toHand.toFixed(2)}x (target >= ${handTarget})`, toHand >= handTarget),
+        check(
+          `cpu/bare ${cpuToBare.toFixed(2)}x${intake ? " (target <= 2.5)" : ""}`,
+          !intake || cpuToBare <= 2.5,
+        ),
+        check(`p99 ${p99.toFixed(1)} ms${intake ? " (target < 15)" : ""}`, !intake || p99 < 15),
+        check(`peak RSS ${peak(design)} MiB (target <= 120)`, peak(design) <= 120),
+      ];
+      console.log(`  ${design}: ${parts.join("  ")}`);
     }
     if (BASELINE_DIST) {
-      const cpu = (d) => median(results[d].map((r) => r.cpuUsPerRequest));
       const [now, before] = ["finality-no-effects", "finality-baseline-no-effects"];
       console.log(
         `  this build / baseline (${BASELINE_DIST}), no effects: rate ${(rate(now) / rate(before)).toFixed(2)}x, cpu/req ${(cpu(now) / cpu(before)).toFixed(2)}x`,

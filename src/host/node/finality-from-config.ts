@@ -8,7 +8,7 @@ import type { Reconciler } from "../../engine/reconciler.js";
 import { isLoopbackHost } from "../../http/loopback.js";
 import type { Logger } from "../../http/request-log.js";
 import { createNodeProviders } from "../../providers/node-providers.js";
-import { openPostgresStore, type PostgresStoreOptions } from "../../store/postgres/postgres-store.js";
+import type { PostgresStoreOptions } from "../../store/postgres/postgres-store.js";
 import { createSqliteStore } from "../../store/sqlite/sqlite-store.js";
 import type { Store } from "../../store/store.js";
 import { ledgerOptionsFromConfig, reconcilerFromConfig } from "../from-config.js";
@@ -24,9 +24,15 @@ export function reconcilerOnNode(finality: Finality, config: FinalityConfig, log
   return reconcilerFromConfig(finality, config, { logger, providers });
 }
 
-/** The configured store, migrated. */
+/**
+ * The configured store, migrated. The PostgreSQL store (and its driver, pg) is imported only when
+ * configured: a SQLite deployment does not carry it (`test/host/lazy-modules.test.ts`).
+ */
 export async function openStore(store: StoreConfig): Promise<Store> {
-  if ("postgres" in store) return openPostgresStore(postgresStoreOptions(store));
+  if ("postgres" in store) {
+    const { openPostgresStore } = await import("../../store/postgres/postgres-store.js");
+    return openPostgresStore(postgresStoreOptions(store));
+  }
   return createSqliteStore({ path: store.sqlite, synchronous: store.synchronous });
 }
 

@@ -59,7 +59,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
   await assertPortFree(config.server.host, config.server.port);
   const flushLogs = setInterval(() => logger.flush(), 1000);
   flushLogs.unref();
-  const telemetry = startTelemetry(
+  const telemetry = await startTelemetry(
     config.telemetry,
     options.spanExporter ? { exporter: options.spanExporter } : {},
   );
@@ -75,7 +75,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
   // Broker effects' targets: no connection until the first delivery, but reported from the start.
   // A process that delivers nothing (effectDelivery.enabled false) keeps no broker connection.
   const delivered = config.effectDelivery.enabled ? finality.effects : [];
-  const brokers = createBrokerTargets(delivered, { now: () => finality.clock.now() });
+  const brokers = await createBrokerTargets(delivered, { now: () => finality.clock.now() });
   const activity = createProviderActivity(Object.keys(config.providers), () => finality.clock.now());
   // Ends the settlement long polls and streams when the server stops (see stop()).
   const shutdown = new AbortController();

@@ -1,56 +1,21 @@
-import { context } from "@opentelemetry/api";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { resourceFromAttributes } from "@opentelemetry/resources";
-import {
-  BatchSpanProcessor,
-  ParentBasedSampler,
-  SimpleSpanProcessor,
-  type SpanExporter,
-  StackContextManager,
-  TraceIdRatioBasedSampler,
-  TracerProvider,
-} from "@opentelemetry/sdk-trace";
+import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import type { TelemetryConfig } from "../../config/config-schema.js";
-import { useTracer } from "../../engine/tracing.js";
 
 /** The running trace SDK: `stop` hands the tracer back (tracing off) and sends what is still queued. */
 export interface Telemetry {
   stop(): Promise<void>;
 }
 
-let contextManagerSet = false;
-
 /**
- * Starts the OpenTelemetry SDK for `finality serve`, the one place it is loaded: a tracer
- * provider with a parent-based ratio sampler (a caller's `traceparent` keeps its own decision),
- * spans batched to the OTLP/HTTP exporter, and async-hooks context so a span stays active across
- * awaits. Null, and nothing loaded into the hot paths, when no `otlpUrl` is configured.
- * `exporter` replaces the OTLP one (tests: an in-memory exporter, exported span by span).
+ * Tracing for `finality serve` when an `otlpUrl` (or, in tests, an exporter) is given; null
+ * otherwise. The SDK (telemetry-sdk.ts) is imported only then: loaded, it holds about 14 MiB of
+ * the process, which a service without tracing should not carry (`test/host/lazy-modules.test.ts`).
  */
-export function startTelemetry(
+export async function startTelemetry(
   config: TelemetryConfig,
   options: { exporter?: SpanExporter } = {},
-): Telemetry | null {
+): Promise<Telemetry | null> {
   if (config.otlpUrl === undefined && options.exporter === undefined) return null;
-  if (!contextManagerSet) {
-    // Global by the API's design, and set once per process: a second serve in one process (tests)
-    // shares it.
-    context.setGlobalContextManager(new StackContextManager().enable());
-    contextManagerSet = true;
-  }
-  const processor = options.exporter
-    ? new SimpleSpanProcessor({ exporter: options.exporter })
-    : new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: config.otlpUrl as string }) });
-  const provider = new TracerProvider({
-    resource: resourceFromAttributes({ "service.name": config.serviceName }),
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.sampleRatio) }),
-    spanProcessors: [processor],
-  });
-  useTracer(provider.getTracer("finality"));
-  return {
-    async stop() {
-      useTracer(null);
-      await provider.shutdown();
-    },
-  };
+  const { startTelemetrySdk } = await import("./telemetry-sdk.js");
+  return startTelemetrySdk(config, options);
 }
