@@ -251,7 +251,10 @@ function printJob(job: Job, style: Style): void {
       ["submitted", isoOrDash(job.submittedAt)],
       ["settled", job.settledAt === null ? "—" : `${isoOrDash(job.settledAt)} by ${job.settledBy}`],
       ["registered", job.registered ? "yes" : "no (adopted from a webhook)"],
-      ["polls", `${job.pollAttempts}, next ${isoOrDash(job.nextCheckAt)}`],
+      [
+        "polls",
+        `${job.pollAttempts}, last ${isoOrDash(job.lastPolledAt)}, next ${isoOrDash(job.nextCheckAt)}`,
+      ],
       ...(job.lastPollError === null
         ? []
         : [

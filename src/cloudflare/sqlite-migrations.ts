@@ -52,4 +52,9 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     name: "trace_context",
     sql: "-- The W3C traceparent of the span that enqueued the effect (the observation that settled the job),\n-- so each delivery attempt continues that trace, on any replica and after a restart. NULL when\n-- tracing was off.\nALTER TABLE outbox ADD COLUMN trace_parent TEXT;\n",
   },
+  {
+    version: 11,
+    name: "last_polled_at",
+    sql: "-- When a status poll last asked the provider about the job (epoch milliseconds); NULL until the\n-- first. With poll_attempts and next_check_at it tells an operator the poller is alive for this\n-- job. Shown by the API, `finality jobs show` and the dashboard.\nALTER TABLE jobs ADD COLUMN last_polled_at INTEGER;\n",
+  },
 ];

@@ -17,6 +17,7 @@ export function jobToJson(job: Job) {
     settledBy: job.settledBy,
     registered: job.registered,
     pollAttempts: job.pollAttempts,
+    lastPolledAt: iso(job.lastPolledAt),
     nextCheckAt: iso(job.nextCheckAt),
     stuck: job.stuck,
     conflict: job.conflict,

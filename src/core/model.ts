@@ -23,6 +23,8 @@ export interface Job extends JobKey {
   /** True once the application registered the job (false while only adopted from a webhook). */
   registered: boolean;
   pollAttempts: number;
+  /** When a status poll last asked the provider; null until the first (and for a provider with no status API). */
+  lastPolledAt: number | null;
   nextCheckAt: number | null;
   stuck: boolean;
   conflict: boolean;

@@ -94,6 +94,7 @@ function adopt(obs: Observation, state: CanonicalState, now: number): Job {
     settledBy: settled ? obs.source : null,
     registered: false,
     pollAttempts: 0,
+    lastPolledAt: null,
     nextCheckAt: null,
     stuck: false,
     conflict: false,

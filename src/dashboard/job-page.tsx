@@ -81,8 +81,9 @@ export function JobPage(props: { story: JobStory; now: number; after: number }) 
             <dt>registered</dt>
             <dd>{job.registered ? "yes" : "no (adopted from a webhook)"}</dd>
             <dt>reconcile</dt>
-            <dd>
+            <dd id="job-polls">
               {job.pollAttempts} poll{job.pollAttempts === 1 ? "" : "s"}
+              {job.lastPolledAt !== null && `, last ${formatRelative(job.lastPolledAt, props.now)}`}
               {job.nextCheckAt !== null && `, next ${formatRelative(job.nextCheckAt, props.now)}`}
             </dd>
             {job.lastPollError !== null && (

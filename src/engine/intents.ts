@@ -153,6 +153,7 @@ export function intentAlertSubject(intent: Intent): Job {
     settledBy: null,
     registered: false,
     pollAttempts: 0,
+    lastPolledAt: null,
     nextCheckAt: null,
     stuck: false,
     conflict: false,

@@ -75,7 +75,7 @@ interface Polled {
   becameStuck: boolean;
 }
 
-/** The poll's changes to an open job: its next check (backoff), its last poll error, 404 anomaly and stuck flag. */
+/** The poll's changes to an open job: its count and time, next check (backoff), last poll error, 404 anomaly and stuck flag. */
 function pollBookkeeping(
   job: Job,
   poll: PollResult,
@@ -91,13 +91,16 @@ function pollBookkeeping(
         : undefined;
   const newAnomaly = poll.kind === "not-found" && job.anomaly !== "provider-404";
   const becameStuck = !job.stuck && ctx.now - job.submittedAt >= policy.stuckAfterMs;
+  const polled = policy.poller !== undefined;
   const next: Job = {
     ...job,
     pollAttempts: job.pollAttempts + 1,
+    // With no status API nothing asked the provider: the job keeps the time of its last real poll.
+    lastPolledAt: polled ? ctx.now : job.lastPolledAt,
     nextCheckAt: ctx.now + reconcileDelayMs(job.pollAttempts, policy, random, hintMs),
     // Kept until a poll gets an answer: the API, `jobs show` and the dashboard say why polls fail.
     lastPollError:
-      poll.kind === "failed" && policy.poller !== undefined
+      poll.kind === "failed" && polled
         ? {
             at: ctx.now,
             message: poll.error,

@@ -47,6 +47,7 @@ export const jobSchema = z
     settledBy: z.enum(SOURCES).nullable(),
     registered: z.boolean(),
     pollAttempts: z.number().int(),
+    lastPolledAt: isoOrNull.describe("when a status poll last asked the provider; null before the first"),
     nextCheckAt: isoOrNull,
     stuck: z.boolean(),
     conflict: z.boolean(),

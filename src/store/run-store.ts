@@ -40,8 +40,6 @@ export interface RunStore {
   runEvents(runId: string, page?: { limit?: number; after?: number }): Promise<RunEvent[]>;
   /** Leases whose expiry has come (`leaseExpiresAt <= now`), soonest first, at most `limit`. */
   dueLeases(now: number, limit: number): Promise<DueLease[]>;
-  /** The earliest expiry of a lease still held, or null when none is held. */
-  nextLeaseExpiry(): Promise<number | null>;
   /** Runs by status, for metrics. */
   runStats(): Promise<Partial<Record<RunStatus, number>>>;
 }

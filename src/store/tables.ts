@@ -28,6 +28,7 @@ export const JOBS = defineTable<Job>({
     settledBy: col("settled_by", "text").orNull(),
     registered: col("registered", "bool"),
     pollAttempts: col("poll_attempts", "int"),
+    lastPolledAt: col("last_polled_at", "time").orNull(),
     nextCheckAt: col("next_check_at", "time").orNull(),
     stuck: col("stuck", "bool"),
     conflict: col("conflict", "bool"),

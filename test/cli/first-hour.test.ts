@@ -105,13 +105,18 @@ describe("a poll that fails says why, and the job keeps it", () => {
     expect(pass.stdout + pass.stderr).not.toContain("sekrit-value");
 
     const show = await runCli(["jobs", "show", "polled", "p-1", "--json", "--config", partial, "--db", db]);
-    const job = JSON.parse(show.stdout) as { lastPollError: Record<string, unknown> };
+    const job = JSON.parse(show.stdout) as { lastPollError: Record<string, unknown>; lastPolledAt: string };
+    // The failed poll asked the provider: its time is the job's last poll.
+    expect(job.lastPolledAt).toBe(job.lastPollError.at);
     expect(job.lastPollError).toMatchObject({
       url: `http://127.0.0.1:${port}/jobs/p-1?api_key=***&v=2`,
       code: "ECONNREFUSED",
       status: null,
     });
     const text = await runCli(["jobs", "show", "polled", "p-1", "--config", partial, "--db", db]);
+    expect(text.stdout).toMatch(
+      new RegExp(`polls +1, last ${job.lastPolledAt.replace(/\./g, "\\.")}, next `),
+    );
     expect(text.stdout).toMatch(
       /last poll error +GET http:\/\/127\.0\.0\.1:\d+\/jobs\/p-1\?api_key=\*\*\*&v=2: status API unreachable: ECONNREFUSED/,
     );
@@ -121,8 +126,10 @@ describe("a poll that fails says why, and the job keeps it", () => {
     try {
       const api = await getJson(`${service.url}/v1/jobs/polled/p-1`);
       expect(api.body.lastPollError).toEqual(job.lastPollError);
+      expect(api.body.lastPolledAt).toBe(job.lastPolledAt);
       const page = await (await fetch(`${service.url}/jobs/polled/p-1`)).text();
       expect(page).toContain('id="last-poll-error"');
+      expect(page).toMatch(/<dd id="job-polls">\s*1 poll, last \d+ s ago/);
       expect(page).toContain("ECONNREFUSED");
       expect(page).not.toContain("sekrit-value");
     } finally {

@@ -21,6 +21,7 @@ export function makeJob(overrides: Partial<Job> & { id: string }): Job {
     settledBy: settled ? "webhook" : null,
     registered: true,
     pollAttempts: 0,
+    lastPolledAt: null,
     nextCheckAt: settled ? null : T0 + 90_000,
     stuck: false,
     conflict: false,

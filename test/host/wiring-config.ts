@@ -127,7 +127,7 @@ export const POSTGRES_STORE = {
 export const ELSEWHERE: Record<string, { test: string } | { unchecked: string }> = {
   // The Worker's cron and alarm budgets: read by src/cloudflare/ledger-object.ts, not the Node host.
   "cloudflare.pollsPerRun": { test: "test/cloudflare/worker-cron-effects.test.ts" },
-  "cloudflare.effectsPerRun": { unchecked: "no Worker test sets it yet (issue 23 follow-up)" },
+  "cloudflare.effectsPerRun": { test: "test/cloudflare/worker-budgets.test.ts" },
   "cloudflare.pruneBatch": { test: "test/cloudflare/worker-budgets.test.ts" },
   // The shard layout: read by the Worker (src/cloudflare/shard-layout.ts), never by the Node host.
   "cloudflare.shards": { test: "test/cloudflare/worker-shards.test.ts" },

@@ -165,6 +165,33 @@ describe("reconciler", () => {
     expect(job).toMatchObject({ state: "succeeded", nextCheckAt: null });
   });
 
+  it("records when a poll last asked the provider; a lane with no status API asked nothing", async () => {
+    const { finality, reconciler, fakes, clock } = await setup();
+    const fake = fakes.acme as FakeProvider;
+    fake.addJob("t1", [{ afterMs: 0, state: "running" }]);
+    await finality.register({ provider: "acme", id: "t1" });
+    expect((await jobOf(finality, "t1")).lastPolledAt).toBeNull();
+    clock.advance(90_000);
+    expect(await reconciler.runOnce()).toBe(1);
+    let job = await jobOf(finality, "t1");
+    expect(job).toMatchObject({ pollAttempts: 1, lastPolledAt: clock.now() });
+    // A poll that fails asked the provider too.
+    fake.failWith = { status: 500 };
+    clock.set(job.nextCheckAt as number);
+    expect(await reconciler.runOnce()).toBe(1);
+    job = await jobOf(finality, "t1");
+    expect(job).toMatchObject({ pollAttempts: 2, lastPolledAt: clock.now() });
+    expect(job.lastPollError).not.toBeNull();
+    // No poller (a runs' mirror job's lane): the poll is counted, the provider was not asked.
+    const unpolled = createReconciler(finality, { providers: { acme: policy }, random: () => 0 });
+    const askedAt = job.lastPolledAt;
+    clock.set(job.nextCheckAt as number);
+    expect(await unpolled.runOnce()).toBe(1);
+    job = await jobOf(finality, "t1");
+    expect(job).toMatchObject({ pollAttempts: 3, lastPolledAt: askedAt });
+    expect(fake.polls.get("t1")).toBe(2);
+  });
+
   it("a poll that applies a state and flags the job stuck is still one write", async () => {
     const { finality, reconciler, fakes, clock } = await setup({ stuckAfterMs: 60_000 });
     fakes.acme?.addJob("v2", [{ afterMs: 0, state: "running" }]);

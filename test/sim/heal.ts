@@ -94,8 +94,9 @@ async function nextDue(world: SimWorld): Promise<number> {
     times.push(effect.nextAttemptAt);
   for (const effect of (await store.listEffects({ status: "delivering", limit: 500 })).items)
     if (effect.leaseUntil !== null) times.push(effect.leaseUntil);
-  const lease = await store.nextLeaseExpiry();
-  if (lease !== null) times.push(lease);
+  // The earliest lease still held: every held lease is due by the end of time.
+  const [lease] = await store.dueLeases(Number.MAX_SAFE_INTEGER, 1);
+  if (lease) times.push(lease.leaseExpiresAt);
   for (const run of (await store.listRuns({ status: "queued", limit: 500 })).items)
     times.push(run.availableAt);
   for (const worker of world.workers) {

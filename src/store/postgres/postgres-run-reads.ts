@@ -62,14 +62,6 @@ export function createPostgresRunReads(read: Read): RunStore {
       }));
     },
 
-    async nextLeaseExpiry() {
-      const [row] = await read<{ at: Date | null }>(
-        "nextLeaseExpiry",
-        "SELECT min(lease_expires_at) AS at FROM attempts WHERE lease_expires_at IS NOT NULL",
-      );
-      return fromTime(row?.at ?? null);
-    },
-
     async runStats() {
       const rows = await read<{ status: RunStatus; n: number }>(
         "runStats",

@@ -27,9 +27,6 @@ export function createSqliteRunReads(reader: SqliteDb, assertOpen: () => void): 
       `SELECT id, run_id, lease_expires_at FROM attempts
        WHERE lease_expires_at IS NOT NULL AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?`,
     ),
-    nextExpiry: reader.prepare(
-      "SELECT min(lease_expires_at) AS at FROM attempts WHERE lease_expires_at IS NOT NULL",
-    ),
     stats: reader.prepare("SELECT status, count(*) AS n FROM runs GROUP BY status"),
   };
 
@@ -66,11 +63,6 @@ export function createSqliteRunReads(reader: SqliteDb, assertOpen: () => void): 
       assertOpen();
       const rows = s.dueLeases.all(now, limit) as { id: string; run_id: string; lease_expires_at: number }[];
       return rows.map((r) => ({ attemptId: r.id, runId: r.run_id, leaseExpiresAt: r.lease_expires_at }));
-    },
-
-    async nextLeaseExpiry() {
-      assertOpen();
-      return (s.nextExpiry.get() as { at: number | null }).at;
     },
 
     async runStats() {

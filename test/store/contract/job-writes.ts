@@ -17,6 +17,7 @@ export function describeJobWrites(scope: ContractScope): void {
         settledBy: "reconcile",
         registered: false,
         pollAttempts: 3,
+        lastPolledAt: T0 + 9,
         stuck: true,
         conflict: true,
         anomaly: "not-found",
@@ -37,12 +38,13 @@ export function describeJobWrites(scope: ContractScope): void {
       expect(await scope.store().getJob({ ...key, id: "other" })).toBeNull();
     });
 
-    it("an update sets and clears the last poll error", async () => {
+    it("an update sets and clears the last poll error, and moves the last poll's time", async () => {
       const job = makeJob({ ...key });
       await insertJobs(scope.store(), [job]);
       const failed = {
         ...job,
         version: 2,
+        lastPolledAt: T0 + 1,
         lastPollError: {
           at: T0 + 1,
           message: "GET x: status API answered 503",
@@ -53,7 +55,7 @@ export function describeJobWrites(scope: ContractScope): void {
       };
       expect(await scope.store().transaction((tx) => tx.updateJob(failed, 1))).toBe(true);
       expect(await scope.store().getJob(key)).toEqual(failed);
-      const answered = { ...failed, version: 3, lastPollError: null };
+      const answered = { ...failed, version: 3, lastPollError: null, lastPolledAt: T0 + 2 };
       expect(await scope.store().transaction((tx) => tx.updateJob(answered, 2))).toBe(true);
       expect(await scope.store().getJob(key)).toEqual(answered);
     });

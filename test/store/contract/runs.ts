@@ -9,6 +9,9 @@ import type { Store } from "../../../src/store/store.js";
 import { T0 } from "../../helpers/records.js";
 import { type ContractScope, collectPages } from "./harness.js";
 
+/** Later than any lease the cases take: every lease still held is due by then. */
+const LATER = T0 + 10 * 365 * 24 * 3_600_000;
+
 export function makeRun(id: string, overrides: Partial<Run> = {}): Run {
   return {
     id,
@@ -188,9 +191,9 @@ export function describeRuns(scope: ContractScope): void {
       ]);
     });
 
-    it("dueLeases: expired leases soonest first, at most limit; nextLeaseExpiry the earliest held", async () => {
+    it("dueLeases: expired leases soonest first, at most limit; an attempt that holds no lease never", async () => {
       const store = scope.store();
-      expect(await store.nextLeaseExpiry()).toBeNull();
+      expect(await store.dueLeases(LATER, 10)).toEqual([]);
       await insertRuns(store, [makeRun("r1"), makeRun("r2"), makeRun("r3")]);
       await store.transaction(async (tx) => {
         await tx.insertAttempt(makeAttempt("r1", 1, { leaseExpiresAt: T0 + 300 }));
@@ -204,7 +207,7 @@ export function describeRuns(scope: ContractScope): void {
       ]);
       expect((await due(T0 + 1_000, 10)).map((l) => l.attemptId)).toEqual(["r2-g1", "r1-g1"]);
       expect((await due(T0 + 1_000, 1)).map((l) => l.attemptId)).toEqual(["r2-g1"]);
-      expect(await store.nextLeaseExpiry()).toBe(T0 + 100);
+      expect((await due(LATER, 10)).map((l) => l.attemptId)).toEqual(["r2-g1", "r1-g1"]);
     });
 
     it("listRuns pages newest first, filtered by status and kind; runStats counts by status", async () => {
@@ -270,7 +273,7 @@ export function describeRuns(scope: ContractScope): void {
           output: { url: "s3://x" },
         });
         expect(done.run).toMatchObject({ status: "succeeded", output: { url: "s3://x" } });
-        expect(await store.nextLeaseExpiry()).toBeNull();
+        expect(await store.dueLeases(LATER, 10)).toEqual([]);
         expect(await finality.getJob({ provider: RUNS_PROVIDER, id: first.run.id })).toMatchObject({
           state: "succeeded",
           result: { url: "s3://x" },

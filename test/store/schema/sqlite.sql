@@ -85,7 +85,7 @@ CREATE TABLE jobs (
   anomaly         TEXT,
   metadata        TEXT,
   result          TEXT,
-  error           TEXT, last_poll_error TEXT,
+  error           TEXT, last_poll_error TEXT, last_polled_at INTEGER,
   UNIQUE (provider, id)
 );
 
