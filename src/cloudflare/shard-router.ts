@@ -10,6 +10,7 @@ import { STATS_PATH, TICK_PATH } from "./ledger-object.js";
 import { encodeShardKey, SHARD_HEADERS } from "./shard-fence.js";
 import { type ShardLayouts, SINGLE_LEDGER_NAME, shardLayouts, shardNameOf } from "./shard-layout.js";
 import { mergedList } from "./shard-lists.js";
+import { mergedSettlementStream, mergedSettlements } from "./shard-settlements.js";
 import { renderShardMetrics, shardsOverview } from "./shard-stats.js";
 
 type Role = "current" | "previous" | "runs";
@@ -78,6 +79,10 @@ export class ShardRouter {
     // The dashboard's job page, from the job's shard; its runs page, from the runs home.
     if (path.startsWith("/jobs/")) return this.#toJob(jobKeyOfPath(path, "/jobs/"), request);
     if (path === "/runs") return this.#send(SINGLE_LEDGER_NAME, this.#roleOf(SINGLE_LEDGER_NAME), request);
+    if (path.startsWith("/v1/settlements") && method === "GET") {
+      const merged = this.#settlements(path, request);
+      if (merged !== null) return merged;
+    }
     if (mergeableList(path) && (method === "GET" || method === "HEAD"))
       return mergedList(request, this.shardNames(), (name, r) => this.#send(name, this.#roleOf(name), r));
     if (/^(\/v1)?\/effects\/[^/]+\/retry$/.test(path) && method === "POST") return this.#firstFound(request);
@@ -123,6 +128,14 @@ export class ShardRouter {
       if (!(old.status === 421 && old.headers.has(SHARD_HEADERS.notHere))) return old;
     }
     return this.#send(shardNameOf(key, this.layouts.current), "current", request);
+  }
+
+  /** The settlement feed and its stream, merged over every object that holds jobs (shard-settlements.ts). */
+  #settlements(path: string, request: Request): Promise<Response> | null {
+    const send = (name: string, r: Request) => this.#send(name, this.#roleOf(name), r);
+    if (path === "/v1/settlements") return mergedSettlements(request, this.shardNames(), send);
+    if (path === "/v1/settlements/stream") return mergedSettlementStream(request, this.shardNames(), send);
+    return null;
   }
 
   /** Tries every shard until one has what the request is about (an effect id names no job). */
