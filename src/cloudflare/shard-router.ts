@@ -5,6 +5,7 @@ import { type WebhookRouteKey, webhookRouteKey } from "../host/workers/webhook-r
 import { constantTimeEqual } from "../http/constant-time-equal.js";
 import { problemResponse, toProblem } from "../http/problem.js";
 import type { DurableObjectNamespace } from "./cloudflare-types.js";
+import { type CounterSample, renderSummedCounters } from "./durable-counters.js";
 import { mergeableList } from "./item-cursors.js";
 import { STATS_PATH, TICK_PATH } from "./ledger-object.js";
 import { encodeShardKey, SHARD_HEADERS } from "./shard-fence.js";
@@ -157,15 +158,20 @@ export class ShardRouter {
     return Response.json(await this.#readOverview());
   }
 
+  /** The gauges and the durable counters (durable-counters.ts) of every shard, from one read each. */
   async #metrics(): Promise<Response> {
-    const text = renderShardMetrics(await this.#readOverview(), Date.now());
+    const overview = await this.#readOverview("?counters=1");
+    const counters = overview.shards.map(
+      (s) => ((s.stats as { counters?: CounterSample[] } | null)?.counters ?? null) as CounterSample[] | null,
+    );
+    const text = renderShardMetrics(overview, Date.now()) + renderSummedCounters(counters);
     return new Response(text, { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
   }
 
-  #readOverview() {
+  #readOverview(query = "") {
     return shardsOverview(
       this.shards(),
-      () => new Request(`https://finality.internal${STATS_PATH}`),
+      () => new Request(`https://finality.internal${STATS_PATH}${query}`),
       (name, r) => this.#send(name, this.#roleOf(name), r),
     );
   }
