@@ -5,6 +5,7 @@ import { problemResponse, toProblem } from "../http/problem.js";
 import { sweepOnce } from "../providers/discovery-sweep.js";
 import type { StoreStats } from "../store/store.js";
 import type { DurableObjectState } from "./cloudflare-types.js";
+import { DurableCounters } from "./durable-counters.js";
 import { createDurableObjectStore, nextAlarmDueAt } from "./durable-object-store.js";
 import { withItemCursors } from "./item-cursors.js";
 import { SHARD_HEADERS, ShardFence } from "./shard-fence.js";
@@ -12,7 +13,10 @@ import { configFromBindings } from "./worker-config.js";
 
 /** The path the Worker's cron trigger calls on the ledger object; never reachable from outside. */
 export const TICK_PATH = "/__finality/tick";
-/** The counts of one shard (GET), which the Worker sums for `/metrics` and `/v1/shards`. */
+/**
+ * The counts of one shard (GET), which the Worker sums for `/metrics` and `/v1/shards`; with
+ * `?counters=1` also its durable counters (`counters`, durable-counters.ts), for `/metrics`.
+ */
 export const STATS_PATH = "/__finality/stats";
 
 /** The routes that take or renew a run attempt's lease. */
@@ -46,10 +50,12 @@ export class FinalityLedger {
   /** The time this object last set its alarm for (null after an eviction: nothing to compare). */
   #alarmAt: number | null = null;
   readonly #fence: ShardFence;
+  readonly #counters: DurableCounters;
 
   constructor(ctx: DurableObjectState, env: Readonly<Record<string, unknown>>) {
     this.#ctx = ctx;
     this.#fence = new ShardFence(ctx.storage.sql);
+    this.#counters = new DurableCounters(ctx.storage.sql);
     try {
       this.#ledger = this.#open(env);
     } catch (error) {
@@ -61,12 +67,17 @@ export class FinalityLedger {
   async fetch(request: Request): Promise<Response> {
     const ledger = this.#ledger;
     if (ledger === null) return problemResponse(toProblem(this.#failure).problem);
-    const path = new URL(request.url).pathname;
+    const url = new URL(request.url);
+    const path = url.pathname;
     if (path === TICK_PATH)
       return request.method === "POST"
         ? Response.json(await this.tick())
         : new Response(null, { status: 405 });
-    if (path === STATS_PATH) return Response.json(await this.#stats(ledger));
+    if (path === STATS_PATH)
+      return Response.json({
+        ...(await this.#stats(ledger)),
+        ...(url.searchParams.has("counters") ? { counters: this.#counters.read() } : {}),
+      });
     try {
       return await this.#fence.handle(request, async (admitted) => {
         const answer = await ledger.app.fetch(admitted);
@@ -142,7 +153,12 @@ export class FinalityLedger {
   /** The Workers host on this object's own SQLite database. */
   #open(env: Readonly<Record<string, unknown>>): WorkersLedger {
     const store = createDurableObjectStore(this.#ctx.storage);
-    return workersLedgerFromConfig(configFromBindings(env), store, () => void this.#wakeAt(Date.now()));
+    return workersLedgerFromConfig(
+      configFromBindings(env),
+      store,
+      () => void this.#wakeAt(Date.now()),
+      this.#counters.metrics(),
+    );
   }
 
   /** Ends or requeues the run attempts whose lease ran out (what `finality serve`'s sweep loop does). */

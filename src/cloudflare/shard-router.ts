@@ -5,11 +5,13 @@ import { type WebhookRouteKey, webhookRouteKey } from "../host/workers/webhook-r
 import { constantTimeEqual } from "../http/constant-time-equal.js";
 import { problemResponse, toProblem } from "../http/problem.js";
 import type { DurableObjectNamespace } from "./cloudflare-types.js";
+import { type CounterSample, renderSummedCounters } from "./durable-counters.js";
 import { mergeableList } from "./item-cursors.js";
 import { STATS_PATH, TICK_PATH } from "./ledger-object.js";
 import { encodeShardKey, SHARD_HEADERS } from "./shard-fence.js";
 import { type ShardLayouts, SINGLE_LEDGER_NAME, shardLayouts, shardNameOf } from "./shard-layout.js";
 import { mergedList } from "./shard-lists.js";
+import { mergedSettlementStream, mergedSettlements } from "./shard-settlements.js";
 import { renderShardMetrics, shardsOverview } from "./shard-stats.js";
 
 type Role = "current" | "previous" | "runs";
@@ -78,6 +80,10 @@ export class ShardRouter {
     // The dashboard's job page, from the job's shard; its runs page, from the runs home.
     if (path.startsWith("/jobs/")) return this.#toJob(jobKeyOfPath(path, "/jobs/"), request);
     if (path === "/runs") return this.#send(SINGLE_LEDGER_NAME, this.#roleOf(SINGLE_LEDGER_NAME), request);
+    if (path.startsWith("/v1/settlements") && method === "GET") {
+      const merged = this.#settlements(path, request);
+      if (merged !== null) return merged;
+    }
     if (mergeableList(path) && (method === "GET" || method === "HEAD"))
       return mergedList(request, this.shardNames(), (name, r) => this.#send(name, this.#roleOf(name), r));
     if (/^(\/v1)?\/effects\/[^/]+\/retry$/.test(path) && method === "POST") return this.#firstFound(request);
@@ -125,6 +131,14 @@ export class ShardRouter {
     return this.#send(shardNameOf(key, this.layouts.current), "current", request);
   }
 
+  /** The settlement feed and its stream, merged over every object that holds jobs (shard-settlements.ts). */
+  #settlements(path: string, request: Request): Promise<Response> | null {
+    const send = (name: string, r: Request) => this.#send(name, this.#roleOf(name), r);
+    if (path === "/v1/settlements") return mergedSettlements(request, this.shardNames(), send);
+    if (path === "/v1/settlements/stream") return mergedSettlementStream(request, this.shardNames(), send);
+    return null;
+  }
+
   /** Tries every shard until one has what the request is about (an effect id names no job). */
   async #firstFound(request: Request): Promise<Response> {
     let last: Response | null = null;
@@ -144,15 +158,20 @@ export class ShardRouter {
     return Response.json(await this.#readOverview());
   }
 
+  /** The gauges and the durable counters (durable-counters.ts) of every shard, from one read each. */
   async #metrics(): Promise<Response> {
-    const text = renderShardMetrics(await this.#readOverview(), Date.now());
+    const overview = await this.#readOverview("?counters=1");
+    const counters = overview.shards.map(
+      (s) => ((s.stats as { counters?: CounterSample[] } | null)?.counters ?? null) as CounterSample[] | null,
+    );
+    const text = renderShardMetrics(overview, Date.now()) + renderSummedCounters(counters);
     return new Response(text, { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
   }
 
-  #readOverview() {
+  #readOverview(query = "") {
     return shardsOverview(
       this.shards(),
-      () => new Request(`https://finality.internal${STATS_PATH}`),
+      () => new Request(`https://finality.internal${STATS_PATH}${query}`),
       (name, r) => this.#send(name, this.#roleOf(name), r),
     );
   }

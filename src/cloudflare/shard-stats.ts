@@ -67,8 +67,8 @@ function addInto(into: Record<string, number>, from: Record<string, number>): vo
 
 /**
  * The ledger gauges of `finality serve`'s /metrics, summed over the shards, plus one
- * `finality_shard_up` per shard. Counters are not here: an isolate's in-memory counters vanish
- * when it is evicted, so a Worker has none worth scraping (see docs/cloudflare-workers.md).
+ * `finality_shard_up` per shard. The counters are rendered after these, summed
+ * from each shard's own storage (durable-counters.ts).
  */
 export function renderShardMetrics(overview: ShardsOverview, now: number): string {
   const { total } = overview;

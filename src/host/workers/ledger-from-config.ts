@@ -5,6 +5,7 @@ import type { Dispatcher } from "../../engine/dispatcher.js";
 import { type Finality, finalityOn } from "../../engine/finality.js";
 import type { Reconciler } from "../../engine/reconciler.js";
 import type { Logger } from "../../http/request-log.js";
+import type { ServiceMetrics } from "../../http/service-metrics.js";
 import type { SweepOptions } from "../../providers/discovery-sweep.js";
 import { providerHealth } from "../../providers/provider-health.js";
 import { createProviders } from "../../providers/provider-registry.js";
@@ -35,11 +36,13 @@ export interface WorkersLedger {
  * The Workers host: the same app, reconciler and dispatcher as `finality serve` on the given
  * store, with WebCrypto signature checks and signer, `fetch` for effects and console logs.
  * `onEffectsEnqueued` is called after each commit that enqueued effects (the object sets its alarm).
+ * `metrics` counts webhooks, polls and effect attempts (the object keeps them in its storage).
  */
 export function workersLedgerFromConfig(
   config: FinalityConfig,
   store: Store,
   onEffectsEnqueued: () => void,
+  metrics?: ServiceMetrics,
 ): WorkersLedger {
   // A Worker is on the internet: without a token anyone could register jobs and read results.
   // (`finality serve` makes the same refusal for any address but loopback.)
@@ -66,11 +69,24 @@ export function workersLedgerFromConfig(
     verifiers: webVerifiers,
   });
   const runs = createRunService({ finality, ...runServiceOptionsFrom(config.workers) });
-  const app = createApp({ finality, config, logger, receivers: providers.receivers, runs });
-  const reconciler = reconcilerFromConfig(finality, config, { logger, providers });
+  const app = createApp({
+    finality,
+    config,
+    logger,
+    receivers: providers.receivers,
+    runs,
+    ...(metrics ? { metrics } : {}),
+  });
+  const reconciler = reconcilerFromConfig(finality, config, {
+    logger,
+    providers,
+    ...(metrics ? { metrics } : {}),
+  });
   const discovery = sweepOptionsFromConfig(config, providers);
   const deliver = config.effects.length > 0 && config.effectDelivery.enabled;
-  const dispatcher = deliver ? dispatcherFromConfig(finality, config, { logger }) : null;
+  const dispatcher = deliver
+    ? dispatcherFromConfig(finality, config, { logger, ...(metrics ? { metrics } : {}) })
+    : null;
   if (dispatcher) finality.onEffectsEnqueued(onEffectsEnqueued);
   return { config, finality, app, reconciler, dispatcher, runs, discovery, logger };
 }

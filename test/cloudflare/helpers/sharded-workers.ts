@@ -35,10 +35,13 @@ export interface ShardedWorker {
 export async function startShardedWorkers(
   versions: { name: string; config: Record<string, unknown> }[],
   bindings: Record<string, string> = {},
+  /** `persist`: a directory the objects' storage is kept in, so that another Miniflare restarts them on it. */
+  options: { persist?: string } = {},
 ): Promise<ShardedWorker> {
   const code = await script();
   const owner = versions[0]?.name ?? "";
   const mf = new Miniflare({
+    ...(options.persist ? { durableObjectsPersist: options.persist } : {}),
     handleRuntimeStdio(stdout, stderr) {
       for (const stream of [stdout, stderr])
         createInterface({ input: stream }).on("line", (line) => {
