@@ -14,16 +14,17 @@
  * Knobs: BENCH_ROUNDS (3), BENCH_SECONDS (8), BENCH_WARMUP_SECONDS (2), BENCH_CONNECTIONS (50),
  * BENCH_REQUESTS (300000 per round), BENCH_SYNC ("NORMAL"), BENCH_BASELINE_DIST.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { BENCH_SECRET, writePresigned } from "./lib/presign.js";
+import { CLI, intKnob, startFinalityServe } from "./lib/finality-serve.js";
+import { writePresigned } from "./lib/presign.js";
 import { cpuMs, peakRssMiB, startServer } from "./lib/processes.js";
 import { hasWrk, runWrk } from "./lib/wrk.js";
 
 const env = process.env;
-const int = (value, fallback) => (value ? Number.parseInt(value, 10) : fallback);
+const int = intKnob;
 const ROUNDS = int(env.BENCH_ROUNDS, 3);
 const SECONDS = int(env.BENCH_SECONDS, 8);
 const WARMUP_SECONDS = int(env.BENCH_WARMUP_SECONDS, 2);
@@ -32,28 +33,10 @@ const REQUESTS = int(env.BENCH_REQUESTS, 300_000);
 const SYNC = (env.BENCH_SYNC ?? "NORMAL").toUpperCase();
 const BASELINE_DIST = env.BENCH_BASELINE_DIST;
 const PATH = "/webhooks/acme";
-
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
-const CLI = here("../dist/cli/main.js");
 
-function startFinality(dir, telemetry, cli = CLI) {
-  const config = join(dir, "finality.config.json");
-  writeFileSync(
-    config,
-    JSON.stringify({
-      providers: { acme: { type: "generic", webhook: { secrets: [BENCH_SECRET] } } },
-      ...(telemetry ? { telemetry } : {}),
-    }),
-  );
-  return startServer(
-    process.execPath,
-    [cli, "serve", "--config", config, "--port", "0", "--db", join(dir, "f.db")],
-    {
-      FINALITY_SQLITE_SYNCHRONOUS: SYNC,
-      FINALITY_LOG_LEVEL: "warn",
-    },
-  );
-}
+const startFinality = (dir, telemetry, cli = CLI) =>
+  startFinalityServe(dir, { extra: telemetry ? { telemetry } : {}, sync: SYNC, logLevel: "warn", cli });
 
 const designs = (otlpUrl) => ({
   ...(BASELINE_DIST

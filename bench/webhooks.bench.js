@@ -16,16 +16,17 @@
  * BENCH_BASELINE_DIST (another build's dist/ directory, e.g. the commit before a change: adds
  * (e) `finality-baseline-no-effects`, that build's intake, interleaved with the others).
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { CLI, intKnob, startFinalityServe } from "./lib/finality-serve.js";
 import { BENCH_SECRET, writePresigned } from "./lib/presign.js";
 import { cpuMs, peakRssMiB, startServer } from "./lib/processes.js";
 import { hasWrk, runWrk } from "./lib/wrk.js";
 
 const env = process.env;
-const int = (value, fallback) => (value ? Number.parseInt(value, 10) : fallback);
+const int = intKnob;
 const ROUNDS = int(env.BENCH_ROUNDS, 3);
 const SECONDS = int(env.BENCH_SECONDS, 10);
 const WARMUP_SECONDS = int(env.BENCH_WARMUP_SECONDS, 3);
@@ -36,27 +37,17 @@ const LOG_LEVEL = env.BENCH_LOG_LEVEL ?? "info";
 const PATH = "/webhooks/acme";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
-const CLI = here("../dist/cli/main.js");
 const BASELINE_DIST = env.BENCH_BASELINE_DIST;
 
-function startFinality(dir, sync, effectUrl, cli = CLI) {
-  const config = join(dir, "finality.config.json");
-  writeFileSync(
-    config,
-    JSON.stringify({
-      providers: { acme: { type: "generic", webhook: { secrets: [BENCH_SECRET] } } },
+const startFinality = (dir, sync, effectUrl, cli = CLI) =>
+  startFinalityServe(dir, {
+    extra: {
       effects: effectUrl ? [{ name: "notify", url: effectUrl, secret: BENCH_SECRET, on: ["succeeded"] }] : [],
-    }),
-  );
-  return startServer(
-    process.execPath,
-    [cli, "serve", "--config", config, "--port", "0", "--db", join(dir, "f.db")],
-    {
-      FINALITY_SQLITE_SYNCHRONOUS: sync,
-      FINALITY_LOG_LEVEL: LOG_LEVEL,
     },
-  );
-}
+    sync,
+    logLevel: LOG_LEVEL,
+    cli,
+  });
 
 const DESIGNS = {
   bare: () => startServer(process.execPath, [here("servers/bare-server.js")]),

@@ -139,7 +139,14 @@ export const discoverSchema = z.strictObject({
   intervalSeconds: positiveSeconds.default(300),
   lookbackHours: positiveSeconds.default(48),
   pagesPerSweep: z.number().int().min(1).max(10_000).default(20),
-  /** Generic provider only: the list URL, `{cursor}` where the URL-encoded cursor goes (empty first). */
+});
+
+/**
+ * The generic provider's `discover`: where its list API is. Only that type reads these keys, so
+ * only its schema has them, and another type given `discover.url` is refused rather than ignored.
+ */
+const genericDiscover = discoverSchema.extend({
+  /** The list URL, `{cursor}` where the URL-encoded cursor goes (empty on the first page). */
   url: httpUrl.optional(),
   headers: z.record(z.string(), z.string()).optional(),
   timeoutSeconds: positiveSeconds.optional(),
@@ -210,6 +217,7 @@ export const providerSchema = z
       variant("generic", {
         webhook: genericWebhook.optional(),
         poll: genericPoll.optional(),
+        discover: genericDiscover.optional(),
         /** The sender's state names → canonical ones, for webhooks and polls alike. */
         states: z.record(z.string().min(1), z.enum(CANONICAL_STATES)).optional(),
       }),

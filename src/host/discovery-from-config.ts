@@ -51,7 +51,11 @@ export function discoveryLoopsFromConfig(
 ): PeriodicLoop[] {
   return sweepOptionsFromConfig(config, context.providers).map((options) => {
     const intervalMs = (config.providers[options.provider]?.discover?.intervalSeconds ?? 300) * 1000;
-    const onPage = (page: PageProgress) => context.metrics?.jobsDiscovered(page.provider, page.lagSeconds);
+    const onPage = (page: PageProgress) => {
+      context.metrics?.jobsDiscovered(page.provider, page.lagSeconds);
+      // Settled from the list, no poll to follow: counted here in finality_detection_delay_seconds.
+      for (const job of page.settled) context.metrics?.jobSettled(job);
+    };
     return createPeriodicLoop(
       `discovery:${options.provider}`,
       intervalMs,

@@ -161,17 +161,6 @@ export const genericWebhookBodySchema = z
   })
   .register(apiSchemas, { id: "GenericWebhook", description: "The `generic` provider's webhook body" });
 
-/** What a URL effect receives (engine/http-effect-target.ts), signed the Standard Webhooks way. */
-export const effectPayloadSchema = z
-  .strictObject({
-    type: z.enum(["job.settled", "job.stuck"]),
-    effect: z.string().describe("the effect's name"),
-    idempotencyKey: z.string().describe("also the `webhook-id` header: the same on every attempt"),
-    attempt: z.number().int().positive(),
-    job: jobSchema,
-  })
-  .register(apiSchemas, { id: "EffectPayload", description: "The body of an effect delivery" });
-
 const ERROR_CODE_LIST = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]];
 
 export const problemSchema = z
@@ -214,5 +203,6 @@ export type JobEvent = z.output<typeof jobEventSchema>;
 export type Effect = z.output<typeof effectSchema>;
 export type ParkedObservation = z.output<typeof parkedSchema>;
 export type Problem = z.output<typeof problemSchema>;
-export type EffectPayload = z.output<typeof effectPayloadSchema>;
+// In a file of its own: it holds the intent's schema, which is built on this file's.
+export type { EffectPayload } from "./effect-payload-schema.js";
 export type WebhookAnswer = z.output<typeof webhookAnswerSchema>;

@@ -2,6 +2,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom
 import type { DestinationStatus } from "../engine/effect-target.js";
 import type { HousekeepingStats } from "../store/housekeeping-store.js";
 import type { PoolStats } from "../store/postgres/postgres-client.js";
+import type { GroupCommitStats } from "../store/postgres/postgres-group-commit.js";
 import type { StoreStats } from "../store/store.js";
 import type { ServiceMetrics, WebhookOutcome } from "./service-metrics.js";
 
@@ -14,6 +15,8 @@ export interface PromMetricsOptions {
   orphanedIntents?: () => Promise<number>;
   /** The PostgreSQL pool's counters, read at every scrape (none on SQLite). */
   pool?: () => PoolStats;
+  /** The PostgreSQL group commit's counters, read at every scrape (none on SQLite). */
+  groupCommit?: () => GroupCommitStats;
   /** The broker destinations' connections, read at every scrape (none without broker effects). */
   destinations?: () => DestinationStatus[];
   /** Read at every scrape: submission time of each provider's oldest open job. */
@@ -177,6 +180,48 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
     ["event"],
   );
 
+  // Counted in the store since it opened; each scrape adds what is new, so these are true counters.
+  const groupBatches = new Counter({
+    name: "finality_group_commit_batches_total",
+    help: "PostgreSQL group commit transactions that held more than one caller.",
+    registers: [registry],
+  });
+  const groupCallers = new Counter({
+    name: "finality_group_commit_callers_total",
+    help: "Callers (ingests, polls, registrations) that shared a group commit transaction with others.",
+    registers: [registry],
+  });
+  const groupLargest = gauge(
+    "finality_group_commit_largest_batch",
+    "Most callers one PostgreSQL group commit transaction has held since start.",
+  );
+  const groupRetries = new Counter({
+    name: "finality_group_commit_retries_total",
+    help: "Callers' work run again inside a group commit, by reason (deadlock, serialization, version-conflict).",
+    labelNames: ["reason"] as const,
+    registers: [registry],
+  });
+  // The last total copied per counter and label set: a scrape adds the difference.
+  const copied = new Map<Counter<string>, Map<string, number>>();
+  function copyCount(counter: Counter<string>, total: number, labels: Record<string, string> = {}): void {
+    const seen = copied.get(counter) ?? new Map<string, number>();
+    copied.set(counter, seen);
+    const key = JSON.stringify(labels);
+    const delta = total - (seen.get(key) ?? 0);
+    seen.set(key, total);
+    // inc(0) too, so that a reason with no retries yet shows as 0 rather than missing.
+    counter.inc(labels, Math.max(0, delta));
+  }
+
+  function refreshGroupCommit(): void {
+    if (!options.groupCommit) return;
+    const group = options.groupCommit();
+    copyCount(groupBatches, group.batches);
+    copyCount(groupCallers, group.batchedCallers);
+    groupLargest.set(group.largestBatch);
+    for (const [reason, count] of Object.entries(group.retries)) copyCount(groupRetries, count, { reason });
+  }
+
   function refreshPool(): void {
     if (!options.pool) return;
     const pool = options.pool();
@@ -192,6 +237,7 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
 
   async function refreshGauges(): Promise<void> {
     refreshPool();
+    refreshGroupCommit();
     for (const { effect, destination, connected } of options.destinations?.() ?? [])
       destinationConnected.set({ effect, destination }, connected ? 1 : 0);
     const stats = await options.stats();

@@ -1,3 +1,4 @@
+import type { Job } from "../core/model.js";
 import { isTerminal } from "../core/states.js";
 import type { Finality } from "../engine/finality.js";
 import { type IngestContext, ingestInTx } from "../engine/ingest.js";
@@ -31,6 +32,8 @@ export interface PageProgress {
   attached: number;
   /** Seconds from each newly known job's creation at the provider to now. */
   lagSeconds: number[];
+  /** Jobs this page's listed terminal state settled (no poll): for the detection-delay metric. */
+  settled: Job[];
 }
 
 export interface SweepResult {
@@ -79,13 +82,15 @@ export async function sweepOnce(finality: Finality, options: SweepOptions): Prom
         adopted: 0,
         attached: 0,
         lagSeconds: [],
+        settled: [],
       };
       for (const listed of answer.jobs) {
         if (listed.createdAt < sinceMs) continue;
         const shown = options.settleFromList === true ? listed : withoutTerminalState(listed);
-        const { outcome, newlyKnown } = await adoptListedInTx(tx, provider, shown, ctx);
+        const { outcome, newlyKnown, settled } = await adoptListedInTx(tx, provider, shown, ctx);
         if (outcome !== "known") counts[outcome]++;
         if (newlyKnown) counts.lagSeconds.push(Math.max(0, now - listed.createdAt) / 1000);
+        if (settled !== null) counts.settled.push(settled);
       }
       await tx.setDiscoveryCursor(provider, answer.resume, now);
       return counts;
@@ -120,22 +125,24 @@ async function adoptListedInTx(
   provider: string,
   listed: ListedJob,
   ctx: IngestContext,
-): Promise<{ outcome: "adopted" | "attached" | "known"; newlyKnown: boolean }> {
+): Promise<{ outcome: "adopted" | "attached" | "known"; newlyKnown: boolean; settled: Job | null }> {
   const key = { provider, id: listed.id };
+  const known = { outcome: "known", newlyKnown: false, settled: null } as const;
   // A job retention forgot after it settled stays forgotten: adopting it would settle it again.
-  if ((await tx.getTombstone(key)) !== null) return { outcome: "known", newlyKnown: false };
-  const known = (await tx.getJob(key)) !== null;
+  if ((await tx.getTombstone(key)) !== null) return known;
+  const isKnown = (await tx.getJob(key)) !== null;
   if (listed.tag !== undefined) {
     const intent = await tx.getIntent(listed.tag);
     if (intent !== null && intent.provider === provider && intent.jobId === null) {
-      if (listed.state !== undefined && !known) await observeListed(tx, listed, key, ctx);
+      const settled =
+        listed.state !== undefined && !isKnown ? await observeListed(tx, listed, key, ctx) : null;
       await attachIntentInTx(tx, intent.key, listed.id, "discovery", ctx);
-      return { outcome: "attached", newlyKnown: !known };
+      return { outcome: "attached", newlyKnown: !isKnown, settled };
     }
   }
-  if (known) return { outcome: "known", newlyKnown: false };
-  await observeListed(tx, listed, key, ctx);
-  return { outcome: "adopted", newlyKnown: true };
+  if (isKnown) return known;
+  const settled = await observeListed(tx, listed, key, ctx);
+  return { outcome: "adopted", newlyKnown: true, settled };
 }
 
 async function observeListed(
@@ -143,8 +150,8 @@ async function observeListed(
   listed: ListedJob,
   key: { provider: string; id: string },
   ctx: IngestContext,
-): Promise<void> {
-  await ingestInTx(
+): Promise<Job | null> {
+  const outcome = await ingestInTx(
     tx,
     {
       ...key,
@@ -161,4 +168,5 @@ async function observeListed(
     // Found late already: checked at once rather than after the grace a fresh submission gets.
     (next) => (next.settledAt === null ? { ...next, nextCheckAt: ctx.now } : next),
   );
+  return outcome.settled ? outcome.job : null;
 }

@@ -146,7 +146,7 @@ export const ELSEWHERE: Record<string, { test: string } | { unchecked: string }>
   "providers.<name>.discover.pagesPerSweep": { test: "test/chaos/intent-crash.test.ts" },
 };
 
-/** The `discover` keys the host reads (the rest, url, headers and timeout, go to the adapter). */
+/** The `discover` keys the host reads (the rest go to the adapter: url, headers, timeout to the generic one, kinds to Anthropic's). */
 const HOST_READ_DISCOVER = [
   "providers.<name>.discover.enabled",
   "providers.<name>.discover.intervalSeconds",

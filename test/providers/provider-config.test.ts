@@ -76,6 +76,20 @@ describe("provider configuration", () => {
       { type: "openai", apiKey: "k", webhook: { secrets: ["s"], scheme: "stripe" } },
       "providers.x.webhook.scheme",
     ],
+    // Read by the generic provider alone: elsewhere an option that would do nothing is refused.
+    ...(["openai", "gemini", "anthropic", "replicate"] as const).flatMap((type) =>
+      (
+        [
+          ["url", "http://127.0.0.1:9/jobs?after={cursor}"],
+          ["headers", { authorization: "Bearer t" }],
+          ["timeoutSeconds", 5],
+        ] as const
+      ).map(([key, value]): [string, Record<string, unknown>, string] => [
+        `discover.${key} on ${type}`,
+        { type, apiKey: "k", discover: { enabled: true, [key]: value } },
+        `providers.x.discover.${key}`,
+      ]),
+    ),
   ])("refuses %s, naming the field", (_name, provider, message) => {
     expect(() => parse({ x: provider })).toThrow(message);
   });
@@ -90,5 +104,16 @@ describe("provider configuration", () => {
     });
     expect(providers.s).toMatchObject({ webhook: { scheme: "stripe", toleranceSeconds: 300 } });
     expect(providers.v).toMatchObject({ webhook: { scheme: "standard-webhooks" } });
+  });
+
+  it("takes discover.url, headers and timeoutSeconds on a generic instance", () => {
+    const discover = {
+      url: "http://127.0.0.1:9/jobs?after={cursor}",
+      headers: { a: "b" },
+      timeoutSeconds: 5,
+    };
+    expect(parse({ g: { type: "generic", discover: { enabled: true, ...discover } } }).g).toMatchObject({
+      discover: { enabled: true, ...discover },
+    });
   });
 });

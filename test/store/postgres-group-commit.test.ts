@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/load-config.js";
-import { isFinalityError } from "../../src/core/errors.js";
+import { FinalityError, isFinalityError } from "../../src/core/errors.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import { postgresStoreOptions } from "../../src/host/node/finality-from-config.js";
 import {
@@ -168,5 +168,41 @@ describe.skipIf(!enabled)("PostgreSQL group commit", () => {
     expect(afterRegister).toBe(4);
     expect(store.groupCommitStats().batchedCallers - afterRegister).toBe(4);
     for (const id of ids) expect((await store.getJob(key(id)))?.state).toBe("running");
+  });
+
+  it("counts each caller's re-runs by reason: deadlock, serialization failure, version conflict", async () => {
+    schema = uniqueSchemaName("finality_leftovers_gc_retries");
+    const store = await open({ groupCommitConcurrency: 1 });
+    /** Work that fails once as told, then inserts its job. */
+    const failingOnce = (id: string, fail: (tx: StoreTx) => Promise<unknown>) => {
+      let failed = false;
+      return async (tx: StoreTx) => {
+        if (!failed) {
+          failed = true;
+          await fail(tx);
+        }
+        return tx.insertJob(makeJob({ id }));
+      };
+    };
+    const raise = (code: string) => (tx: StoreTx) =>
+      tx.execute(`DO $$ BEGIN RAISE EXCEPTION 'as if' USING ERRCODE = '${code}'; END $$`);
+    const results = await Promise.all([
+      store.transaction(failingOnce("a", raise("40P01")), order("a")),
+      store.transaction(failingOnce("b", raise("40001")), order("b")),
+      // Two deadlocks, one serialization failure: a count under the wrong reason shows.
+      store.transaction(failingOnce("e", raise("40P01")), order("e")),
+      store.transaction(
+        failingOnce("c", async () => {
+          throw new FinalityError("version-conflict", "lost the race");
+        }),
+        order("c"),
+      ),
+      store.transaction(insert("d"), order("d")),
+    ]);
+    expect(results).toEqual([true, true, true, true, true]);
+    expect(store.groupCommitStats()).toMatchObject({
+      lockRetries: 3,
+      retries: { deadlock: 2, serialization: 1, "version-conflict": 1 },
+    });
   });
 });

@@ -89,7 +89,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
         destinations: brokers.status,
         oldestOpenByProvider: () => finality.store.oldestOpenByProvider(Object.keys(config.providers)),
         orphanedIntents: () => finality.store.countOrphanedIntents(),
-        ...("poolStats" in finality.store ? { pool: (finality.store as PostgresStore).poolStats } : {}),
+        ...("poolStats" in finality.store ? postgresMetrics(finality.store as PostgresStore) : {}),
       }),
     );
     const intake = createWebhookIntake({ finality, receivers: providers.receivers, metrics });
@@ -199,4 +199,9 @@ function warnAboutUnsignedProviders(config: FinalityConfig, logger: pino.Logger)
       logger.warn({ provider: name }, `provider has no webhook secret: its webhooks are refused (${fix})`);
     }
   }
+}
+
+/** The PostgreSQL store's own counters, copied into /metrics at each scrape. */
+function postgresMetrics(store: PostgresStore) {
+  return { pool: store.poolStats, groupCommit: store.groupCommitStats };
 }

@@ -14,7 +14,7 @@ export function effectWebhookOperation(payload: Record<string, unknown>): Record
     operationId: "effectDelivery",
     // Finality signs it (webhook-signature); the receiver's own auth is its URL's business.
     security: [],
-    summary: "An effect: a job settled (or was flagged stuck)",
+    summary: "An effect: a job settled (or was flagged stuck), or an intent was flagged orphaned",
     description:
       "Sent once per effect, retried on a schedule (5 s, 30 s, 2 min, 10 min, 30 min, 1 h, then hourly, " +
       "±20 % jitter, at least the receiver's `Retry-After`) until it is delivered or dead. Only a 2xx " +

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { ERROR_CODES, type ErrorCode } from "../../core/errors.js";
 import { apiSchemas } from "../api-schemas.js";
+// Registers EffectPayload in apiSchemas, for the `webhooks` entry.
+import "../effect-payload-schema.js";
 import { problemType } from "../problem.js";
 import { PROBLEM_STATUS } from "../problem-status.js";
 import { effectWebhookOperation } from "./effect-payload-doc.js";

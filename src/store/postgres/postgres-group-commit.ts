@@ -24,7 +24,12 @@ export interface GroupCommitStats {
   largestBatch: number;
   /** Callers re-queued for the next group after a deadlock (40P01) or serialization failure (40001). */
   lockRetries: number;
+  /** The same re-runs by reason, plus a caller's work re-run at once in its savepoint after a version conflict. */
+  retries: Record<GroupCommitRetryReason, number>;
 }
+
+/** Why a caller's work ran again: a deadlock, a serialization failure, or a lost insert race. */
+export type GroupCommitRetryReason = "deadlock" | "serialization" | "version-conflict";
 
 interface Queued {
   work: (tx: AdapterTx) => Promise<unknown>;
@@ -65,7 +70,13 @@ export function createPostgresGroupCommitter(
     alone: <T>(work: (tx: AdapterTx) => Promise<T>) => Promise<T>;
   },
 ) {
-  const stats: GroupCommitStats = { batches: 0, batchedCallers: 0, largestBatch: 0, lockRetries: 0 };
+  const stats: GroupCommitStats = {
+    batches: 0,
+    batchedCallers: 0,
+    largestBatch: 0,
+    lockRetries: 0,
+    retries: { deadlock: 0, serialization: 0, "version-conflict": 0 },
+  };
   let queue: Queued[] = [];
   let running = 0;
   let scheduled: "immediate" | "timer" | null = null;
@@ -155,16 +166,22 @@ export function createPostgresGroupCommitter(
         await tx.unsafe(`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`);
         const retryable = item.attempts < options.maxAttempts;
         // A lost race on a row (an insert that found the key taken): run again at once.
-        if (isFinalityError(error, "version-conflict") && retryable) continue;
+        if (isFinalityError(error, "version-conflict") && retryable) {
+          stats.retries["version-conflict"]++;
+          continue;
+        }
         const state = sqlState(error);
-        if ((state === "40P01" || state === "40001") && retryable) return { kind: "again" };
+        if ((state === "40P01" || state === "40001") && retryable) {
+          stats.retries[state === "40P01" ? "deadlock" : "serialization"]++;
+          return { kind: "again" };
+        }
         return { kind: "failed", error: toStoreError(error, "transaction") };
       }
     }
   }
 
   return {
-    stats: (): GroupCommitStats => ({ ...stats }),
+    stats: (): GroupCommitStats => ({ ...stats, retries: { ...stats.retries } }),
     enqueue<T>(work: (tx: AdapterTx) => Promise<T>, order: string | undefined): Promise<T> {
       if (order === undefined || options.maxBatch <= 1) return hooks.alone(work);
       return new Promise<T>((resolve, reject) => {
