@@ -15,6 +15,14 @@ import { DESTINATION_KINDS } from "../engine/effect-target.js";
 /** Named schemas: each becomes `#/components/schemas/<id>` in the document. */
 export const apiSchemas = z.registry<{ id: string; description?: string }>();
 
+/**
+ * A strict object schema that the document names: `#/components/schemas/<id>`, with its
+ * description. Each answer the API gives whole (a job, a run, a problem) is one.
+ */
+export function namedObject<S extends z.core.$ZodLooseShape>(id: string, description: string, shape: S) {
+  return z.strictObject(shape).register(apiSchemas, { id, description });
+}
+
 export const iso = z.iso.datetime().describe("ISO 8601, UTC");
 export const isoOrNull = iso.nullable();
 /** Any JSON the caller or the provider gave; a value too large or deep is a marked stand-in. */
@@ -24,97 +32,87 @@ export const outcomeSchema = z
   .enum(["applied", ...IGNORE_REASONS])
   .describe("`applied`, or the reason the observation changed nothing");
 
-export const pollErrorSchema = z
-  .strictObject({
-    at: iso,
-    message: z.string(),
-    url: z.string().nullable().describe("without user, password or key-like query values"),
-    code: z.string().nullable().describe("the network error's code (ECONNREFUSED, ...)"),
-    status: z.number().int().nullable().describe("the HTTP status the provider answered"),
-  })
-  .register(apiSchemas, { id: "PollError", description: "Why the last status poll failed" });
+export const pollErrorSchema = namedObject("PollError", "Why the last status poll failed", {
+  at: iso,
+  message: z.string(),
+  url: z.string().nullable().describe("without user, password or key-like query values"),
+  code: z.string().nullable().describe("the network error's code (ECONNREFUSED, ...)"),
+  status: z.number().int().nullable().describe("the HTTP status the provider answered"),
+});
 
-export const jobSchema = z
-  .strictObject({
-    provider: z.string(),
-    id: z.string(),
-    kind: z.string().nullable(),
-    state: z.enum(CANONICAL_STATES),
-    version: z.number().int(),
-    submittedAt: iso,
-    updatedAt: iso,
-    settledAt: isoOrNull,
-    settledBy: z.enum(SOURCES).nullable(),
-    registered: z.boolean(),
-    pollAttempts: z.number().int(),
-    lastPolledAt: isoOrNull.describe("when a status poll last asked the provider; null before the first"),
-    nextCheckAt: isoOrNull,
-    stuck: z.boolean(),
-    conflict: z.boolean(),
-    anomaly: z.string().nullable(),
-    lastPollError: pollErrorSchema.nullable(),
-    metadata: json,
-    result: json,
-    error: json,
-  })
-  .register(apiSchemas, { id: "Job", description: "One remote job as the ledger knows it" });
+export const jobSchema = namedObject("Job", "One remote job as the ledger knows it", {
+  provider: z.string(),
+  id: z.string(),
+  kind: z.string().nullable(),
+  state: z.enum(CANONICAL_STATES),
+  version: z.number().int(),
+  submittedAt: iso,
+  updatedAt: iso,
+  settledAt: isoOrNull,
+  settledBy: z.enum(SOURCES).nullable(),
+  registered: z.boolean(),
+  pollAttempts: z.number().int(),
+  lastPolledAt: isoOrNull.describe("when a status poll last asked the provider; null before the first"),
+  nextCheckAt: isoOrNull,
+  stuck: z.boolean(),
+  conflict: z.boolean(),
+  anomaly: z.string().nullable(),
+  lastPollError: pollErrorSchema.nullable(),
+  metadata: json,
+  result: json,
+  error: json,
+});
 
-export const jobEventSchema = z
-  .strictObject({
-    seqNo: z.number().int(),
-    provider: z.string(),
-    id: z.string(),
-    source: z.enum(SOURCES),
-    rawState: z.string().nullable(),
-    state: z.string(),
-    applied: z.boolean(),
-    reason: z.enum(IGNORE_REASONS).nullable(),
-    deliveryId: z.string().nullable(),
-    at: iso,
-    detail: json,
-  })
-  .register(apiSchemas, { id: "JobEvent", description: "One row of a job's audit trail" });
+export const jobEventSchema = namedObject("JobEvent", "One row of a job's audit trail", {
+  seqNo: z.number().int(),
+  provider: z.string(),
+  id: z.string(),
+  source: z.enum(SOURCES),
+  rawState: z.string().nullable(),
+  state: z.string(),
+  applied: z.boolean(),
+  reason: z.enum(IGNORE_REASONS).nullable(),
+  deliveryId: z.string().nullable(),
+  at: iso,
+  detail: json,
+});
 
-export const effectSchema = z
-  .strictObject({
-    id: z.string(),
-    provider: z.string(),
-    jobId: z.string(),
-    name: z.string(),
-    trigger: z.string().describe("the terminal state that triggered it, or `stuck`"),
-    idempotencyKey: z.string(),
-    status: z.enum(["pending", "delivering", "delivered", "dead"]),
-    attempts: z.number().int(),
-    nextAttemptAt: isoOrNull,
-    lastError: z.string().nullable(),
-    createdAt: iso,
-    deliveredAt: isoOrNull,
-  })
-  .register(apiSchemas, { id: "Effect", description: "One row of the transactional outbox" });
+export const effectSchema = namedObject("Effect", "One row of the transactional outbox", {
+  id: z.string(),
+  provider: z.string(),
+  jobId: z.string(),
+  name: z.string(),
+  trigger: z.string().describe("the terminal state that triggered it, or `stuck`"),
+  idempotencyKey: z.string(),
+  status: z.enum(["pending", "delivering", "delivered", "dead"]),
+  attempts: z.number().int(),
+  nextAttemptAt: isoOrNull,
+  lastError: z.string().nullable(),
+  createdAt: iso,
+  deliveredAt: isoOrNull,
+});
 
 export const tombstoneSchema = z
   .strictObject({ state: z.enum(TERMINAL_STATES), settledAt: iso, effectsHash: z.string() })
   .register(apiSchemas, { id: "Tombstone", description: "What is kept of a settled job that was pruned" });
 
-export const parkedSchema = z
-  .strictObject({
-    parkedNo: z.number().int(),
-    provider: z.string(),
-    id: z.string(),
-    parkedAt: iso,
-    observation: z.strictObject({
-      state: z.string(),
-      source: z.enum(SOURCES),
-      rawState: z.string().nullable(),
-      seq: z.number().int().nullable(),
-      updateTime: z.number().nullable().describe("epoch milliseconds"),
-      deliveryId: z.string().nullable(),
-      kind: z.string().nullable(),
-      result: json,
-      error: json,
-    }),
-  })
-  .register(apiSchemas, { id: "ParkedObservation", description: "An observation waiting for its job" });
+export const parkedSchema = namedObject("ParkedObservation", "An observation waiting for its job", {
+  parkedNo: z.number().int(),
+  provider: z.string(),
+  id: z.string(),
+  parkedAt: iso,
+  observation: z.strictObject({
+    state: z.string(),
+    source: z.enum(SOURCES),
+    rawState: z.string().nullable(),
+    seq: z.number().int().nullable(),
+    updateTime: z.number().nullable().describe("epoch milliseconds"),
+    deliveryId: z.string().nullable(),
+    kind: z.string().nullable(),
+    result: json,
+    error: json,
+  }),
+});
 
 const page = <T extends z.ZodType>(item: T) =>
   z.strictObject({
@@ -134,16 +132,14 @@ export const observationAnswerSchema = z.strictObject({
   job: jobSchema.nullable(),
 });
 
-export const webhookAnswerSchema = z
-  .strictObject({
-    outcome: outcomeSchema,
-    applied: z.boolean(),
-    provider: z.string(),
-    jobId: z.string(),
-    state: z.string().nullable(),
-    version: z.number().int().nullable(),
-  })
-  .register(apiSchemas, { id: "WebhookAnswer", description: "How the ledger took a webhook" });
+export const webhookAnswerSchema = namedObject("WebhookAnswer", "How the ledger took a webhook", {
+  outcome: outcomeSchema,
+  applied: z.boolean(),
+  provider: z.string(),
+  jobId: z.string(),
+  state: z.string().nullable(),
+  version: z.number().int().nullable(),
+});
 
 /**
  * The `generic` provider's webhook body. It is parsed by hand on the hot path

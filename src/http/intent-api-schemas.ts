@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ATTACHED_BY, INTENT_STATUSES } from "../core/intent-model.js";
-import { apiSchemas, iso, isoOrNull, jobSchema, json } from "./api-schemas.js";
+import { apiSchemas, iso, isoOrNull, jobSchema, json, namedObject } from "./api-schemas.js";
 
 /**
  * The answers of the intents API: what `intentToJson` (core/intent-model.ts) produces. Like
@@ -8,25 +8,23 @@ import { apiSchemas, iso, isoOrNull, jobSchema, json } from "./api-schemas.js";
  * field added to `intentToJson` and not here fails those tests.
  */
 
-export const intentAnswerSchema = z
-  .strictObject({
-    key: z.string(),
-    provider: z.string(),
-    status: z.enum(INTENT_STATUSES),
-    jobId: z.string().optional().describe("the remote id, once attached"),
-    kind: z.string().nullable(),
-    metadata: json,
-    tag: z.string().describe("what to ask the provider to carry, so that a sweep can match the job back"),
-    idempotencyKey: z
-      .string()
-      .describe("for providers that take one: a retried submission makes no second job"),
-    createdAt: iso,
-    deadlineAt: iso.describe("open past it, the intent is flagged orphaned"),
-    attachedAt: isoOrNull,
-    attachedBy: z.enum(ATTACHED_BY).nullable(),
-    orphanedAt: isoOrNull.describe("set once, when the orphaned alert went out; kept after a late attach"),
-  })
-  .register(apiSchemas, { id: "Intent", description: "A submission intent" });
+export const intentAnswerSchema = namedObject("Intent", "A submission intent", {
+  key: z.string(),
+  provider: z.string(),
+  status: z.enum(INTENT_STATUSES),
+  jobId: z.string().optional().describe("the remote id, once attached"),
+  kind: z.string().nullable(),
+  metadata: json,
+  tag: z.string().describe("what to ask the provider to carry, so that a sweep can match the job back"),
+  idempotencyKey: z
+    .string()
+    .describe("for providers that take one: a retried submission makes no second job"),
+  createdAt: iso,
+  deadlineAt: iso.describe("open past it, the intent is flagged orphaned"),
+  attachedAt: isoOrNull,
+  attachedBy: z.enum(ATTACHED_BY).nullable(),
+  orphanedAt: isoOrNull.describe("set once, when the orphaned alert went out; kept after a late attach"),
+});
 
 export const attachedIntentSchema = intentAnswerSchema
   .extend({ job: jobSchema })

@@ -27,9 +27,7 @@ async function readCounted(request: Request, limitBytes: number): Promise<Uint8A
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read().catch(clientGone);
-    if (done) break;
+  for await (const value of chunksOf(reader)) {
     total += value.byteLength;
     if (total > limitBytes) {
       await reader.cancel().catch(() => {});
@@ -38,6 +36,15 @@ async function readCounted(request: Request, limitBytes: number): Promise<Uint8A
     chunks.push(value);
   }
   return concat(chunks, total);
+}
+
+/** The chunks of a body as they arrive; a client gone mid-body is a 400 (`clientGone`). */
+async function* chunksOf(reader: ReadableStreamDefaultReader<Uint8Array>): AsyncGenerator<Uint8Array> {
+  for (;;) {
+    const { done, value } = await reader.read().catch(clientGone);
+    if (done) return;
+    yield value;
+  }
 }
 
 function concat(chunks: Uint8Array[], total: number): Uint8Array {
@@ -73,15 +80,15 @@ export async function readAtMost(
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read().catch(clientGone);
-    if (done) return concat(chunks, total);
+  for await (const value of chunksOf(reader)) {
     const kept = value.byteLength > maxBytes - total ? value.subarray(0, maxBytes - total) : value;
     chunks.push(kept);
     total += kept.byteLength;
-    if (total >= maxBytes) break;
+    if (total >= maxBytes) {
+      await discard(reader, drain);
+      break;
+    }
   }
-  await discard(reader, drain);
   return concat(chunks, total);
 }
 

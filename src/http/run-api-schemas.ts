@@ -1,68 +1,62 @@
 import { z } from "zod";
 import { ATTEMPT_STATUSES, RUN_STATUSES } from "../core/run-model.js";
-import { apiSchemas, iso, isoOrNull, json } from "./api-schemas.js";
+import { apiSchemas, iso, isoOrNull, json, namedObject } from "./api-schemas.js";
 
 /**
  * The answers of the runs and worker API (runs/run-json.ts and run-routes.ts) as zod schemas,
  * for the document, the client's types and the tests; see api-schemas.ts.
  */
 
-export const runSchema = z
-  .strictObject({
-    id: z.string(),
-    kind: z.string(),
-    status: z.enum(RUN_STATUSES),
-    version: z.number().int(),
-    input: json,
-    output: json,
-    error: json,
-    idempotencyKey: z.string().nullable(),
-    maxAttempts: z.number().int(),
-    attemptCount: z.number().int(),
-    generation: z.number().int().describe("fencing token of the latest attempt; only grows"),
-    currentAttemptId: z.string().nullable(),
-    cancelRequested: z.boolean(),
-    availableAt: iso,
-    createdAt: iso,
-    updatedAt: iso,
-    settledAt: isoOrNull,
-  })
-  .register(apiSchemas, { id: "Run", description: "A run on the application's own workers" });
+export const runSchema = namedObject("Run", "A run on the application's own workers", {
+  id: z.string(),
+  kind: z.string(),
+  status: z.enum(RUN_STATUSES),
+  version: z.number().int(),
+  input: json,
+  output: json,
+  error: json,
+  idempotencyKey: z.string().nullable(),
+  maxAttempts: z.number().int(),
+  attemptCount: z.number().int(),
+  generation: z.number().int().describe("fencing token of the latest attempt; only grows"),
+  currentAttemptId: z.string().nullable(),
+  cancelRequested: z.boolean(),
+  availableAt: iso,
+  createdAt: iso,
+  updatedAt: iso,
+  settledAt: isoOrNull,
+});
 
-export const attemptSchema = z
-  .strictObject({
-    id: z.string(),
-    runId: z.string(),
-    workerId: z.string(),
-    generation: z.number().int(),
-    status: z.enum(ATTEMPT_STATUSES),
-    lastSequence: z.number().int().nullable(),
-    leaseExpiresAt: isoOrNull,
-    error: json,
-    output: json,
-    progress: json,
-    claimedAt: iso,
-    startedAt: isoOrNull,
-    heartbeatAt: isoOrNull,
-    endedAt: isoOrNull,
-  })
-  .register(apiSchemas, { id: "Attempt", description: "One try of a run by one worker" });
+export const attemptSchema = namedObject("Attempt", "One try of a run by one worker", {
+  id: z.string(),
+  runId: z.string(),
+  workerId: z.string(),
+  generation: z.number().int(),
+  status: z.enum(ATTEMPT_STATUSES),
+  lastSequence: z.number().int().nullable(),
+  leaseExpiresAt: isoOrNull,
+  error: json,
+  output: json,
+  progress: json,
+  claimedAt: iso,
+  startedAt: isoOrNull,
+  heartbeatAt: isoOrNull,
+  endedAt: isoOrNull,
+});
 
 export const runWithAttemptsSchema = runSchema
   .extend({ attempts: z.array(attemptSchema) })
   .register(apiSchemas, { id: "RunWithAttempts", description: "A run and its attempts, oldest first" });
 
-export const runEventSchema = z
-  .strictObject({
-    seqNo: z.number().int(),
-    runId: z.string(),
-    attemptId: z.string().nullable(),
-    actor: z.enum(["worker", "reconciler", "api"]),
-    type: z.string(),
-    at: iso,
-    detail: json,
-  })
-  .register(apiSchemas, { id: "RunEvent", description: "One row of a run's audit trail" });
+export const runEventSchema = namedObject("RunEvent", "One row of a run's audit trail", {
+  seqNo: z.number().int(),
+  runId: z.string(),
+  attemptId: z.string().nullable(),
+  actor: z.enum(["worker", "reconciler", "api"]),
+  type: z.string(),
+  at: iso,
+  detail: json,
+});
 
 export const runListSchema = z.strictObject({
   items: z.array(runSchema),
@@ -70,14 +64,12 @@ export const runListSchema = z.strictObject({
 });
 export const runEventListSchema = z.strictObject({ items: z.array(runEventSchema) });
 
-export const leaseSchema = z
-  .strictObject({
-    id: z.string().describe("the attempt's id"),
-    generation: z.number().int().describe("present it on every call for this attempt"),
-    leaseExpiresAt: isoOrNull,
-    leaseSeconds: z.number(),
-  })
-  .register(apiSchemas, { id: "Lease", description: "The lease a claim grants" });
+export const leaseSchema = namedObject("Lease", "The lease a claim grants", {
+  id: z.string().describe("the attempt's id"),
+  generation: z.number().int().describe("present it on every call for this attempt"),
+  leaseExpiresAt: isoOrNull,
+  leaseSeconds: z.number(),
+});
 
 export const claimAnswerSchema = z
   .strictObject({ run: runSchema, attempt: leaseSchema })

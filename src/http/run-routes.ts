@@ -1,4 +1,5 @@
 import type { Context, Hono } from "hono";
+import type { z } from "zod";
 import { FinalityError } from "../core/errors.js";
 import { parseWith } from "../core/validation.js";
 import { claimToJson, runEventToJson, runToJson, runWithAttemptsToJson } from "../runs/run-json.js";
@@ -88,6 +89,15 @@ export function addRunRoutes(app: Hono<AppEnv>, options: RunRouteOptions): void 
 export function addWorkerRoutes(app: Hono<AppEnv>, options: WorkerRouteOptions): void {
   const { runs, bodyLimitBytes, authorizeWorker } = options;
 
+  /** What an attempt's callbacks start with: the caller's pool, the attempt's id (logged), the body. */
+  async function readAttemptCall<S extends z.ZodType>(c: Context<AppEnv>, schema: S) {
+    const pool = workerPoolOf(c, authorizeWorker);
+    const id = c.req.param("id") as string;
+    c.var.log.attemptId = id;
+    const body = parseWith(schema, await jsonBody(c, bodyLimitBytes), "invalid-request");
+    return { pool, id, body };
+  }
+
   app.post("/v1/workers/:workerId/claim", async (c) => {
     c.set("route", "/v1/workers/:workerId/claim");
     const pool = workerPoolOf(c, authorizeWorker);
@@ -109,10 +119,7 @@ export function addWorkerRoutes(app: Hono<AppEnv>, options: WorkerRouteOptions):
 
   app.post("/v1/attempts/:id/heartbeat", async (c) => {
     c.set("route", "/v1/attempts/:id/heartbeat");
-    const pool = workerPoolOf(c, authorizeWorker);
-    const id = c.req.param("id");
-    c.var.log.attemptId = id;
-    const body = parseWith(heartbeatSchema, await jsonBody(c, bodyLimitBytes), "invalid-request");
+    const { pool, id, body } = await readAttemptCall(c, heartbeatSchema);
     const { attempt, run } = await runs.heartbeat(id, body, pool.kinds);
     return c.json({
       attemptId: attempt.id,
@@ -125,10 +132,7 @@ export function addWorkerRoutes(app: Hono<AppEnv>, options: WorkerRouteOptions):
 
   app.post("/v1/attempts/:id/events", async (c) => {
     c.set("route", "/v1/attempts/:id/events");
-    const pool = workerPoolOf(c, authorizeWorker);
-    const id = c.req.param("id");
-    c.var.log.attemptId = id;
-    const body = parseWith(workerEventSchema, await jsonBody(c, bodyLimitBytes), "invalid-request");
+    const { pool, id, body } = await readAttemptCall(c, workerEventSchema);
     const result = await traceWorkerCallback(c.var.traceContext, id, body.type, () =>
       runs.recordEvent(id, body, pool.kinds),
     );

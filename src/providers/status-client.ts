@@ -1,4 +1,5 @@
 import { toError } from "../core/errors.js";
+import type { Observation } from "../core/model.js";
 import { type PollResult, pollFailure, redactUrl, unreachable } from "../engine/poller.js";
 import { activeSpan } from "../engine/tracing.js";
 import type { ProviderHealth } from "./provider-health.js";
@@ -112,4 +113,14 @@ export function encodePath(name: string): string | null {
   const segments = name.split("/");
   if (segments.some((segment) => segment === "" || segment === "." || segment === "..")) return null;
   return segments.map(encodeURIComponent).join("/");
+}
+
+/**
+ * The poll result of an object the status API answered: `read`'s observation of it, or a failure
+ * when the answer names another object than the one asked for (a wrong base URL, a proxy's
+ * cache): taking it would give this job another job's state.
+ */
+export function observedIfSame(asked: string, answered: unknown, read: () => Observation): PollResult {
+  if (answered !== asked) return { kind: "failed", error: `status API answered for "${String(answered)}"` };
+  return { kind: "observed", observation: read() };
 }

@@ -1,6 +1,6 @@
 import { FinalityError } from "../core/errors.js";
 import type { Job, Observation } from "../core/model.js";
-import { isTerminal } from "../core/states.js";
+import { type CanonicalState, isTerminal } from "../core/states.js";
 import type { PollResult } from "../engine/poller.js";
 import type { WebhookParseContext } from "../webhooks/receiver-types.js";
 
@@ -35,6 +35,31 @@ export interface ThinEvent {
   updateTime?: number | undefined;
   result?: unknown;
   error?: unknown;
+}
+
+/** What a provider's table says of one webhook type: the object's kind, its state, and whether to fetch it. */
+export interface EventMeaning<Kind extends string> {
+  kind: Kind;
+  state: CanonicalState;
+  /** Fetch the object for its result or error; the others carry what is needed (or nothing is). */
+  fetch: boolean;
+}
+
+/** A thin event whose type is looked up in such a table; a type not there keeps its own name as the state. */
+export function thinEventOf(
+  id: string,
+  type: string,
+  meaning: EventMeaning<string> | undefined,
+  updateTime: number | undefined,
+): ThinEvent {
+  return {
+    id,
+    kind: meaning?.kind ?? null,
+    type,
+    state: meaning?.state ?? null,
+    fetch: meaning?.fetch ?? false,
+    updateTime,
+  };
 }
 
 /**

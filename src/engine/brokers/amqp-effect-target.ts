@@ -19,13 +19,10 @@ interface AmqpConnection {
 }
 
 export function createAmqpEffectTarget(options: BrokerTargetOptions = {}): EffectTarget {
-  return createBrokerTarget<AmqpConnection>(
+  return createBrokerTarget<AmqpConnection, "amqp">(
     {
       kind: "amqp",
-      shown: (definition) => (definition.amqp ? redactUrl(definition.amqp.url) : "(none)"),
-      async open(definition, broke) {
-        const amqp = definition.amqp;
-        if (!amqp) throw new DeliveryError(`effect "${definition.name}" has no amqp destination`);
+      async open(amqp, definition, broke) {
         const connection = await connect(amqp.url, {
           // Names the connection in `rabbitmqctl list_connections client_properties`.
           clientProperties: { connection_name: `finality effect ${definition.name}` },
@@ -53,9 +50,7 @@ export function createAmqpEffectTarget(options: BrokerTargetOptions = {}): Effec
         }
       },
       close: ({ connection }) => connection.close(),
-      publish({ channel, returned }, definition, message, delivery) {
-        const amqp = definition.amqp;
-        if (!amqp) throw new DeliveryError(`effect "${definition.name}" has no amqp destination`);
+      publish({ channel, returned }, amqp, message, delivery) {
         const key = delivery.idempotencyKey;
         return new Promise<void>((resolve, reject) => {
           channel.publish(

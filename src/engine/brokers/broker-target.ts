@@ -1,4 +1,5 @@
-import { redactUrlsIn } from "../../core/url-redaction.js";
+import { redactUrl, redactUrlsIn } from "../../core/url-redaction.js";
+import { DeliveryError } from "../delivery-error.js";
 import type { EffectDefinition, EffectDelivery } from "../effect-definitions.js";
 import { DEFAULT_CLOUDEVENTS_SOURCE, type EffectMessage, encodeEffectMessage } from "../effect-message.js";
 import {
@@ -15,20 +16,25 @@ import { type ConnectionKeeper, keepConnection } from "./connection-keeper.js";
 // for every destination, status for /readyz, and credentials kept out of every error. Each broker
 // file (nats-, amqp-, redis-effect-target.ts) says only how to connect and how to publish.
 
-export interface BrokerClient<C> {
-  kind: BrokerKind;
+/** An effect's destination on broker `K`: its `nats`, `amqp` or `redis` part. */
+export type BrokerDestination<K extends BrokerKind> = NonNullable<EffectDefinition[K]>;
+
+export interface BrokerClient<C, K extends BrokerKind> {
+  kind: K;
   /** Opens a connection for an effect; calls `broke` when the client sees it closed. */
-  open(definition: EffectDefinition, broke: (reason?: unknown) => void): Promise<C>;
+  open(
+    destination: BrokerDestination<K>,
+    definition: EffectDefinition,
+    broke: (reason?: unknown) => void,
+  ): Promise<C>;
   close(connection: C): Promise<void>;
   /** Publishes one message; resolves once the broker has it (ack, confirm, reply). */
   publish(
     connection: C,
-    definition: EffectDefinition,
+    destination: BrokerDestination<K>,
     message: EffectMessage,
     delivery: EffectDelivery,
   ): Promise<void>;
-  /** The destination as it may be shown: scheme, host and port. */
-  shown(definition: EffectDefinition): string;
 }
 
 export interface BrokerTargetOptions {
@@ -41,27 +47,37 @@ export interface BrokerTargetOptions {
   effects?: readonly EffectDefinition[];
 }
 
-export function createBrokerTarget<C>(
-  client: BrokerClient<C>,
+export function createBrokerTarget<C, K extends BrokerKind>(
+  client: BrokerClient<C, K>,
   options: BrokerTargetOptions = {},
 ): EffectTarget {
   const now = options.now ?? Date.now;
   const source = options.source ?? DEFAULT_CLOUDEVENTS_SOURCE;
   const keepers = new Map<string, ConnectionKeeper<C>>();
 
+  // The dispatcher sends an effect here because it has this destination (destinationOf): the
+  // check only narrows the type, in one place for the three brokers.
+  function destinationIn(definition: EffectDefinition): BrokerDestination<K> {
+    const destination = definition[client.kind];
+    if (!destination)
+      throw new DeliveryError(`effect "${definition.name}" has no ${client.kind} destination`);
+    return destination as BrokerDestination<K>;
+  }
+
   function keeperFor(definition: EffectDefinition): ConnectionKeeper<C> {
     let keeper = keepers.get(definition.name);
     if (keeper) return keeper;
     const urls = destinationUrls(definition);
     const made: ConnectionKeeper<C> = keepConnection({
-      name: `${client.kind} ${client.shown(definition)}`,
+      // The destination as it may be shown in errors and logs: scheme, host and port.
+      name: `${client.kind} ${urls.map(redactUrl).join(",") || "(none)"}`,
       now,
       redact: (text) => redactUrlsIn(text, urls),
       open: async () => {
         // Bound to this connection: a late close event of an earlier one must not drop it.
         let connection: C | null = null;
         let brokeWhileOpening: unknown = null;
-        const opened = await client.open(definition, (reason) => {
+        const opened = await client.open(destinationIn(definition), definition, (reason) => {
           const why = reason ?? new Error("connection closed");
           if (connection === null) brokeWhileOpening = why;
           else made.drop(connection, why);
@@ -93,7 +109,7 @@ export function createBrokerTarget<C>(
       const keeper = keeperFor(definition);
       const connection = await keeper.get();
       const message = { ...encodeEffectMessage(definition, delivery, source), trace };
-      await client.publish(connection, definition, message, delivery);
+      await client.publish(connection, destinationIn(definition), message, delivery);
     },
     status(): DestinationStatus[] {
       return [...keepers].map(([effect, keeper]) => ({

@@ -1,6 +1,4 @@
 import { connect, headers, type JetStreamClient, type NatsConnection, nanos, StorageType } from "nats";
-import { redactUrl } from "../../core/url-redaction.js";
-import { DeliveryError } from "../delivery-error.js";
 import { prefixedAttributes } from "../effect-message.js";
 import type { EffectTarget } from "../effect-target.js";
 import { type BrokerTargetOptions, createBrokerTarget } from "./broker-target.js";
@@ -20,13 +18,10 @@ interface NatsConnectionAndStream {
 const PUBLISH_TIMEOUT_MS = 10_000;
 
 export function createNatsEffectTarget(options: BrokerTargetOptions = {}): EffectTarget {
-  return createBrokerTarget<NatsConnectionAndStream>(
+  return createBrokerTarget<NatsConnectionAndStream, "nats">(
     {
       kind: "nats",
-      shown: (definition) => (definition.nats?.servers ?? []).map(redactUrl).join(","),
-      async open(definition, broke) {
-        const nats = definition.nats;
-        if (!nats) throw new DeliveryError(`effect "${definition.name}" has no nats destination`);
+      async open(nats, definition, broke) {
         const nc = await connect({
           servers: [...nats.servers],
           name: `finality effect ${definition.name}`,
@@ -43,9 +38,7 @@ export function createNatsEffectTarget(options: BrokerTargetOptions = {}): Effec
         return { nc, js: nc.jetstream() };
       },
       close: ({ nc }) => nc.close(),
-      async publish({ js }, definition, message, delivery) {
-        const nats = definition.nats;
-        if (!nats) throw new DeliveryError(`effect "${definition.name}" has no nats destination`);
+      async publish({ js }, nats, message, delivery) {
         const h = headers();
         h.set("content-type", message.contentType);
         h.set("finality-attempt", String(delivery.attempt));

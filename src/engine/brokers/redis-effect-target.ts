@@ -1,6 +1,4 @@
 import { Redis } from "ioredis";
-import { redactUrl } from "../../core/url-redaction.js";
-import { DeliveryError } from "../delivery-error.js";
 import type { EffectTarget } from "../effect-target.js";
 import { type BrokerTargetOptions, createBrokerTarget } from "./broker-target.js";
 
@@ -41,13 +39,10 @@ export function redisGuardKey(stream: string, idempotencyKey: string): string {
 }
 
 export function createRedisEffectTarget(options: BrokerTargetOptions = {}): EffectTarget {
-  return createBrokerTarget<RedisWithAppend>(
+  return createBrokerTarget<RedisWithAppend, "redis">(
     {
       kind: "redis",
-      shown: (definition) => (definition.redis ? redactUrl(definition.redis.url) : "(none)"),
-      async open(definition, broke) {
-        const redis = definition.redis;
-        if (!redis) throw new DeliveryError(`effect "${definition.name}" has no redis destination`);
+      async open(redis, definition, broke) {
         const client = new Redis(redis.url, {
           lazyConnect: true,
           // Fail at once while disconnected (the outbox retries); never queue commands in memory.
@@ -71,9 +66,7 @@ export function createRedisEffectTarget(options: BrokerTargetOptions = {}): Effe
       async close(client) {
         client.disconnect();
       },
-      async publish(client, definition, message, delivery) {
-        const redis = definition.redis;
-        if (!redis) throw new DeliveryError(`effect "${definition.name}" has no redis destination`);
+      async publish(client, redis, message, delivery) {
         const fields: string[] = [
           "idempotencyKey",
           delivery.idempotencyKey,

@@ -1,5 +1,6 @@
-import type { JobLister, ListedJob } from "../discovery-types.js";
+import type { JobLister } from "../discovery-types.js";
 import { fromRfc3339, objectOf, textOf } from "../json-fields.js";
+import { afterLastId, fetchQueryPaged, type ListedFields, readListedJobs } from "../list-page.js";
 import { INTENT_TAG_KEY, type ListPage, sequenceListers, sweepLister } from "../list-sweep.js";
 import type { StatusClient } from "../status-client.js";
 
@@ -34,54 +35,45 @@ export function createAnthropicBatchLister(client: StatusClient): JobLister {
   return sweepLister(
     ["message_batch"],
     "Anthropic message batches list",
-    (cursor, signal) => {
-      const query = new URLSearchParams({ limit: String(PAGE_LIMIT) });
-      if (cursor !== null) query.set("after_id", cursor);
-      return client.get("/v1/messages/batches", signal, query.toString());
-    },
+    fetchQueryPaged(client, {
+      path: "/v1/messages/batches",
+      query: { limit: String(PAGE_LIMIT) },
+      cursorParam: "after_id",
+    }),
     (body) => {
       const list = objectOf(body);
-      const jobs = readItems(list.data, "message_batch", () => undefined);
+      if (!Array.isArray(list.data)) return "the answer has no data array";
+      const jobs = readListedJobs(list.data, "message_batch", "id or created_at", idAndCreation);
       if (typeof jobs === "string") return jobs;
-      const last = textOf(list.last_id) ?? jobs.at(-1)?.id ?? null;
-      return { jobs, next: list.has_more === true && last !== null ? last : null };
+      return { jobs, next: afterLastId(list, jobs) };
     },
   );
 }
 
 export function createAnthropicSessionLister(client: StatusClient, sessionsBeta: string): JobLister {
-  const beta = { "anthropic-beta": sessionsBeta };
   return sweepLister(
     ["session"],
     "Anthropic sessions list",
-    (cursor, signal) => {
-      const query = new URLSearchParams({ limit: String(PAGE_LIMIT), include_archived: "true" });
-      if (cursor !== null) query.set("page", cursor);
-      return client.get("/v1/sessions", signal, query.toString(), beta);
-    },
+    fetchQueryPaged(client, {
+      path: "/v1/sessions",
+      query: { limit: String(PAGE_LIMIT), include_archived: "true" },
+      cursorParam: "page",
+      headers: { "anthropic-beta": sessionsBeta },
+    }),
     (body): ListPage | string => {
       const list = objectOf(body);
-      const jobs = readItems(list.data, "session", (item) => textOf(objectOf(item.metadata)[INTENT_TAG_KEY]));
+      if (!Array.isArray(list.data)) return "the answer has no data array";
+      const jobs = readListedJobs(list.data, "session", "id or created_at", (item) => ({
+        ...idAndCreation(item),
+        tag: textOf(objectOf(item.metadata)[INTENT_TAG_KEY]),
+      }));
       if (typeof jobs === "string") return jobs;
       return { jobs, next: textOf(list.next_page) ?? null };
     },
   );
 }
 
-function readItems(
-  data: unknown,
-  kind: string,
-  tagOf: (item: Record<string, unknown>) => string | undefined,
-): ListedJob[] | string {
-  if (!Array.isArray(data)) return "the answer has no data array";
-  const jobs: ListedJob[] = [];
-  for (const value of data) {
-    const item = objectOf(value);
-    const id = textOf(item.id);
-    const createdAt = fromRfc3339(item.created_at);
-    if (id === undefined || createdAt === undefined) return `a ${kind} without id or created_at`;
-    const tag = tagOf(item);
-    jobs.push({ id, kind, createdAt, ...(tag === undefined ? {} : { tag }) });
-  }
-  return jobs;
+/** Batches and sessions alike: `id`, and `created_at` in RFC 3339. */
+function idAndCreation(item: Record<string, unknown>): ListedFields {
+  return { id: textOf(item.id), createdAt: fromRfc3339(item.created_at) };
 }

@@ -1,8 +1,7 @@
 import type { Job, Observation } from "../../core/model.js";
-import type { PollResult } from "../../engine/poller.js";
 import { fromRfc3339, latest, objectOf, textOf } from "../json-fields.js";
 import { mapState } from "../state-map.js";
-import type { StatusClient } from "../status-client.js";
+import { observedIfSame, type StatusClient } from "../status-client.js";
 import type { ObserveObject } from "../thin-webhook.js";
 import { readSession } from "./anthropic-session.js";
 import { ANTHROPIC_BATCH_STATES, anthropicKindOf } from "./anthropic-states.js";
@@ -32,7 +31,8 @@ export function createAnthropicObserver(
     if (kind === "message_batch") {
       const answer = await client.get(`/v1/messages/batches/${id}`, signal);
       if (answer.kind !== "answer") return answer;
-      return checked(ref.id, objectOf(answer.body), (batch) => batchObservation(provider, batch));
+      const batch = objectOf(answer.body);
+      return observedIfSame(ref.id, batch.id, () => batchObservation(provider, batch));
     }
     const answer = await client.get(`/v1/sessions/${id}`, signal, undefined, beta);
     if (answer.kind !== "answer") return answer;
@@ -47,17 +47,10 @@ export function createAnthropicObserver(
       const data = objectOf(events.body).data;
       idleEvent = Array.isArray(data) && data.length > 0 ? objectOf(data[0]) : null;
     }
-    return checked(ref.id, session, (s) => sessionObservation(provider, s, idleEvent, runAnchor(ref.job)));
+    return observedIfSame(ref.id, session.id, () =>
+      sessionObservation(provider, session, idleEvent, runAnchor(ref.job)),
+    );
   };
-}
-
-function checked(
-  id: string,
-  object: Record<string, unknown>,
-  read: (object: Record<string, unknown>) => Observation,
-): PollResult {
-  if (object.id !== id) return { kind: "failed", error: `status API answered for "${String(object.id)}"` };
-  return { kind: "observed", observation: read(object) };
 }
 
 /** `ended` is refined: cancelled if a cancel was initiated, expired if every request expired. */

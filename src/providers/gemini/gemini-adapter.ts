@@ -8,7 +8,7 @@ import type { AdapterDeps, ProviderAdapter } from "../adapter-types.js";
 import { decodeJsonObject, requireText } from "../json-body.js";
 import { fromRfc3339, objectOf, textOf } from "../json-fields.js";
 import { createStatusClient } from "../status-client.js";
-import { type ObserveObject, observeThinEvent, type ThinEvent } from "../thin-webhook.js";
+import { type ObserveObject, observeThinEvent, type ThinEvent, thinEventOf } from "../thin-webhook.js";
 import { createGeminiBatchLister } from "./gemini-list.js";
 import { GEMINI_WEBHOOK_EVENTS } from "./gemini-states.js";
 import { createGeminiObserver } from "./gemini-status.js";
@@ -105,14 +105,7 @@ export function readGeminiEvent(envelope: Record<string, unknown>): ThinEvent {
   const meaning = GEMINI_WEBHOOK_EVENTS[type];
   let id = requireText(data.id, "data.id");
   if (meaning?.kind === "batch" && !id.includes("/")) id = `batches/${id}`;
-  const event: ThinEvent = {
-    id,
-    kind: meaning?.kind ?? null,
-    type,
-    state: meaning?.state ?? null,
-    fetch: meaning?.fetch ?? false,
-    updateTime: fromRfc3339(envelope.timestamp),
-  };
+  const event = thinEventOf(id, type, meaning, fromRfc3339(envelope.timestamp));
   if (meaning?.state === "failed")
     event.error = { code: data.error_code ?? null, message: textOf(data.error_message) ?? null };
   if (type === "interaction.requires_action")

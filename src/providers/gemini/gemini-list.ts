@@ -1,5 +1,6 @@
-import type { JobLister, ListedJob } from "../discovery-types.js";
+import type { JobLister } from "../discovery-types.js";
 import { fromRfc3339, objectOf, textOf } from "../json-fields.js";
+import { fetchQueryPaged, readListedJobs } from "../list-page.js";
 import { INTENT_TAG_KEY, type ListPage, sweepLister } from "../list-sweep.js";
 import type { StatusClient } from "../status-client.js";
 
@@ -24,11 +25,11 @@ export function createGeminiBatchLister(client: StatusClient, apiVersion: string
   return sweepLister(
     ["batch"],
     "Gemini batches list",
-    (cursor, signal) => {
-      const query = new URLSearchParams({ pageSize: String(PAGE_SIZE) });
-      if (cursor !== null) query.set("pageToken", cursor);
-      return client.get(`/${apiVersion}/batches`, signal, query.toString());
-    },
+    fetchQueryPaged(client, {
+      path: `/${apiVersion}/batches`,
+      query: { pageSize: String(PAGE_SIZE) },
+      cursorParam: "pageToken",
+    }),
     readBatchOperations,
     false,
   );
@@ -39,15 +40,14 @@ export function readBatchOperations(body: unknown): ListPage | string {
   // An empty list is `{}`: proto3 JSON leaves out empty repeated fields.
   const operations = list.operations ?? [];
   if (!Array.isArray(operations)) return "`operations` is not an array";
-  const jobs: ListedJob[] = [];
-  for (const item of operations) {
-    const operation = objectOf(item);
+  const jobs = readListedJobs(operations, "batch", "name or metadata.createTime", (operation) => {
     const metadata = objectOf(operation.metadata);
-    const id = textOf(operation.name);
-    const createdAt = fromRfc3339(metadata.createTime);
-    if (id === undefined || createdAt === undefined) return "a batch without name or metadata.createTime";
-    const tag = TAG_IN_NAME.exec(textOf(metadata.displayName) ?? "")?.[1];
-    jobs.push({ id, kind: "batch", createdAt, ...(tag === undefined ? {} : { tag }) });
-  }
+    return {
+      id: textOf(operation.name),
+      createdAt: fromRfc3339(metadata.createTime),
+      tag: TAG_IN_NAME.exec(textOf(metadata.displayName) ?? "")?.[1],
+    };
+  });
+  if (typeof jobs === "string") return jobs;
   return { jobs, next: textOf(list.nextPageToken) ?? null };
 }

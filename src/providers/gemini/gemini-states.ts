@@ -1,5 +1,5 @@
-import type { CanonicalState } from "../../core/states.js";
 import type { StateTable } from "../state-map.js";
+import type { EventMeaning } from "../thin-webhook.js";
 
 const JOB_STATES: StateTable = {
   PENDING: "pending",
@@ -70,20 +70,13 @@ export const GEMINI_INTERACTION_STATES: StateTable = {
 
 export type GeminiKind = "batch" | "operation" | "interaction";
 
-export interface GeminiEventMeaning {
-  kind: GeminiKind;
-  state: CanonicalState;
-  /** Fetch the object for its result; the others carry what is needed (or nothing is). */
-  fetch: boolean;
-}
-
 /**
  * Gemini webhook event types (thin: `data.id` and a few fields).
  * Source: https://ai.google.dev/gemini-api/docs/webhooks (event table). `batch.cancelled` and
  * `interaction.cancelled` are in the guide but not in the SDK's `WebhookSubscribedEvent`: accepted.
  * Anything else is recorded under its own name as an unknown state.
  */
-export const GEMINI_WEBHOOK_EVENTS: Readonly<Record<string, GeminiEventMeaning>> = {
+export const GEMINI_WEBHOOK_EVENTS: Readonly<Record<string, EventMeaning<GeminiKind>>> = {
   "batch.succeeded": { kind: "batch", state: "succeeded", fetch: true },
   "batch.failed": { kind: "batch", state: "failed", fetch: false },
   // Fetched like the others: whatever the batch finished before it stopped stays on the job.

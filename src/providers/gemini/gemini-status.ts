@@ -3,7 +3,7 @@ import { isCanonicalState, isTerminal } from "../../core/states.js";
 import { boundedResult } from "../bounded-result.js";
 import { fromRfc3339, objectOf, textOf } from "../json-fields.js";
 import { mapState } from "../state-map.js";
-import { encodePath, type StatusClient } from "../status-client.js";
+import { encodePath, observedIfSame, type StatusClient } from "../status-client.js";
 import type { ObserveObject } from "../thin-webhook.js";
 import {
   GEMINI_BATCH_STATES,
@@ -38,8 +38,7 @@ export function createGeminiObserver(
     if (answer.kind !== "answer") return answer;
     const object = objectOf(answer.body);
     const answered = kind === "interaction" ? `interactions/${String(object.id)}` : object.name;
-    if (answered !== name) return { kind: "failed", error: `status API answered for "${String(answered)}"` };
-    return { kind: "observed", observation: geminiObservation(provider, ref.id, kind, object) };
+    return observedIfSame(name, answered, () => geminiObservation(provider, ref.id, kind, object));
   };
 }
 

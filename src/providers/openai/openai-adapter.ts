@@ -5,7 +5,7 @@ import type { AdapterDeps, ProviderAdapter } from "../adapter-types.js";
 import { decodeJsonObject, requireText } from "../json-body.js";
 import { fromUnixSeconds, objectOf } from "../json-fields.js";
 import { createStatusClient } from "../status-client.js";
-import { type ObserveObject, observeThinEvent, type ThinEvent } from "../thin-webhook.js";
+import { type ObserveObject, observeThinEvent, type ThinEvent, thinEventOf } from "../thin-webhook.js";
 import { createOpenAIBatchLister } from "./openai-list.js";
 import { OPENAI_WEBHOOK_EVENTS } from "./openai-states.js";
 import { createOpenAIObserver } from "./openai-status.js";
@@ -67,12 +67,5 @@ export function readOpenAIEvent(envelope: Record<string, unknown>): ThinEvent {
   const meaning = OPENAI_WEBHOOK_EVENTS[type];
   // realtime.call.incoming carries `call_id` and no `id`: it still gets a key to be recorded under.
   const id = requireText(data.id ?? data.call_id ?? envelope.id, "data.id");
-  return {
-    id,
-    kind: meaning?.kind ?? null,
-    type,
-    state: meaning?.state ?? null,
-    fetch: meaning?.fetch ?? false,
-    updateTime: fromUnixSeconds(envelope.created_at),
-  };
+  return thinEventOf(id, type, meaning, fromUnixSeconds(envelope.created_at));
 }

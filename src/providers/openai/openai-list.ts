@@ -1,5 +1,6 @@
-import type { JobLister, ListedJob } from "../discovery-types.js";
+import type { JobLister } from "../discovery-types.js";
 import { fromUnixSeconds, objectOf, textOf } from "../json-fields.js";
+import { afterLastId, fetchQueryPaged, readListedJobs } from "../list-page.js";
 import { INTENT_TAG_KEY, type ListPage, sweepLister } from "../list-sweep.js";
 import type { StatusClient } from "../status-client.js";
 
@@ -16,11 +17,7 @@ export function createOpenAIBatchLister(client: StatusClient): JobLister {
   return sweepLister(
     ["batch"],
     "OpenAI batches list",
-    (cursor, signal) => {
-      const query = new URLSearchParams({ limit: String(PAGE_LIMIT) });
-      if (cursor !== null) query.set("after", cursor);
-      return client.get("/batches", signal, query.toString());
-    },
+    fetchQueryPaged(client, { path: "/batches", query: { limit: String(PAGE_LIMIT) }, cursorParam: "after" }),
     readBatchPage,
   );
 }
@@ -28,15 +25,11 @@ export function createOpenAIBatchLister(client: StatusClient): JobLister {
 export function readBatchPage(body: unknown): ListPage | string {
   const list = objectOf(body);
   if (!Array.isArray(list.data)) return "the answer has no data array";
-  const jobs: ListedJob[] = [];
-  for (const item of list.data) {
-    const batch = objectOf(item);
-    const id = textOf(batch.id);
-    const createdAt = fromUnixSeconds(batch.created_at);
-    if (id === undefined || createdAt === undefined) return "a batch without id or created_at";
-    const tag = textOf(objectOf(batch.metadata)[INTENT_TAG_KEY]);
-    jobs.push({ id, kind: "batch", createdAt, ...(tag === undefined ? {} : { tag }) });
-  }
-  const last = textOf(list.last_id) ?? jobs.at(-1)?.id ?? null;
-  return { jobs, next: list.has_more === true && last !== null ? last : null };
+  const jobs = readListedJobs(list.data, "batch", "id or created_at", (batch) => ({
+    id: textOf(batch.id),
+    createdAt: fromUnixSeconds(batch.created_at),
+    tag: textOf(objectOf(batch.metadata)[INTENT_TAG_KEY]),
+  }));
+  if (typeof jobs === "string") return jobs;
+  return { jobs, next: afterLastId(list, jobs) };
 }

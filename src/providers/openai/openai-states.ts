@@ -1,5 +1,5 @@
-import type { CanonicalState } from "../../core/states.js";
 import type { StateTable } from "../state-map.js";
+import type { EventMeaning } from "../thin-webhook.js";
 
 /**
  * OpenAI background response `status`.
@@ -57,20 +57,13 @@ export const OPENAI_BATCH_STATES: StateTable = {
 
 export type OpenAIKind = "response" | "batch";
 
-/** What a webhook type says, and whether the object must be fetched (for its result or error). */
-export interface OpenAIEventMeaning {
-  kind: OpenAIKind;
-  state: CanonicalState;
-  fetch: boolean;
-}
-
 /**
  * OpenAI webhook event types for the objects Finality tracks. Payloads are thin (`data.id` only).
  * Source: openai-node src/resources/webhooks/webhooks.ts (`UnwrapWebhookEvent`);
  * https://developers.openai.com/api/docs/guides/webhooks. Every other type (fine_tuning.*, eval.*,
  * realtime.*, ...) is recorded under its own name as an unknown state and changes nothing.
  */
-export const OPENAI_WEBHOOK_EVENTS: Readonly<Record<string, OpenAIEventMeaning>> = {
+export const OPENAI_WEBHOOK_EVENTS: Readonly<Record<string, EventMeaning<OpenAIKind>>> = {
   "response.completed": { kind: "response", state: "succeeded", fetch: true },
   "response.failed": { kind: "response", state: "failed", fetch: true },
   "response.incomplete": { kind: "response", state: "failed", fetch: true },

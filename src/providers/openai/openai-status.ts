@@ -3,7 +3,7 @@ import { isTerminal } from "../../core/states.js";
 import { boundedResult } from "../bounded-result.js";
 import { fromUnixSeconds, latest, objectOf, textOf } from "../json-fields.js";
 import { mapState } from "../state-map.js";
-import type { StatusClient } from "../status-client.js";
+import { observedIfSame, type StatusClient } from "../status-client.js";
 import type { ObserveObject } from "../thin-webhook.js";
 import {
   OPENAI_BATCH_STATES,
@@ -31,9 +31,7 @@ export function createOpenAIObserver(provider: string, client: StatusClient): Ob
     );
     if (answer.kind !== "answer") return answer;
     const object = objectOf(answer.body);
-    if (object.id !== ref.id)
-      return { kind: "failed", error: `status API answered for "${String(object.id)}"` };
-    return { kind: "observed", observation: openaiObservation(provider, kind, object) };
+    return observedIfSame(ref.id, object.id, () => openaiObservation(provider, kind, object));
   };
 }
 

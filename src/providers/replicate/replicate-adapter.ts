@@ -6,7 +6,7 @@ import { boundedResult } from "../bounded-result.js";
 import { decodeJsonObject, requireText } from "../json-body.js";
 import { fromRfc3339, latest, objectOf, textOf } from "../json-fields.js";
 import { mapState } from "../state-map.js";
-import { createStatusClient } from "../status-client.js";
+import { createStatusClient, observedIfSame } from "../status-client.js";
 import { createReplicateLister } from "./replicate-list.js";
 import { REPLICATE_PREDICTION_STATES } from "./replicate-states.js";
 
@@ -40,9 +40,7 @@ export function createReplicateAdapter(
             const answer = await client.get(`/predictions/${encodeURIComponent(job.id)}`, signal);
             if (answer.kind !== "answer") return answer;
             const prediction = objectOf(answer.body);
-            if (prediction.id !== job.id)
-              return { kind: "failed", error: `status API answered for "${String(prediction.id)}"` };
-            return { kind: "observed", observation: predictionObservation(provider, prediction) };
+            return observedIfSame(job.id, prediction.id, () => predictionObservation(provider, prediction));
           },
     pollTimeoutMs: config.timeoutSeconds * 1000,
     lister: client === null ? undefined : createReplicateLister(client),

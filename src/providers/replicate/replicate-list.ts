@@ -1,5 +1,6 @@
-import type { JobLister, ListedJob } from "../discovery-types.js";
+import type { JobLister } from "../discovery-types.js";
 import { fromRfc3339, objectOf, textOf } from "../json-fields.js";
+import { readListedJobs } from "../list-page.js";
 import { type ListPage, sweepLister } from "../list-sweep.js";
 import type { StatusClient } from "../status-client.js";
 
@@ -22,14 +23,11 @@ export function createReplicateLister(client: StatusClient): JobLister {
 export function readPredictionPage(body: unknown): ListPage | string {
   const list = objectOf(body);
   if (!Array.isArray(list.results)) return "the answer has no results array";
-  const jobs: ListedJob[] = [];
-  for (const item of list.results) {
-    const prediction = objectOf(item);
-    const id = textOf(prediction.id);
-    const createdAt = fromRfc3339(prediction.created_at);
-    if (id === undefined || createdAt === undefined) return "a prediction without id or created_at";
-    jobs.push({ id, kind: "prediction", createdAt });
-  }
+  const jobs = readListedJobs(list.results, "prediction", "id or created_at", (prediction) => ({
+    id: textOf(prediction.id),
+    createdAt: fromRfc3339(prediction.created_at),
+  }));
+  if (typeof jobs === "string") return jobs;
   const next = textOf(list.next);
   if (next === undefined) return { jobs, next: null };
   let query: string;
