@@ -7,6 +7,7 @@ import type { StoreStats } from "../store/store.js";
 import type { DurableObjectState } from "./cloudflare-types.js";
 import { createDurableObjectStore, nextAlarmDueAt } from "./durable-object-store.js";
 import { withItemCursors } from "./item-cursors.js";
+import { answerDashboardPart, DASHBOARD_PART_PATH, dashboardReadsOf } from "./shard-dashboard.js";
 import { SHARD_HEADERS, ShardFence } from "./shard-fence.js";
 import { configFromBindings } from "./worker-config.js";
 
@@ -67,6 +68,7 @@ export class FinalityLedger {
         ? Response.json(await this.tick())
         : new Response(null, { status: 405 });
     if (path === STATS_PATH) return Response.json(await this.#stats(ledger));
+    if (path === DASHBOARD_PART_PATH) return this.#dashboardPart(ledger, request);
     try {
       return await this.#fence.handle(request, async (admitted) => {
         const answer = await ledger.app.fetch(admitted);
@@ -142,7 +144,21 @@ export class FinalityLedger {
   /** The Workers host on this object's own SQLite database. */
   #open(env: Readonly<Record<string, unknown>>): WorkersLedger {
     const store = createDurableObjectStore(this.#ctx.storage);
-    return workersLedgerFromConfig(configFromBindings(env), store, () => void this.#wakeAt(Date.now()));
+    const config = configFromBindings(env);
+    return workersLedgerFromConfig(
+      config,
+      store,
+      () => void this.#wakeAt(Date.now()),
+      dashboardReadsOf(config, this.#ctx, env),
+    );
+  }
+
+  async #dashboardPart(ledger: WorkersLedger, request: Request): Promise<Response> {
+    try {
+      return await answerDashboardPart(ledger.finality.store, this.#ctx.storage.sql, request);
+    } catch (error) {
+      return problemResponse(toProblem(error).problem);
+    }
   }
 
   /** Ends or requeues the run attempts whose lease ran out (what `finality serve`'s sweep loop does). */

@@ -1,6 +1,7 @@
 import { createApp } from "../../app/create-app.js";
 import type { FinalityConfig } from "../../config/config-schema.js";
 import { FinalityError } from "../../core/errors.js";
+import type { DashboardReads } from "../../dashboard/dashboard-reads.js";
 import type { Dispatcher } from "../../engine/dispatcher.js";
 import { type Finality, finalityOn } from "../../engine/finality.js";
 import type { Reconciler } from "../../engine/reconciler.js";
@@ -40,6 +41,8 @@ export function workersLedgerFromConfig(
   config: FinalityConfig,
   store: Store,
   onEffectsEnqueued: () => void,
+  /** The dashboard's reads over every shard, for a sharded ledger; the store's when omitted. */
+  dashboardReads?: (store: Store) => DashboardReads,
 ): WorkersLedger {
   // A Worker is on the internet: without a token anyone could register jobs and read results.
   // (`finality serve` makes the same refusal for any address but loopback.)
@@ -66,7 +69,14 @@ export function workersLedgerFromConfig(
     verifiers: webVerifiers,
   });
   const runs = createRunService({ finality, ...runServiceOptionsFrom(config.workers) });
-  const app = createApp({ finality, config, logger, receivers: providers.receivers, runs });
+  const app = createApp({
+    finality,
+    config,
+    logger,
+    receivers: providers.receivers,
+    runs,
+    ...(dashboardReads ? { dashboardReads: dashboardReads(store) } : {}),
+  });
   const reconciler = reconcilerFromConfig(finality, config, { logger, providers });
   const discovery = sweepOptionsFromConfig(config, providers);
   const deliver = config.effects.length > 0 && config.effectDelivery.enabled;
