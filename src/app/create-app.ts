@@ -57,7 +57,7 @@ interface AppBaseOptions {
   /** Each provider's last webhook and poll, for the dashboard's configuration page. */
   activity?: ProviderActivity;
   /** Where the dashboard's lists and overview read (the store when omitted; see dashboard-reads.ts). */
-  dashboardReads?: DashboardReads;
+  dashboardReads?: (request: Request) => DashboardReads | undefined;
   /** Swagger UI's files for /docs/api (the Node host reads them from swagger-ui-dist). */
   apiReferenceAssets?: ApiReferenceAssets;
   /** The broker effects' connections, reported by `/readyz` (none without broker effects). */

@@ -149,7 +149,7 @@ export class FinalityLedger {
       config,
       store,
       () => void this.#wakeAt(Date.now()),
-      dashboardReadsOf(config, this.#ctx, env),
+      dashboardReadsOf(this.#ctx, env),
     );
   }
 

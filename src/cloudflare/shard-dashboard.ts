@@ -1,4 +1,3 @@
-import type { FinalityConfig } from "../config/config-schema.js";
 import { FinalityError } from "../core/errors.js";
 import type { EffectStatus, Job } from "../core/model.js";
 import { type DashboardReads, storeReads } from "../dashboard/dashboard-reads.js";
@@ -10,7 +9,7 @@ import type { ParkedObservation } from "../store/lifecycle-store.js";
 import type { Page, Store } from "../store/store.js";
 import type { DurableObjectNamespace, DurableObjectState, SqlStorage } from "./cloudflare-types.js";
 import { itemCursorsOf } from "./item-cursors.js";
-import { type ShardLayouts, SINGLE_LEDGER_NAME, shardLayouts } from "./shard-layout.js";
+import { SHARD_HEADERS } from "./shard-fence.js";
 import { type CombinedCursor, combinedNext, decodeCombined, mergePages } from "./shard-lists.js";
 import { mergeOverviewParts, sum } from "./shard-overview-merge.js";
 
@@ -38,16 +37,6 @@ interface EffectsPart {
     status: EffectStatus;
     page: ListPart<EffectsView["sections"][number]["page"]["items"][number]>;
   }[];
-}
-
-/**
- * Every object that may hold jobs, as the Worker's router lists them: the current layout's, the
- * draining one's, and the runs home (runs' jobs, provider `runs`) when it is in neither.
- */
-export function everyLedgerName(layouts: ShardLayouts): string[] {
-  const names = [...layouts.current.names, ...(layouts.previous?.names ?? [])];
-  if (!names.includes(SINGLE_LEDGER_NAME)) names.push(SINGLE_LEDGER_NAME);
-  return names;
 }
 
 /** One shard's part of a page, from its own store (the object answers DASHBOARD_PART_PATH with it). */
@@ -93,7 +82,7 @@ export async function answerDashboardPart(
 }
 
 export interface ShardedReadsOptions {
-  /** Every object that may hold jobs (everyLedgerName). */
+  /** Every object that may hold jobs, as the Worker names them (its router's shardNames()). */
   shards: readonly string[];
   /** This object's own store and database: its part is read here, not through a request to itself. */
   store: Store;
@@ -214,28 +203,36 @@ export function shardedDashboardReads(options: ShardedReadsOptions): DashboardRe
   };
 }
 
+/** An object name of a layout or the runs home: nothing else is fanned out to. */
+const LEDGER_NAME = /^ledger(-\d{1,4}-of-\d{1,4})?$/;
+
 /**
- * The dashboard's reads for the object of `ctx`: over every shard when the ledger is sharded (or
- * a reshard drains), so that whichever object the Worker sends the pages to shows them all;
- * undefined for the one ledger object, which reads its own store as it always did.
+ * The dashboard's reads for the object of `ctx`, per request: over every shard the Worker names in
+ * SHARD_HEADERS.shards (it sends the pages that show every shard with the list of its layouts,
+ * which the Worker knows: an object's own configuration may be another deploy's); undefined
+ * without it (the one ledger object, reached with no router in front), so the page reads the
+ * object's own store as it always did. The Worker drops the header from every client request.
  */
 export function dashboardReadsOf(
-  config: FinalityConfig,
   ctx: DurableObjectState,
   env: Readonly<Record<string, unknown>>,
-): ((store: Store) => DashboardReads) | undefined {
-  const layouts = shardLayouts(config.cloudflare);
+): ((store: Store) => (request: Request) => DashboardReads | undefined) | undefined {
   const namespace = env.FINALITY_LEDGER as DurableObjectNamespace | undefined;
-  if ((layouts.current.count === 1 && layouts.previous === null) || namespace === undefined) return undefined;
+  if (namespace === undefined) return undefined;
   const self = ctx.id === undefined ? null : String(ctx.id);
-  return (store) =>
-    shardedDashboardReads({
-      shards: everyLedgerName(layouts),
+  return (store) => (request) => {
+    const shards = (request.headers.get(SHARD_HEADERS.shards) ?? "")
+      .split(",")
+      .filter((n) => LEDGER_NAME.test(n));
+    if (shards.length < 2) return undefined;
+    return shardedDashboardReads({
+      shards,
       store,
       sql: ctx.storage.sql,
       isSelf: (name) => self !== null && String(namespace.idFromName(name)) === self,
       namespace,
     });
+  };
 }
 
 function emptyPart<T>(): ListPart<T> {

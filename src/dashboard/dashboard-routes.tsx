@@ -33,7 +33,7 @@ export interface DashboardOptions {
    * Where the overview, jobs, effects and parked pages read (the store by default; a sharded
    * Workers ledger merges every shard's). The job, runs and intents pages read the store.
    */
-  reads?: DashboardReads | undefined;
+  reads?: ((request: Request) => DashboardReads | undefined) | undefined;
 }
 
 /** Paths the dashboard owns; none starts with /v1, /webhooks, /healthz, /readyz or /metrics. */
@@ -63,7 +63,8 @@ const DEFAULT_REFRESH_MS = 5000;
 export function addDashboardRoutes(app: Hono<AppEnv>, options: DashboardOptions): void {
   const { finality, config } = options;
   const store = finality.store;
-  const reads = options.reads ?? storeReads(store);
+  const local = storeReads(store);
+  const readsOf = (c: Context<AppEnv>) => options.reads?.(c.req.raw) ?? local;
   const auth = createDashboardAuth(config.server.apiToken);
   const providers = [...Object.keys(config.providers), ...(options.runs ? [RUNS_PROVIDER] : [])];
   const now = () => finality.clock.now();
@@ -88,11 +89,12 @@ export function addDashboardRoutes(app: Hono<AppEnv>, options: DashboardOptions)
       title: "Overview",
       section: "overview",
       header: <Flash message={flash?.message ?? null} error={flash?.error} />,
-      live: <OverviewPage data={await reads.overview(now(), providers)} setup={setup} />,
+      live: <OverviewPage data={await readsOf(c).overview(now(), providers)} setup={setup} />,
     });
   });
 
   page("/jobs", async (c) => {
+    const reads = readsOf(c);
     const { filter, problems } = parseJobsFilter(c.req.query(), reads.cursorMaxLength);
     const jobs = await reads.jobs(filter, providers);
     return renderPage(c, {
@@ -145,7 +147,7 @@ export function addDashboardRoutes(app: Hono<AppEnv>, options: DashboardOptions)
 
   page("/effects", async (c) => {
     const status = parseEffectStatus(c.req.query("status"));
-    const view = await reads.effects(status, status === null ? undefined : c.req.query("cursor"));
+    const view = await readsOf(c).effects(status, status === null ? undefined : c.req.query("cursor"));
     const flash = retryFlash(c.req.query());
     const url = new URL(c.req.url);
     return renderPage(c, {
@@ -179,7 +181,9 @@ export function addDashboardRoutes(app: Hono<AppEnv>, options: DashboardOptions)
       ...shell(c),
       title: "Parked",
       section: "parked",
-      live: <ParkedPage page={await reads.parked({ provider, cursor })} now={now()} provider={provider} />,
+      live: (
+        <ParkedPage page={await readsOf(c).parked({ provider, cursor })} now={now()} provider={provider} />
+      ),
     });
   });
   page("/intents", async (c) =>

@@ -42,7 +42,7 @@ export function workersLedgerFromConfig(
   store: Store,
   onEffectsEnqueued: () => void,
   /** The dashboard's reads over every shard, for a sharded ledger; the store's when omitted. */
-  dashboardReads?: (store: Store) => DashboardReads,
+  dashboardReads?: (store: Store) => (request: Request) => DashboardReads | undefined,
 ): WorkersLedger {
   // A Worker is on the internet: without a token anyone could register jobs and read results.
   // (`finality serve` makes the same refusal for any address but loopback.)
