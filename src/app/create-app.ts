@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import type { FinalityConfig } from "../config/config-schema.js";
 import { FinalityError } from "../core/errors.js";
+import type { DashboardReads } from "../dashboard/dashboard-reads.js";
 import { addDashboardRoutes } from "../dashboard/dashboard-routes.js";
 import { renderNotFoundPage, renderRefusalPage } from "../dashboard/layout.js";
 import type { ProviderActivity } from "../dashboard/provider-activity.js";
@@ -55,6 +56,8 @@ interface AppBaseOptions {
   authorizeWorker?: WorkerAuthorizer;
   /** Each provider's last webhook and poll, for the dashboard's configuration page. */
   activity?: ProviderActivity;
+  /** Where the dashboard's lists and overview read (the store when omitted; see dashboard-reads.ts). */
+  dashboardReads?: (request: Request) => DashboardReads | undefined;
   /** Swagger UI's files for /docs/api (the Node host reads them from swagger-ui-dist). */
   apiReferenceAssets?: ApiReferenceAssets;
   /** The broker effects' connections, reported by `/readyz` (none without broker effects). */
@@ -119,7 +122,13 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   if (runs) addRunRoutes(app, { runs, metrics, bodyLimitBytes });
   addOpsRoutes(app, finality, metrics, options.destinations);
   addApiReferenceRoutes(app, { runs: runs !== undefined, assets: options.apiReferenceAssets });
-  addDashboardRoutes(app, { finality, config, runs: runs !== undefined, activity: options.activity ?? null });
+  addDashboardRoutes(app, {
+    finality,
+    config,
+    runs: runs !== undefined,
+    activity: options.activity ?? null,
+    reads: options.dashboardReads,
+  });
 
   // Registered after the real handlers: reached only by the methods those did not take.
   allowOnly(app, "/webhooks/:provider", "POST");

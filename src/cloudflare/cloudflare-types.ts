@@ -25,6 +25,8 @@ export interface DurableObjectStorage {
 }
 
 export interface DurableObjectState {
+  /** The object's id (equal, as a string, to `idFromName` of its name). */
+  readonly id?: { toString(): string };
   readonly storage: DurableObjectStorage;
   waitUntil(promise: Promise<unknown>): void;
   blockConcurrencyWhile<T>(callback: () => Promise<T>): Promise<T>;

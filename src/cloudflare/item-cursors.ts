@@ -29,11 +29,17 @@ export async function withItemCursors(sql: SqlStorage, path: string, response: R
   const rowOf = ROW_OF[path];
   if (rowOf === undefined || response.status !== 200) return response;
   const page = (await response.json()) as { items: Record<string, unknown>[]; nextCursor: string | null };
+  return Response.json({ ...page, itemCursors: itemCursorsOf(sql, path, page.items) });
+}
+
+/** The cursor right after each of `items`, a page of the list at `path` (one of ROW_OF's). */
+export function itemCursorsOf(sql: SqlStorage, path: string, items: readonly object[]): (string | null)[] {
+  const rowOf = ROW_OF[path];
+  if (rowOf === undefined) throw new Error(`no row numbers for ${path}`);
   let last: string | null = null;
-  const itemCursors = page.items.map((item) => {
-    const row = rowOf(sql, item);
+  return items.map((item) => {
+    const row = rowOf(sql, item as Record<string, unknown>);
     if (typeof row === "number") last = encodeCursor(row);
     return last;
   });
-  return Response.json({ ...page, itemCursors });
 }

@@ -8,6 +8,7 @@ import type { DurableObjectState } from "./cloudflare-types.js";
 import { DurableCounters } from "./durable-counters.js";
 import { createDurableObjectStore, nextAlarmDueAt } from "./durable-object-store.js";
 import { withItemCursors } from "./item-cursors.js";
+import { answerDashboardPart, DASHBOARD_PART_PATH, dashboardReadsOf } from "./shard-dashboard.js";
 import { SHARD_HEADERS, ShardFence } from "./shard-fence.js";
 import { configFromBindings } from "./worker-config.js";
 
@@ -78,6 +79,7 @@ export class FinalityLedger {
         ...(await this.#stats(ledger)),
         ...(url.searchParams.has("counters") ? { counters: this.#counters.read() } : {}),
       });
+    if (path === DASHBOARD_PART_PATH) return this.#dashboardPart(ledger, request);
     try {
       return await this.#fence.handle(request, async (admitted) => {
         const answer = await ledger.app.fetch(admitted);
@@ -153,12 +155,18 @@ export class FinalityLedger {
   /** The Workers host on this object's own SQLite database. */
   #open(env: Readonly<Record<string, unknown>>): WorkersLedger {
     const store = createDurableObjectStore(this.#ctx.storage);
-    return workersLedgerFromConfig(
-      configFromBindings(env),
-      store,
-      () => void this.#wakeAt(Date.now()),
-      this.#counters.metrics(),
-    );
+    return workersLedgerFromConfig(configFromBindings(env), store, () => void this.#wakeAt(Date.now()), {
+      metrics: this.#counters.metrics(),
+      dashboardReads: dashboardReadsOf(this.#ctx, env),
+    });
+  }
+
+  async #dashboardPart(ledger: WorkersLedger, request: Request): Promise<Response> {
+    try {
+      return await answerDashboardPart(ledger.finality.store, this.#ctx.storage.sql, request);
+    } catch (error) {
+      return problemResponse(toProblem(error).problem);
+    }
   }
 
   /** Ends or requeues the run attempts whose lease ran out (what `finality serve`'s sweep loop does). */

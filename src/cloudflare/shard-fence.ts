@@ -21,6 +21,8 @@ export const SHARD_HEADERS = {
   notHere: "x-finality-not-here",
   /** Asks for the row cursor of every item of a list page (the Worker merges shards with them). */
   itemCursors: "x-finality-item-cursors",
+  /** On a dashboard page: every object that may hold jobs, comma-separated (the page reads them all). */
+  shards: "x-finality-shards",
 } as const;
 
 export function encodeShardKey(key: JobKey): string {

@@ -12,7 +12,7 @@ interface ShardPage {
 }
 
 /** Per shard: "" for not started, a shard cursor, or null once it has nothing more. */
-type CombinedCursor = Record<string, string | null>;
+export type CombinedCursor = Record<string, string | null>;
 
 /** Newest first, by the time each list is ordered by within a shard (insertion order there). */
 const MERGE_KEY: Record<string, string> = {
@@ -69,11 +69,27 @@ export async function mergedList(
   const read = await Promise.all(
     pages.map(async (p) => ({ name: p.name, page: (await p.response.json()) as ShardPage })),
   );
-  const key = MERGE_KEY[url.pathname] ?? "id";
+  const { items, next } = mergePages(read, cursor, limit, MERGE_KEY[url.pathname] ?? "id");
+  return Response.json({ items, nextCursor: combinedNext(shards, next) });
+}
+
+/**
+ * Merges each shard's next page newest first (by `key`) and takes `limit` items, always a prefix
+ * of each shard's page; `next` resumes each shard right after what was taken from it.
+ */
+export function mergePages<T extends object>(
+  read: readonly {
+    name: string;
+    page: { items: T[]; nextCursor: string | null; itemCursors: (string | null)[] };
+  }[],
+  cursor: CombinedCursor,
+  limit: number,
+  key: keyof T & string,
+): { items: T[]; next: CombinedCursor } {
   const taken = new Map<string, number>(read.map((r) => [r.name, 0]));
-  const items: Record<string, unknown>[] = [];
+  const items: T[] = [];
   while (items.length < limit) {
-    let best: { name: string; item: Record<string, unknown> } | null = null;
+    let best: { name: string; item: T } | null = null;
     for (const { name, page } of read) {
       const item = page.items[taken.get(name) ?? 0];
       if (item !== undefined && (best === null || String(item[key]) > String(best.item[key])))
@@ -89,8 +105,12 @@ export async function mergedList(
     if (count === page.items.length) next[name] = page.nextCursor;
     else if (count > 0) next[name] = page.itemCursors[count - 1] ?? "";
   }
-  const more = shards.some((name) => next[name] !== null);
-  return Response.json({ items, nextCursor: more ? encodeCombined(next) : null });
+  return { items, next };
+}
+
+/** The cursor of the next merged page; null once every shard has nothing more. */
+export function combinedNext(shards: readonly string[], next: CombinedCursor): string | null {
+  return shards.some((name) => next[name] !== null) ? encodeCombined(next) : null;
 }
 
 function encodeCombined(cursor: CombinedCursor): string {
@@ -98,7 +118,7 @@ function encodeCombined(cursor: CombinedCursor): string {
 }
 
 /** A cursor from another shard set (a reshard between pages) starts the shards it does not name. */
-function decodeCombined(text: string | null, shards: readonly string[]): CombinedCursor {
+export function decodeCombined(text: string | null, shards: readonly string[]): CombinedCursor {
   const start = Object.fromEntries(shards.map((name) => [name, ""])) as CombinedCursor;
   if (text === null) return start;
   try {

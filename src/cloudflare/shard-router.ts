@@ -24,6 +24,9 @@ const RUNS_PROVIDER = "runs";
 
 const JOB_SUFFIXES = ["/events", "/observations", "/replay-effects"];
 
+/** The dashboard's pages that show every shard: the first current shard renders them from all (shard-dashboard.ts). */
+const MERGED_PAGES = new Set(["/", "/jobs", "/effects", "/parked"]);
+
 /**
  * The Worker's side of the sharded ledger: which object answers a request. A request about one
  * job goes to that job's shard (during a reshard: the draining layout's shard if it already knows
@@ -87,6 +90,10 @@ export class ShardRouter {
     if (mergeableList(path) && (method === "GET" || method === "HEAD"))
       return mergedList(request, this.shardNames(), (name, r) => this.#send(name, this.#roleOf(name), r));
     if (/^(\/v1)?\/effects\/[^/]+\/retry$/.test(path) && method === "POST") return this.#firstFound(request);
+    if (MERGED_PAGES.has(path) && (method === "GET" || method === "HEAD"))
+      return this.#send(this.#home(), "current", request, {
+        [SHARD_HEADERS.shards]: this.shardNames().join(","),
+      });
     return this.#send(this.#home(), "current", request);
   }
 

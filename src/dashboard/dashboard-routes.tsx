@@ -8,16 +8,16 @@ import { Flash } from "./components.js";
 import { ConfigPage } from "./config-page.js";
 import { createDashboardAuth, type DashboardAuth } from "./dashboard-auth.js";
 import { addDashboardForms } from "./dashboard-forms.js";
-import { EffectsPage, loadEffects, parseEffectStatus, retryFlash } from "./effects-page.js";
+import { type DashboardReads, storeReads } from "./dashboard-reads.js";
+import { EffectsPage, parseEffectStatus, retryFlash } from "./effects-page.js";
 import { setupOf } from "./first-steps.js";
 import { IntentsPage, loadIntents } from "./intents-page.js";
 import { JobPage, loadJobStory } from "./job-page.js";
-import { JobsFilters, JobsList, loadJobs, parseJobsFilter } from "./jobs-page.js";
+import { JobsFilters, JobsList, parseJobsFilter } from "./jobs-page.js";
 import { type PageOptions, renderPage } from "./layout.js";
 import { FRAGMENT_HEADER } from "./live-refresh.js";
-import { loadOverview } from "./overview-data.js";
 import { OverviewPage } from "./overview-page.js";
-import { loadParked, MissingJobNote, ParkedPage } from "./parked-page.js";
+import { MissingJobNote, ParkedPage } from "./parked-page.js";
 import type { ProviderActivity } from "./provider-activity.js";
 import { loadRuns, parseRunStatus, RunsFilters, RunsPage } from "./runs-page.js";
 import { deliveredNotice, TestWebhookForms, type TestWebhookNotice } from "./test-webhook-form.js";
@@ -29,6 +29,11 @@ export interface DashboardOptions {
   runs: boolean;
   /** Each provider's last webhook and poll; null where this process does not record them. */
   activity?: ProviderActivity | null;
+  /**
+   * Where the overview, jobs, effects and parked pages read (the store by default; a sharded
+   * Workers ledger merges every shard's). The job, runs and intents pages read the store.
+   */
+  reads?: ((request: Request) => DashboardReads | undefined) | undefined;
 }
 
 /** Paths the dashboard owns; none starts with /v1, /webhooks, /healthz, /readyz or /metrics. */
@@ -58,6 +63,8 @@ const DEFAULT_REFRESH_MS = 5000;
 export function addDashboardRoutes(app: Hono<AppEnv>, options: DashboardOptions): void {
   const { finality, config } = options;
   const store = finality.store;
+  const local = storeReads(store);
+  const readsOf = (c: Context<AppEnv>) => options.reads?.(c.req.raw) ?? local;
   const auth = createDashboardAuth(config.server.apiToken);
   const providers = [...Object.keys(config.providers), ...(options.runs ? [RUNS_PROVIDER] : [])];
   const now = () => finality.clock.now();
@@ -82,13 +89,14 @@ export function addDashboardRoutes(app: Hono<AppEnv>, options: DashboardOptions)
       title: "Overview",
       section: "overview",
       header: <Flash message={flash?.message ?? null} error={flash?.error} />,
-      live: <OverviewPage data={await loadOverview(store, now(), providers)} setup={setup} />,
+      live: <OverviewPage data={await readsOf(c).overview(now(), providers)} setup={setup} />,
     });
   });
 
   page("/jobs", async (c) => {
-    const { filter, problems } = parseJobsFilter(c.req.query());
-    const jobs = await loadJobs(store, filter, providers);
+    const reads = readsOf(c);
+    const { filter, problems } = parseJobsFilter(c.req.query(), reads.cursorMaxLength);
+    const jobs = await reads.jobs(filter, providers);
     return renderPage(c, {
       ...shell(c),
       title: "Jobs",
@@ -139,7 +147,7 @@ export function addDashboardRoutes(app: Hono<AppEnv>, options: DashboardOptions)
 
   page("/effects", async (c) => {
     const status = parseEffectStatus(c.req.query("status"));
-    const view = await loadEffects(store, status, status === null ? undefined : c.req.query("cursor"));
+    const view = await readsOf(c).effects(status, status === null ? undefined : c.req.query("cursor"));
     const flash = retryFlash(c.req.query());
     const url = new URL(c.req.url);
     return renderPage(c, {
@@ -174,7 +182,7 @@ export function addDashboardRoutes(app: Hono<AppEnv>, options: DashboardOptions)
       title: "Parked",
       section: "parked",
       live: (
-        <ParkedPage page={await loadParked(store, { provider, cursor })} now={now()} provider={provider} />
+        <ParkedPage page={await readsOf(c).parked({ provider, cursor })} now={now()} provider={provider} />
       ),
     });
   });

@@ -6,7 +6,9 @@ import { formatCount, queryString } from "./format.js";
 import { COUNT_CAP } from "./overview-data.js";
 
 export const EFFECT_STATUSES: readonly EffectStatus[] = ["dead", "pending", "delivering", "delivered"];
-const SUMMARY_ROWS = 25;
+/** Rows of each section of the summary (no status chosen); a chosen status pages by EFFECT_PAGE_ROWS. */
+export const SUMMARY_ROWS = 25;
+export const EFFECT_PAGE_ROWS = 50;
 
 export interface EffectsView {
   /** One status, paged; null for the summary (dead, then pending). */
@@ -29,7 +31,11 @@ export async function loadEffects(store: Store, status: EffectStatus | null, cur
   const sections = await Promise.all(
     statuses.map(async (s) => ({
       status: s,
-      page: await store.listEffects({ status: s, limit: status === null ? SUMMARY_ROWS : 50, cursor }),
+      page: await store.listEffects({
+        status: s,
+        limit: status === null ? SUMMARY_ROWS : EFFECT_PAGE_ROWS,
+        cursor,
+      }),
     })),
   );
   return { status, cursor, counts, sections } satisfies EffectsView;

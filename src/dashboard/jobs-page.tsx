@@ -21,7 +21,10 @@ export interface JobsFilter {
 }
 
 /** Reads the filters from the query string; a value that makes no sense is dropped and named. */
-export function parseJobsFilter(query: Record<string, string>): { filter: JobsFilter; problems: string[] } {
+export function parseJobsFilter(
+  query: Record<string, string>,
+  cursorMaxLength = 200,
+): { filter: JobsFilter; problems: string[] } {
   const problems: string[] = [];
   const text = (name: string, max = 256) => {
     const value = query[name]?.trim();
@@ -55,7 +58,7 @@ export function parseJobsFilter(query: Record<string, string>): { filter: JobsFi
       flag: flag === "conflict" || flag === "anomaly" ? flag : undefined,
       q: text("q", 1024),
       limit: (PAGE_SIZES as readonly number[]).includes(limit) ? limit : 50,
-      cursor: text("cursor", 200),
+      cursor: text("cursor", cursorMaxLength),
     },
     problems,
   };

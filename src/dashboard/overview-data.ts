@@ -1,5 +1,6 @@
 import type { Effect, Job } from "../core/model.js";
 import { CANONICAL_STATES, type CanonicalState } from "../core/states.js";
+import type { LatencySamples } from "../store/latency-reads.js";
 import type { BoundedCount, TimeSeries, TimeWindow } from "../store/overview-reads.js";
 import type { Store } from "../store/store.js";
 import { type LatencyOverview, latencyOverview } from "./overview-latency.js";
@@ -56,6 +57,18 @@ export function lastHour(now: number): TimeWindow {
 }
 
 /**
+ * What the overview is computed from: the results of its store reads, as they came (plain data,
+ * so that a sharded ledger can read them on every shard and merge them, see
+ * src/cloudflare/shard-overview-merge.ts).
+ */
+export interface OverviewParts extends Omit<OverviewData, "latency"> {
+  samples: LatencySamples;
+  /** False when the hour held more samples than were read. */
+  samplesComplete: boolean;
+  oldestByProvider: Record<string, number>;
+}
+
+/**
  * Everything the overview shows, from bounded reads only (see store/overview-reads.ts): about
  * thirty indexed queries, none of which grows with the number of jobs stored.
  */
@@ -64,6 +77,22 @@ export async function loadOverview(
   now: number,
   providers: readonly string[] = [],
 ): Promise<OverviewData> {
+  return overviewFromParts(await readOverviewParts(store, now, providers));
+}
+
+export function overviewFromParts(parts: OverviewParts): OverviewData {
+  const { samples, samplesComplete, oldestByProvider, ...data } = parts;
+  return {
+    ...data,
+    latency: { ...latencyOverview(samples, oldestByProvider, LATENCY_CAP), complete: samplesComplete },
+  };
+}
+
+export async function readOverviewParts(
+  store: Store,
+  now: number,
+  providers: readonly string[] = [],
+): Promise<OverviewParts> {
   const count = (what: Parameters<Store["countJobs"]>[0]) => store.countJobs(what, COUNT_CAP);
   const window = lastHour(now);
   const [states, ages, open, due, stuck, conflict, anomaly] = await Promise.all([
@@ -121,6 +150,9 @@ export async function loadOverview(
     window,
     settlements,
     webhooks,
-    latency: latencyOverview(samples, oldestByProvider, LATENCY_CAP),
+    samples,
+    samplesComplete:
+      samples.detection.length < LATENCY_CAP && samples.completionToEffect.length < LATENCY_CAP,
+    oldestByProvider,
   };
 }

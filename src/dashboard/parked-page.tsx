@@ -4,13 +4,15 @@ import { SourceBadge, StateBadge } from "./components.js";
 import { type Column, DataTable } from "./data-table.js";
 import { formatJson, formatRelative, formatTime, jobHref, queryString } from "./format.js";
 
+export const PARKED_PAGE_ROWS = 50;
+
 /**
  * The early-completion inbox: observations for jobs nobody registered yet (providers with
  * `registered-only`). Each is applied, in arrival order, when its job is registered, or pruned
  * after `retention.parkedDays`.
  */
 export async function loadParked(store: Store, query: { provider?: string; id?: string; cursor?: string }) {
-  return store.listParked({ ...query, limit: 50 });
+  return store.listParked({ ...query, limit: PARKED_PAGE_ROWS });
 }
 
 export function ParkedPage(props: {

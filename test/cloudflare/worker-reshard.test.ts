@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { shardLayout } from "../../src/cloudflare/shard-layout.js";
 import { EffectReceiver } from "../helpers/receiver.js";
 import { SECRET } from "../http/helpers/webhooks.js";
+import { counts, everyRow, page } from "./helpers/dashboard-html.js";
 import { allPages, finalStateOf, inParallel, shuffled, webhookLoad } from "./helpers/shard-load.js";
 import { type ShardedWorker, startShardedWorkers } from "./helpers/sharded-workers.js";
 
@@ -93,6 +94,15 @@ describe("resharding from 2 to 4 under load", () => {
       expect(
         overview.shards.filter((s) => s.layout === layout).reduce((n, s) => n + held(s), 0),
       ).toBeGreaterThan(0);
+  });
+
+  it("shows both layouts' jobs on the new Worker's dashboard, each once, and counts them all", async () => {
+    const jobs = await everyRow(worker, "/jobs?provider=acme&limit=100", "data-job", "next-page", "four");
+    expect(jobs.rows).toHaveLength(JOBS);
+    expect(new Set(jobs.rows).size).toBe(JOBS);
+    const cards = counts(await page(worker, "/", "four"));
+    const failed = Array.from({ length: JOBS }, (_, i) => i).filter((i) => i % 7 === 0).length;
+    expect([cards["state-failed"], cards["state-succeeded"]]).toEqual([failed, JOBS - failed]);
   });
 
   it("delivers each settled job's effect once per key, from whichever layout holds the job", async () => {

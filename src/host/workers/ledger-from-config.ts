@@ -1,6 +1,7 @@
 import { createApp } from "../../app/create-app.js";
 import type { FinalityConfig } from "../../config/config-schema.js";
 import { FinalityError } from "../../core/errors.js";
+import type { DashboardReads } from "../../dashboard/dashboard-reads.js";
 import type { Dispatcher } from "../../engine/dispatcher.js";
 import { type Finality, finalityOn } from "../../engine/finality.js";
 import type { Reconciler } from "../../engine/reconciler.js";
@@ -42,8 +43,14 @@ export function workersLedgerFromConfig(
   config: FinalityConfig,
   store: Store,
   onEffectsEnqueued: () => void,
-  metrics?: ServiceMetrics,
+  options: {
+    /** The shard's durable counters (cloudflare/durable-counters.ts); none when omitted. */
+    metrics?: ServiceMetrics;
+    /** The dashboard's reads over every shard, for a sharded ledger; the store's when omitted. */
+    dashboardReads?: (store: Store) => (request: Request) => DashboardReads | undefined;
+  } = {},
 ): WorkersLedger {
+  const { metrics, dashboardReads } = options;
   // A Worker is on the internet: without a token anyone could register jobs and read results.
   // (`finality serve` makes the same refusal for any address but loopback.)
   if (config.server.apiToken === undefined)
@@ -76,6 +83,7 @@ export function workersLedgerFromConfig(
     receivers: providers.receivers,
     runs,
     ...(metrics ? { metrics } : {}),
+    ...(dashboardReads ? { dashboardReads: dashboardReads(store) } : {}),
   });
   const reconciler = reconcilerFromConfig(finality, config, {
     logger,

@@ -2,6 +2,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { bundleWorker } from "./bundle.js";
+import { outboundAnswer } from "./outbound-answer.js";
 import { TEST_API_TOKEN } from "./worker-ledger.js";
 
 let bundled: Promise<string> | null = null;
@@ -68,11 +69,7 @@ export async function startShardedWorkers(
         const body =
           request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer();
         const answer = await fetch(url, { method: request.method, headers: request.headers, body });
-        const bytes = await answer.arrayBuffer();
-        return new Response(bytes.byteLength > 0 ? bytes : null, {
-          status: answer.status,
-          headers: answer.headers,
-        });
+        return outboundAnswer(answer, await answer.arrayBuffer());
       },
     })),
   });
@@ -97,7 +94,7 @@ export async function startShardedWorkers(
       if (!headers.has("authorization")) headers.set("authorization", `Bearer ${TEST_API_TOKEN}`);
       const url = urls.get(version);
       if (url === undefined) throw new Error(`no Worker version ${version}`);
-      return fetch(new URL(path, url), { ...init, headers });
+      return fetchOnFreshSocketIfClosed(new URL(path, url), { ...init, headers });
     },
     url(version) {
       const url = urls.get(version);
@@ -120,4 +117,23 @@ export async function startShardedWorkers(
     },
     dispose: () => mf.dispose(),
   };
+}
+
+/**
+ * `fetch`, sent once more when the connection it reused was closed under it (undici's
+ * `UND_ERR_SOCKET`, "other side closed", no answer). workerd's HTTP server closes a keep-alive
+ * connection idle for 5 s (kj's pipeline timeout); undici drops an idle one after 4 s, but its
+ * timers are coarse and run late when this 2-core machine is loaded, so now and then it hands a
+ * request to a socket workerd is closing at that moment (seen: bytesRead 176 = one answer, then
+ * the next request written and the socket ended). workerd never read that request; a webhook
+ * sender retries such a failure, and a repeated delivery is answered as a duplicate anyway.
+ */
+async function fetchOnFreshSocketIfClosed(url: URL, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string } }).cause;
+    if (cause?.code !== "UND_ERR_SOCKET") throw error;
+    return fetch(url, init);
+  }
 }

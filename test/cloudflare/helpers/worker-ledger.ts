@@ -2,6 +2,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { bundleWorker } from "./bundle.js";
+import { outboundAnswer } from "./outbound-answer.js";
 
 let bundled: Promise<string> | null = null;
 
@@ -65,12 +66,7 @@ export async function startWorkerLedger(
       const body =
         request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer();
       const answer = await fetch(url, { method: request.method, headers: request.headers, body });
-      const bytes = await answer.arrayBuffer();
-      // 204 and friends must not carry a body, not even an empty one.
-      return new Response(bytes.byteLength > 0 ? bytes : null, {
-        status: answer.status,
-        headers: answer.headers,
-      });
+      return outboundAnswer(answer, await answer.arrayBuffer());
     },
   });
   // Typed as a Fetcher by @cloudflare/workers-types, which this project does not install.
