@@ -38,6 +38,32 @@ export function withJsonOption(command: Command): Command {
   return command.option("--json", "print JSON (the shapes of the HTTP API) instead of text");
 }
 
+/** The flags of a command that opens the ledger and can answer in JSON. */
+export type LedgerOptions = StoreOptions & JsonOption;
+
+/** A subcommand that opens the ledger (`--config`, `--db`) and can answer in JSON (`--json`). */
+export function ledgerCommand(parent: Command, name: string): Command {
+  return withJsonOption(withStoreOptions(parent.command(name)));
+}
+
+export type OnceOptions = LedgerOptions & { once?: boolean };
+
+/**
+ * One pass of a loop that `finality serve` runs continuously, for cron. `--once` is required, so
+ * that nobody mistakes the command for the service; `pass` says what one pass does.
+ */
+export function onceCommand(program: Command, name: string, pass: string): Command {
+  return ledgerCommand(program, name).option(
+    "--once",
+    `${pass} (required: \`finality serve\` runs the loop)`,
+  );
+}
+
+export function requireOnce(options: OnceOptions, command: string): void {
+  if (options.once) return;
+  throw usageError(`${command} needs --once (the continuous loop runs inside \`finality serve\`)`);
+}
+
 export interface LedgerAccess {
   /** The command only reads: secrets are not resolved. */
   readOnly?: boolean;

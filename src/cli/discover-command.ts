@@ -4,22 +4,20 @@ import { type SweepResult, sweepOnce } from "../providers/discovery-sweep.js";
 import { createNodeProviders } from "../providers/node-providers.js";
 import {
   examples,
-  type JsonOption,
-  type StoreOptions,
+  type OnceOptions,
+  onceCommand,
+  requireOnce,
   usageError,
-  withJsonOption,
   withLedger,
-  withStoreOptions,
 } from "./cli-common.js";
 import { printJson, styleFor } from "./cli-output.js";
 
-type DiscoverOptions = StoreOptions & JsonOption & { once?: boolean; provider?: string };
+type DiscoverOptions = OnceOptions & { provider?: string };
 
 /** `finality discover --once`: one discovery sweep of each provider instance with discovery on. */
 export function addDiscoverCommand(program: Command): void {
-  withJsonOption(withStoreOptions(program.command("discover")))
+  onceCommand(program, "discover", "one sweep per provider instance")
     .description("list the providers' recent jobs and adopt those the ledger does not know, once, then exit")
-    .option("--once", "one sweep per provider instance (required: `finality serve` runs the loop)")
     .option("--provider <name>", "only this provider instance")
     .addHelpText(
       "after",
@@ -29,8 +27,7 @@ one's page budget; a listed job carrying an open intent's tag attaches that inte
 running \`finality serve\`: adopting a job is one transaction that finds a known job and leaves it.\n`,
     )
     .action(async (options: DiscoverOptions) => {
-      if (!options.once)
-        throw usageError("discover needs --once (the continuous loop runs inside `finality serve`)");
+      requireOnce(options, "discover");
       const style = styleFor();
       const started = Date.now();
       const sweeps = await withLedger(options, async (finality, config) => {

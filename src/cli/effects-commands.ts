@@ -3,18 +3,10 @@ import { effectToJson } from "../core/job-json.js";
 import type { Effect } from "../core/model.js";
 import { redactUrlsIn } from "../core/url-redaction.js";
 import { retryEffect } from "../engine/effect-admin.js";
-import {
-  examples,
-  integerIn,
-  type JsonOption,
-  type StoreOptions,
-  withJsonOption,
-  withLedger,
-  withStoreOptions,
-} from "./cli-common.js";
+import { examples, integerIn, type LedgerOptions, ledgerCommand, withLedger } from "./cli-common.js";
 import { isoOrDash, printJson, printTable, styleFor } from "./cli-output.js";
 
-interface ListOptions extends StoreOptions, JsonOption {
+interface ListOptions extends LedgerOptions {
   status?: Effect["status"];
   provider?: string;
   job?: string;
@@ -32,7 +24,7 @@ export function addEffectsCommands(program: Command): void {
       examples("finality effects list --status dead", "finality effects retry 0190f3c2-..."),
     );
 
-  withJsonOption(withStoreOptions(effects.command("list")))
+  ledgerCommand(effects, "list")
     .description("list effects, newest first, one page at a time")
     .addOption(
       new Option("--status <status>", "only effects in this status").choices([
@@ -92,7 +84,7 @@ export function addEffectsCommands(program: Command): void {
       if (page.nextCursor !== null) process.stdout.write(`\nnext page: --cursor ${page.nextCursor}\n`);
     });
 
-  withJsonOption(withStoreOptions(effects.command("retry")))
+  ledgerCommand(effects, "retry")
     .description("re-arm a dead (or pending) effect: delivered again now, under the same idempotency key")
     .argument("<id>", "effect id (from `finality effects list`)")
     .addHelpText(
@@ -101,7 +93,7 @@ export function addEffectsCommands(program: Command): void {
 A running \`finality serve\` delivers it at its dispatcher's next poll (effectDelivery.pollIntervalSeconds).
 The retry is recorded in the job's events.\n`,
     )
-    .action(async (id: string, options: StoreOptions & JsonOption) => {
+    .action(async (id: string, options: LedgerOptions) => {
       const effect = await withLedger(options, (finality) => retryEffect(finality, id));
       if (options.json) return printJson(effectToJson(effect));
       const style = styleFor();

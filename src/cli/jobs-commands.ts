@@ -7,16 +7,14 @@ import { CANONICAL_STATES } from "../core/states.js";
 import {
   examples,
   integerIn,
-  type JsonOption,
   jsonArgument,
-  type StoreOptions,
-  withJsonOption,
+  type LedgerOptions,
+  ledgerCommand,
   withLedger,
-  withStoreOptions,
 } from "./cli-common.js";
 import { isoOrDash, printFacts, printJson, printTable, type Style, styleFor } from "./cli-output.js";
 
-interface ListOptions extends StoreOptions, JsonOption {
+interface ListOptions extends LedgerOptions {
   state?: string;
   provider?: string;
   kind?: string;
@@ -36,7 +34,7 @@ export function addJobsCommands(program: Command): void {
       examples("finality jobs list --state running", "finality jobs show generic operations/abc"),
     );
 
-  withJsonOption(withStoreOptions(jobs.command("list")))
+  ledgerCommand(jobs, "list")
     .description("list jobs, newest first, one page at a time")
     .addOption(new Option("--state <state>", "only jobs in this state").choices(CANONICAL_STATES))
     .option("--provider <name>", "only jobs of this provider instance")
@@ -74,7 +72,7 @@ export function addJobsCommands(program: Command): void {
       if (page.nextCursor !== null) process.stdout.write(`\nnext page: --cursor ${page.nextCursor}\n`);
     });
 
-  withJsonOption(withStoreOptions(jobs.command("show")))
+  ledgerCommand(jobs, "show")
     .description("show one job")
     .argument("<provider>", "provider instance name")
     .argument("<id>", "job id (as the provider gives it; may contain '/')")
@@ -82,7 +80,7 @@ export function addJobsCommands(program: Command): void {
       "after",
       examples("finality jobs show generic operations/abc", "finality jobs show acme job-42 --json"),
     )
-    .action(async (provider: string, id: string, options: StoreOptions & JsonOption) => {
+    .action(async (provider: string, id: string, options: LedgerOptions) => {
       const job = await withLedger(options, (finality) => finality.getJob({ provider, id }), {
         readOnly: true,
       });
@@ -91,7 +89,7 @@ export function addJobsCommands(program: Command): void {
       printJob(job, styleFor());
     });
 
-  withJsonOption(withStoreOptions(jobs.command("events")))
+  ledgerCommand(jobs, "events")
     .description("a job's audit trail: every observation, applied or not, oldest first")
     .argument("<provider>", "provider instance name")
     .argument("<id>", "job id")
@@ -102,11 +100,7 @@ export function addJobsCommands(program: Command): void {
       examples("finality jobs events generic operations/abc", "finality jobs events acme job-42 --json"),
     )
     .action(
-      async (
-        provider: string,
-        id: string,
-        options: StoreOptions & JsonOption & { after?: number; limit?: number },
-      ) => {
+      async (provider: string, id: string, options: LedgerOptions & { after?: number; limit?: number }) => {
         const events = await withLedger(
           options,
           async (finality) => {
@@ -125,7 +119,7 @@ export function addJobsCommands(program: Command): void {
       },
     );
 
-  withJsonOption(withStoreOptions(jobs.command("register")))
+  ledgerCommand(jobs, "register")
     .description("register a job (never changes the state of a job already known)")
     .argument("<provider>", "provider instance name (must be configured)")
     .argument("<id>", "job id")
@@ -142,7 +136,7 @@ export function addJobsCommands(program: Command): void {
       async (
         provider: string,
         id: string,
-        options: StoreOptions & JsonOption & { kind?: string; metadata?: unknown },
+        options: LedgerOptions & { kind?: string; metadata?: unknown },
       ) => {
         const outcome = await withLedger(options, (finality) =>
           finality.register({
@@ -159,7 +153,7 @@ export function addJobsCommands(program: Command): void {
       },
     );
 
-  withJsonOption(withStoreOptions(jobs.command("observe")))
+  ledgerCommand(jobs, "observe")
     .description(
       "record what you know of a job (source api), through the same reducer as a webhook: e.g. close a stuck job",
     )
@@ -182,7 +176,7 @@ export function addJobsCommands(program: Command): void {
         provider: string,
         id: string,
         state: string,
-        options: StoreOptions & JsonOption & { seq?: number; result?: unknown; error?: unknown },
+        options: LedgerOptions & { seq?: number; result?: unknown; error?: unknown },
       ) => {
         const outcome = await withLedger(options, (finality) =>
           finality.ingest({

@@ -1,24 +1,18 @@
 import type { Command } from "commander";
-import {
-  examples,
-  type JsonOption,
-  type StoreOptions,
-  withJsonOption,
-  withStoreOptions,
-} from "./cli-common.js";
+import { examples, type LedgerOptions, ledgerCommand } from "./cli-common.js";
 import { printJson, progressBar, styleFor } from "./cli-output.js";
 import { backup, prune, restore } from "./housekeeping-commands.js";
 
 /** Wires the retention and backup functions of housekeeping-commands.ts into the CLI, in its one style. */
 export function addMaintenanceCommands(program: Command): void {
-  withJsonOption(withStoreOptions(program.command("prune")))
+  ledgerCommand(program, "prune")
     .description("one retention pass with the configured windows (serve runs it on a schedule), then exit")
     .option("--dry-run", "count what would be removed, remove nothing")
     .addHelpText(
       "after",
       examples("finality prune --dry-run", "finality prune --config finality.config.json --json"),
     )
-    .action(async (options: StoreOptions & JsonOption & { dryRun?: boolean }) => {
+    .action(async (options: LedgerOptions & { dryRun?: boolean }) => {
       const bar = options.json ? null : progressBar("pruning", 0);
       const result = await prune({
         configFile: options.config,
@@ -35,7 +29,7 @@ export function addMaintenanceCommands(program: Command): void {
       );
     });
 
-  withJsonOption(withStoreOptions(program.command("backup")))
+  ledgerCommand(program, "backup")
     .description("copy the configured SQLite database while it is in use, and check the copy")
     .argument("<file>", "where to write the copy")
     .addHelpText(
@@ -45,7 +39,7 @@ export function addMaintenanceCommands(program: Command): void {
         "finality backup copy.db --db ./finality.db --json",
       ),
     )
-    .action(async (file: string, options: StoreOptions & JsonOption) => {
+    .action(async (file: string, options: LedgerOptions) => {
       const result = await backup({
         configFile: options.config,
         flags: { db: options.db },
@@ -67,14 +61,14 @@ export function addMaintenanceCommands(program: Command): void {
       );
     });
 
-  withJsonOption(withStoreOptions(program.command("restore")))
+  ledgerCommand(program, "restore")
     .description(
       "check a backup and put it in place of the configured SQLite database (stop the service first)",
     )
     .argument("<backup>", "a file written by `finality backup`")
     .option("--force", "replace the database that is there")
     .addHelpText("after", examples("finality restore /backups/finality-2026-01-01.db --force"))
-    .action(async (file: string, options: StoreOptions & JsonOption & { force?: boolean }) => {
+    .action(async (file: string, options: LedgerOptions & { force?: boolean }) => {
       const result = await restore({
         configFile: options.config,
         flags: { db: options.db },

@@ -8,27 +8,16 @@ import { createRunService, type RunService } from "../runs/run-service.js";
 import { runServiceOptionsFrom } from "../runs/run-service-config.js";
 import type { SweepCounts } from "../runs/sweep-leases.js";
 import { sweepUntilDone } from "../runs/sweep-until-done.js";
-import {
-  examples,
-  type JsonOption,
-  type StoreOptions,
-  usageError,
-  withJsonOption,
-  withLedger,
-  withStoreOptions,
-} from "./cli-common.js";
+import { examples, type OnceOptions, onceCommand, requireOnce, withLedger } from "./cli-common.js";
 import { printJson, progressBar, styleFor } from "./cli-output.js";
-
-type OnceOptions = StoreOptions & JsonOption & { once?: boolean };
 
 /** Most due jobs the progress bar counts before it starts (a count on the due index). */
 const DUE_COUNT_CAP = 1_000_000;
 
 /** `finality reconcile --once` and `finality sweep --once`: one pass of a serve loop, for cron. */
 export function addReconcileCommands(program: Command): void {
-  withJsonOption(withStoreOptions(program.command("reconcile")))
+  onceCommand(program, "reconcile", "one pass over what is due now")
     .description("poll the providers for every open job that is due, once, then exit")
-    .option("--once", "one pass over what is due now (required: `finality serve` runs the loop)")
     .addHelpText(
       "after",
       `${examples("finality reconcile --once", "finality reconcile --once --config finality.config.json --json")}
@@ -80,9 +69,8 @@ polled twice at once.\n`,
       }
     });
 
-  withJsonOption(withStoreOptions(program.command("sweep")))
+  onceCommand(program, "sweep", "one pass over the leases due now")
     .description("expire the leases of runs whose workers stopped heartbeating, once, then exit")
-    .option("--once", "one pass over the leases due now (required: `finality serve` runs the loop)")
     .addHelpText(
       "after",
       `${examples("finality sweep --once", "finality sweep --once --json")}
@@ -127,11 +115,6 @@ async function skippedJobs(finality: Finality, config: FinalityConfig, now: numb
     ...new Set(sample.items.map((job) => job.provider).filter((p) => !configured(p))),
   ].sort();
   return { count: due.count, reason: "provider not configured", providers };
-}
-
-function requireOnce(options: OnceOptions, command: string): void {
-  if (options.once) return;
-  throw usageError(`${command} needs --once (the continuous loop runs inside \`finality serve\`)`);
 }
 
 /** The run service, adding up what each sweep batch did. */

@@ -1,18 +1,10 @@
 import type { Command } from "commander";
 import { followSettlements, settlementToJson } from "../engine/settlement-stream.js";
 import type { Settlement } from "../store/settlement-feed.js";
-import {
-  examples,
-  integerIn,
-  type JsonOption,
-  type StoreOptions,
-  withJsonOption,
-  withLedger,
-  withStoreOptions,
-} from "./cli-common.js";
+import { examples, integerIn, type LedgerOptions, ledgerCommand, withLedger } from "./cli-common.js";
 import { printJson, printTable, styleFor } from "./cli-output.js";
 
-interface SettlementsOptions extends StoreOptions, JsonOption {
+interface SettlementsOptions extends LedgerOptions {
   after?: string;
   follow?: boolean;
   provider?: string;
@@ -22,7 +14,7 @@ interface SettlementsOptions extends StoreOptions, JsonOption {
 
 /** `finality settlements`: the settlement feed, one page or followed as it grows. */
 export function addSettlementsCommand(program: Command): void {
-  withJsonOption(withStoreOptions(program.command("settlements")))
+  ledgerCommand(program, "settlements")
     .description("job settlements in commit order, from a cursor; --follow waits for new ones")
     .option("--after <cursor>", "only settlements after this cursor (default: from the start)")
     .option("--follow", "keep printing settlements as they commit, until interrupted")

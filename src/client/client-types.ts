@@ -2,21 +2,11 @@ import type { z } from "zod";
 import type { apiObservationSchema, intentSchema, registrationSchema } from "../core/validation.js";
 import type * as Answers from "../http/api-schemas.js";
 import type { listQuerySchema as effectListQuery } from "../http/effect-routes.js";
-import type * as IntentAnswers from "../http/intent-api-schemas.js";
 import type { listQuerySchema as intentListQuery } from "../http/intent-routes.js";
 import type { eventsQuerySchema, listQuerySchema as jobListQuery } from "../http/job-routes.js";
 import type { listQuerySchema as parkedListQuery } from "../http/parked-routes.js";
-import type * as RunAnswers from "../http/run-api-schemas.js";
-import type * as SettlementAnswers from "../http/settlement-api-schemas.js";
 import type { settlementListQuerySchema } from "../http/settlement-routes.js";
-import type {
-  claimSchema,
-  enqueueSchema,
-  heartbeatSchema,
-  runEventsQuerySchema,
-  runListQuerySchema,
-  workerEventSchema,
-} from "../runs/run-validation.js";
+import type * as RunRequests from "../runs/run-validation.js";
 
 /**
  * The client's types, inferred from the zod schemas the server validates requests with and
@@ -27,30 +17,31 @@ import type {
 /** A query as the server reads it, in the client's terms: numbers and booleans, not strings. */
 type Query<S extends z.ZodType> = { [K in keyof z.output<S>]?: z.output<S>[K] };
 
-export type Job = Answers.Job;
-export type JobEvent = Answers.JobEvent;
-export type Effect = Answers.Effect;
-export type ParkedObservation = Answers.ParkedObservation;
-export type Problem = Answers.Problem;
-export type EffectPayload = Answers.EffectPayload;
-export type WebhookAnswer = Answers.WebhookAnswer;
+export type {
+  Effect,
+  EffectPayload,
+  Job,
+  JobEvent,
+  ParkedObservation,
+  Problem,
+  WebhookAnswer,
+} from "../http/api-schemas.js";
+export type { AttachedIntent, Intent } from "../http/intent-api-schemas.js";
+export type {
+  Attempt,
+  Claim,
+  HeartbeatAnswer,
+  Run,
+  RunEvent,
+  RunWithAttempts,
+  WorkerEventAnswer,
+} from "../http/run-api-schemas.js";
+export type { Settlement, SettlementPage } from "../http/settlement-api-schemas.js";
+
 export type ObservationAnswer = z.output<typeof Answers.observationAnswerSchema>;
 export type Page<T> = { items: T[]; nextCursor: string | null };
-export type Settlement = SettlementAnswers.Settlement;
-export type SettlementPage = SettlementAnswers.SettlementPage;
-
-export type Intent = IntentAnswers.Intent;
-export type AttachedIntent = IntentAnswers.AttachedIntent;
 export type RecordIntentInput = z.input<typeof intentSchema>;
 export type ListIntentsQuery = Query<typeof intentListQuery>;
-
-export type Run = RunAnswers.Run;
-export type Attempt = RunAnswers.Attempt;
-export type RunWithAttempts = RunAnswers.RunWithAttempts;
-export type RunEvent = RunAnswers.RunEvent;
-export type Claim = RunAnswers.Claim;
-export type HeartbeatAnswer = RunAnswers.HeartbeatAnswer;
-export type WorkerEventAnswer = RunAnswers.WorkerEventAnswer;
 
 export type RegisterJobInput = z.input<typeof registrationSchema>;
 export type ObserveJobInput = z.input<typeof apiObservationSchema>;
@@ -68,11 +59,11 @@ export type FollowSettlementsQuery = Omit<ListSettlementsQuery, "wait"> & {
   signal?: AbortSignal | undefined;
 };
 
-export type EnqueueRunInput = z.input<typeof enqueueSchema>;
-export type ListRunsQuery = Query<typeof runListQuerySchema>;
-export type RunEventsQuery = Query<typeof runEventsQuerySchema>;
-export type ClaimInput = Omit<z.input<typeof claimSchema>, "kinds"> & {
+export type EnqueueRunInput = z.input<typeof RunRequests.enqueueSchema>;
+export type ListRunsQuery = Query<typeof RunRequests.runListQuerySchema>;
+export type RunEventsQuery = Query<typeof RunRequests.runEventsQuerySchema>;
+export type ClaimInput = Omit<z.input<typeof RunRequests.claimSchema>, "kinds"> & {
   kinds?: readonly string[] | undefined;
 };
-export type HeartbeatInput = z.input<typeof heartbeatSchema>;
-export type WorkerEventInput = z.input<typeof workerEventSchema>;
+export type HeartbeatInput = z.input<typeof RunRequests.heartbeatSchema>;
+export type WorkerEventInput = z.input<typeof RunRequests.workerEventSchema>;

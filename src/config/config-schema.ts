@@ -1,7 +1,13 @@
 import { z } from "zod";
 import { providerNameSchema } from "../core/validation.js";
 import { effectSchema } from "./effect-config-schema.js";
-import { httpUrl, PROVIDER_TYPES, type ProviderType, providerSchema } from "./provider-config-schema.js";
+import {
+  httpUrl,
+  PROVIDER_TYPES,
+  type ProviderType,
+  providerSchema,
+  reconcileFields,
+} from "./provider-config-schema.js";
 
 export { PROVIDER_TYPES, type ProviderType };
 
@@ -15,7 +21,6 @@ export { PROVIDER_TYPES, type ProviderType };
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-const seconds = z.number().finite().nonnegative();
 const positiveSeconds = z.number().finite().positive();
 
 const serverSchema = z.strictObject({
@@ -71,18 +76,6 @@ const storeSchema = z.union([sqliteStoreSchema, postgresStoreSchema], {
   error: 'expected {"sqlite": path} or {"postgres": url}',
 });
 
-const reconcileFields = {
-  graceSeconds: seconds,
-  minIntervalSeconds: positiveSeconds,
-  maxIntervalSeconds: positiveSeconds,
-  stuckAfterSeconds: positiveSeconds,
-  /** Polls of one provider instance in flight at once. */
-  concurrency: z.number().int().min(1).max(1000),
-  /** Polls a second, sustained (a token bucket); none: as fast as `concurrency` allows. */
-  ratePerSecond: z.number().finite().positive(),
-  /** Polls allowed at once above the rate (the bucket's size); default: one second's worth. */
-  burst: z.number().int().min(1),
-};
 export const DEFAULT_RECONCILE = {
   graceSeconds: 90,
   minIntervalSeconds: 30,

@@ -152,24 +152,27 @@ const genericDiscover = discoverSchema.extend({
   timeoutSeconds: positiveSeconds.optional(),
 });
 
+/** The reconcile settings: the top level gives their defaults, a provider instance may override any. */
+export const reconcileFields = {
+  graceSeconds: z.number().finite().nonnegative(),
+  minIntervalSeconds: positiveSeconds,
+  maxIntervalSeconds: positiveSeconds,
+  stuckAfterSeconds: positiveSeconds,
+  /** Polls of one provider instance in flight at once. */
+  concurrency: z.number().int().min(1).max(1000),
+  /** Polls a second, sustained (a token bucket); none: as fast as `concurrency` allows. */
+  ratePerSecond: z.number().finite().positive(),
+  /** Polls allowed at once above the rate (the bucket's size); default: one second's worth. */
+  burst: z.number().int().min(1),
+};
+
 /** What every type shares: the policy for unknown jobs and the reconcile overrides. */
 const common = {
   unknownJobs: z.enum(["adopt", "registered-only"]).default("adopt"),
   /** Seconds an intent may stay without a remote id before it is flagged orphaned; default: the top-level one. */
   intentTimeoutSeconds: positiveSeconds.optional(),
   discover: discoverSchema.optional(),
-  reconcile: z
-    .strictObject({
-      graceSeconds: z.number().finite().nonnegative(),
-      minIntervalSeconds: positiveSeconds,
-      maxIntervalSeconds: positiveSeconds,
-      stuckAfterSeconds: positiveSeconds,
-      concurrency: z.number().int().min(1).max(1000),
-      ratePerSecond: z.number().finite().positive(),
-      burst: z.number().int().min(1),
-    })
-    .partial()
-    .optional(),
+  reconcile: z.strictObject(reconcileFields).partial().optional(),
 };
 
 const variant = <T extends ProviderType, Shape extends z.core.$ZodLooseShape>(type: T, shape: Shape) =>

@@ -1,3 +1,4 @@
+import { isoOrNull } from "./iso-time.js";
 /**
  * A submission intent: what the application is about to submit to a provider, recorded under its
  * own key before the call, so that a crash between "the provider accepted it" and "Finality knows
@@ -48,8 +49,6 @@ export function intentTag(intent: Pick<Intent, "key">): string {
   return intent.key;
 }
 
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
-
 /** The public JSON shape of an intent (API answers, the orphaned alert's payload): ISO-8601 times. */
 export function intentToJson(intent: Intent) {
   return {
@@ -61,10 +60,10 @@ export function intentToJson(intent: Intent) {
     metadata: intent.metadata,
     tag: intentTag(intent),
     idempotencyKey: intent.idempotencyKey,
-    createdAt: iso(intent.createdAt),
-    deadlineAt: iso(intent.deadlineAt),
-    attachedAt: iso(intent.attachedAt),
+    createdAt: isoOrNull(intent.createdAt),
+    deadlineAt: isoOrNull(intent.deadlineAt),
+    attachedAt: isoOrNull(intent.attachedAt),
     attachedBy: intent.attachedBy,
-    orphanedAt: iso(intent.orphanedAt),
+    orphanedAt: isoOrNull(intent.orphanedAt),
   };
 }

@@ -1,7 +1,6 @@
+import { isoOrNull } from "./iso-time.js";
 import type { Effect, Job, JobEvent } from "./model.js";
 import { redactUrlsIn } from "./url-redaction.js";
-
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
 /** The public JSON shape of a job (API answers and effect payloads): ISO-8601 times. */
 export function jobToJson(job: Job) {
@@ -11,19 +10,19 @@ export function jobToJson(job: Job) {
     kind: job.kind,
     state: job.state,
     version: job.version,
-    submittedAt: iso(job.submittedAt),
-    updatedAt: iso(job.updatedAt),
-    settledAt: iso(job.settledAt),
+    submittedAt: isoOrNull(job.submittedAt),
+    updatedAt: isoOrNull(job.updatedAt),
+    settledAt: isoOrNull(job.settledAt),
     settledBy: job.settledBy,
     registered: job.registered,
     pollAttempts: job.pollAttempts,
-    lastPolledAt: iso(job.lastPolledAt),
-    nextCheckAt: iso(job.nextCheckAt),
+    lastPolledAt: isoOrNull(job.lastPolledAt),
+    nextCheckAt: isoOrNull(job.nextCheckAt),
     stuck: job.stuck,
     conflict: job.conflict,
     anomaly: job.anomaly,
     lastPollError:
-      job.lastPollError === null ? null : { ...job.lastPollError, at: iso(job.lastPollError.at) },
+      job.lastPollError === null ? null : { ...job.lastPollError, at: isoOrNull(job.lastPollError.at) },
     metadata: job.metadata,
     result: job.result,
     error: job.error,
@@ -41,7 +40,7 @@ export function eventToJson(event: JobEvent) {
     applied: event.applied,
     reason: event.reason,
     deliveryId: event.deliveryId,
-    at: iso(event.at),
+    at: isoOrNull(event.at),
     detail: event.detail,
   };
 }
@@ -56,10 +55,10 @@ export function effectToJson(effect: Effect) {
     idempotencyKey: effect.idempotencyKey,
     status: effect.status,
     attempts: effect.attempts,
-    nextAttemptAt: iso(effect.nextAttemptAt),
+    nextAttemptAt: isoOrNull(effect.nextAttemptAt),
     // Written redacted; redacted again for rows stored before that (a URL may hold a credential).
     lastError: effect.lastError === null ? null : redactUrlsIn(effect.lastError),
-    createdAt: iso(effect.createdAt),
-    deliveredAt: iso(effect.deliveredAt),
+    createdAt: isoOrNull(effect.createdAt),
+    deliveredAt: isoOrNull(effect.deliveredAt),
   };
 }

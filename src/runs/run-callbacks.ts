@@ -2,13 +2,14 @@ import { FinalityError } from "../core/errors.js";
 import type { Attempt, Run } from "../core/run-model.js";
 import type { StoreTx } from "../store/store.js";
 import {
-  mirrorRun,
+  loadAttempt,
   type RunContext,
   retryDelayFor,
   runInTx,
   type TxSideEffects,
+  workerAttemptEvent,
   writeAttempt,
-  writeRun,
+  writeRunChange,
 } from "./run-context.js";
 import { extendLease } from "./run-transitions.js";
 import { expireInTx } from "./sweep-leases.js";
@@ -36,7 +37,7 @@ export interface EventResult {
   run: Run;
 }
 
-type Loaded = { attempt: Attempt; run: Run } | { refused: FenceRefusal };
+type Fenced = { attempt: Attempt; run: Run };
 
 const REFUSAL_TEXT: Record<FenceRefusal, string> = {
   "stale-generation": "this generation is not the attempt's: another worker holds the run now",
@@ -59,16 +60,38 @@ async function fenced(
   scope: KindScope,
   forHeartbeat: boolean,
   effects: TxSideEffects,
-): Promise<Loaded> {
-  const attempt = await tx.getAttempt(attemptId);
-  const run = attempt === null ? null : await tx.getRun(attempt.runId);
-  if (attempt === null || run === null || (scope !== null && !scope.includes(run.kind))) {
+): Promise<Fenced | { refused: FenceRefusal }> {
+  const loaded = await loadAttempt(tx, attemptId);
+  if (loaded === null || (scope !== null && !scope.includes(loaded.run.kind))) {
     throw new FinalityError("not-found", `no attempt ${attemptId}`, { details: { id: attemptId } });
   }
+  const { attempt, run } = loaded;
   const fence = checkFence(run, attempt, generation, ctx.finality.clock.now(), forHeartbeat);
   if (fence.kind === "ok") return { attempt, run };
   if (fence.reason === "lease-expired") await expireInTx(tx, ctx, attemptId, effects);
   return { refused: fence.reason };
+}
+
+/** What a fenced call does to the attempt and run it loaded, at `now`, in their transaction. */
+type FencedWork<T> = (tx: StoreTx, effects: TxSideEffects, loaded: Fenced, now: number) => Promise<T>;
+
+/**
+ * Runs `work` in one transaction, on an attempt that passed the fence. A refusal is thrown as a
+ * 409 (`stale-generation`) only once the transaction has committed: it may have expired the lease.
+ */
+async function inFencedTx<T>(
+  ctx: RunContext,
+  attemptId: string,
+  call: { generation: number; scope: KindScope; forHeartbeat: boolean },
+  work: FencedWork<T>,
+): Promise<T> {
+  const result = await runInTx(ctx, async (tx, effects): Promise<{ refused: FenceRefusal } | { done: T }> => {
+    const loaded = await fenced(tx, ctx, attemptId, call.generation, call.scope, call.forHeartbeat, effects);
+    if ("refused" in loaded) return loaded;
+    return { done: await work(tx, effects, loaded, ctx.finality.clock.now()) };
+  });
+  if ("refused" in result) throw refusal(attemptId, result.refused);
+  return result.done;
 }
 
 function refusal(attemptId: string, reason: FenceRefusal): FinalityError {
@@ -82,28 +105,17 @@ export async function heartbeat(
   request: { generation: number; leaseMs?: number | undefined },
   scope: KindScope,
 ): Promise<HeartbeatResult> {
-  const result = await runInTx(ctx, async (tx, effects) => {
-    const loaded = await fenced(tx, ctx, attemptId, request.generation, scope, true, effects);
-    if ("refused" in loaded) return loaded;
-    const { attempt, run } = loaded;
-    const now = ctx.finality.clock.now();
+  const call = { generation: request.generation, scope, forHeartbeat: true };
+  return inFencedTx(ctx, attemptId, call, async (tx, _effects, { attempt, run }, now) => {
     const next = extendLease(attempt, request.leaseMs ?? attempt.leaseMs, now);
     await writeAttempt(tx, attempt, next);
     if (attempt.status === "claimed") {
-      await tx.appendRunEvent({
-        dedupeKey: `attempt:${attempt.id}:starting`,
-        runId: run.id,
-        attemptId: attempt.id,
-        actor: "worker",
-        type: "attempt.starting",
-        at: now,
-        detail: { generation: attempt.generation },
-      });
+      await tx.appendRunEvent(
+        workerAttemptEvent(attempt, "starting", "attempt.starting", now, { generation: attempt.generation }),
+      );
     }
     return { attempt: next, run };
   });
-  if ("refused" in result) throw refusal(attemptId, result.refused);
-  return result;
 }
 
 /**
@@ -119,32 +131,21 @@ export async function recordWorkerEvent(
   event: WorkerEvent,
   scope: KindScope,
 ): Promise<EventResult> {
-  const result = await runInTx(ctx, async (tx, effects) => {
-    const loaded = await fenced(tx, ctx, attemptId, event.generation, scope, false, effects);
-    if ("refused" in loaded) return loaded;
-    const { attempt, run } = loaded;
-    const now = ctx.finality.clock.now();
+  const call = { generation: event.generation, scope, forHeartbeat: false };
+  return inFencedTx(ctx, attemptId, call, async (tx, effects, { attempt, run }, now) => {
     const applies = workerEventApplies(attempt, event);
-    const recorded = await tx.appendRunEvent({
-      dedupeKey: `attempt:${attempt.id}:seq:${event.sequence}`,
-      runId: run.id,
-      attemptId: attempt.id,
-      actor: "worker",
-      type: `worker.${event.type}`,
-      at: now,
-      detail: { generation: event.generation, sequence: event.sequence, applied: applies },
-    });
+    const recorded = await tx.appendRunEvent(
+      workerAttemptEvent(attempt, `seq:${event.sequence}`, `worker.${event.type}`, now, {
+        generation: event.generation,
+        sequence: event.sequence,
+        applied: applies,
+      }),
+    );
     if (!recorded) return { outcome: "duplicate" as const, attempt, run };
     if (!applies) return { outcome: "out_of_order" as const, attempt, run };
     const change = applyWorkerEvent(run, attempt, event, now, retryDelayFor(ctx, run));
     await writeAttempt(tx, attempt, change.attempt);
-    if (change.run !== null) {
-      await writeRun(tx, run, change.run);
-      await mirrorRun(tx, ctx, run, change.run, "worker", effects);
-      if (change.retried) effects.runQueued = true;
-    }
+    if (change.run !== null) await writeRunChange(tx, ctx, run, change.run, "worker", effects);
     return { outcome: "applied" as const, attempt: change.attempt, run: change.run ?? run };
   });
-  if ("refused" in result) throw refusal(attemptId, result.refused);
-  return result;
 }

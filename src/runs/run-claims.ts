@@ -1,6 +1,13 @@
 import { FinalityError } from "../core/errors.js";
 import type { Attempt, Run } from "../core/run-model.js";
-import { type RunContext, runInTx, writeAttempt, writeRun } from "./run-context.js";
+import {
+  loadAttempt,
+  type RunContext,
+  runInTx,
+  workerAttemptEvent,
+  writeAttempt,
+  writeRun,
+} from "./run-context.js";
 import { claimRun, releaseLease, requeueRun } from "./run-transitions.js";
 
 export interface ClaimRequest {
@@ -42,19 +49,13 @@ export function claimOnce(
         details: { id: run.id },
       });
     }
-    await tx.appendRunEvent({
-      dedupeKey: `attempt:${claimed.attempt.id}:claimed`,
-      runId: run.id,
-      attemptId: claimed.attempt.id,
-      actor: "worker",
-      type: "attempt.claimed",
-      at: now,
-      detail: {
+    await tx.appendRunEvent(
+      workerAttemptEvent(claimed.attempt, "claimed", "attempt.claimed", now, {
         workerId: request.workerId,
         generation: claimed.attempt.generation,
         leaseExpiresAt: claimed.attempt.leaseExpiresAt,
-      },
-    });
+      }),
+    );
     return claimed;
   });
 }
@@ -112,9 +113,9 @@ export async function claimUnlessAborted(
  */
 export async function withdrawClaim(ctx: RunContext, claimed: Claimed): Promise<void> {
   await runInTx(ctx, async (tx, effects) => {
-    const attempt = await tx.getAttempt(claimed.attempt.id);
-    const run = attempt === null ? null : await tx.getRun(attempt.runId);
-    if (attempt === null || run === null) return;
+    const loaded = await loadAttempt(tx, claimed.attempt.id);
+    if (loaded === null) return;
+    const { attempt, run } = loaded;
     const holds =
       attempt.status === "claimed" && run.status === "dispatching" && run.generation === attempt.generation;
     if (!holds) return;
@@ -125,15 +126,13 @@ export async function withdrawClaim(ctx: RunContext, claimed: Claimed): Promise<
       ...requeueRun(run, now, now),
       attemptCount: Math.max(0, run.attemptCount - 1),
     });
-    await tx.appendRunEvent({
-      dedupeKey: `attempt:${attempt.id}:withdrawn`,
-      runId: run.id,
-      attemptId: attempt.id,
-      actor: "worker",
-      type: "attempt.withdrawn",
-      at: now,
-      detail: { workerId: attempt.workerId, generation: attempt.generation, reason: "client-gone" },
-    });
+    await tx.appendRunEvent(
+      workerAttemptEvent(attempt, "withdrawn", "attempt.withdrawn", now, {
+        workerId: attempt.workerId,
+        generation: attempt.generation,
+        reason: "client-gone",
+      }),
+    );
     effects.runQueued = true;
   });
 }

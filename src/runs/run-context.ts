@@ -82,18 +82,51 @@ export async function writeAttempt(tx: StoreTx, before: Attempt, after: Attempt)
   }
 }
 
+/** An attempt and its run, read in the caller's transaction; null when either is gone. */
+export async function loadAttempt(
+  tx: StoreTx,
+  attemptId: string,
+): Promise<{ attempt: Attempt; run: Run } | null> {
+  const attempt = await tx.getAttempt(attemptId);
+  const run = attempt === null ? null : await tx.getRun(attempt.runId);
+  return attempt === null || run === null ? null : { attempt, run };
+}
+
+/**
+ * An event a worker's call records on its attempt, keyed `attempt:<id>:<step>`: the same call
+ * made again (a retried request) records nothing.
+ */
+export function workerAttemptEvent(
+  attempt: Attempt,
+  step: string,
+  type: string,
+  at: number,
+  detail: Record<string, unknown>,
+): NewRunEvent {
+  return {
+    dedupeKey: `attempt:${attempt.id}:${step}`,
+    runId: attempt.runId,
+    attemptId: attempt.id,
+    actor: "worker",
+    type,
+    at,
+    detail,
+  };
+}
+
 export async function appendRunEvents(tx: StoreTx, events: readonly NewRunEvent[]): Promise<void> {
   for (const event of events) await tx.appendRunEvent(event);
 }
 
 /**
- * Feeds a run's change into its mirror job (provider `runs`, same id) through the one ingest
- * path, in the same transaction, when the canonical picture changes. The reducer keeps the
- * mirror monotonic: a retried run goes back to `queued` here but stays `running` there (the
- * observation is recorded as `lower-rank`) until its final state, whose first arrival
- * enqueues the job's effects exactly as for any provider's job.
+ * Writes a run's change (CAS, as `writeRun`), and wakes waiting claims after commit when the run
+ * is claimable again. When the canonical picture changes, the change is fed into the run's
+ * mirror job (provider `runs`, same id) through the one ingest path, in the same transaction.
+ * The reducer keeps the mirror monotonic: a retried run goes back to `queued` here but stays
+ * `running` there (the observation is recorded as `lower-rank`) until its final state, whose
+ * first arrival enqueues the job's effects exactly as for any provider's job.
  */
-export async function mirrorRun(
+export async function writeRunChange(
   tx: StoreTx,
   ctx: RunContext,
   before: Run,
@@ -101,6 +134,8 @@ export async function mirrorRun(
   source: Source,
   effects: TxSideEffects,
 ): Promise<void> {
+  await writeRun(tx, before, after);
+  if (after.status === "queued") effects.runQueued = true;
   if (canonicalOf(before.status) === canonicalOf(after.status)) return;
   const now = ctx.finality.clock.now();
   const outcome = await ingestInTx(

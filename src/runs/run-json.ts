@@ -1,6 +1,5 @@
+import { isoOrNull } from "../core/iso-time.js";
 import type { Attempt, Run, RunEvent } from "../core/run-model.js";
-
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
 /** The public JSON shape of a run: ISO-8601 times. */
 export function runToJson(run: Run) {
@@ -18,10 +17,10 @@ export function runToJson(run: Run) {
     generation: run.generation,
     currentAttemptId: run.currentAttemptId,
     cancelRequested: run.cancelRequested,
-    availableAt: iso(run.availableAt),
-    createdAt: iso(run.createdAt),
-    updatedAt: iso(run.updatedAt),
-    settledAt: iso(run.settledAt),
+    availableAt: isoOrNull(run.availableAt),
+    createdAt: isoOrNull(run.createdAt),
+    updatedAt: isoOrNull(run.updatedAt),
+    settledAt: isoOrNull(run.settledAt),
   };
 }
 
@@ -33,14 +32,14 @@ export function attemptToJson(attempt: Attempt) {
     generation: attempt.generation,
     status: attempt.status,
     lastSequence: attempt.lastSequence,
-    leaseExpiresAt: iso(attempt.leaseExpiresAt),
+    leaseExpiresAt: isoOrNull(attempt.leaseExpiresAt),
     error: attempt.error,
     output: attempt.output,
     progress: attempt.progress,
-    claimedAt: iso(attempt.claimedAt),
-    startedAt: iso(attempt.startedAt),
-    heartbeatAt: iso(attempt.heartbeatAt),
-    endedAt: iso(attempt.endedAt),
+    claimedAt: isoOrNull(attempt.claimedAt),
+    startedAt: isoOrNull(attempt.startedAt),
+    heartbeatAt: isoOrNull(attempt.heartbeatAt),
+    endedAt: isoOrNull(attempt.endedAt),
   };
 }
 
@@ -55,7 +54,7 @@ export function claimToJson(run: Run, attempt: Attempt) {
     attempt: {
       id: attempt.id,
       generation: attempt.generation,
-      leaseExpiresAt: iso(attempt.leaseExpiresAt),
+      leaseExpiresAt: isoOrNull(attempt.leaseExpiresAt),
       leaseSeconds: attempt.leaseMs / 1000,
     },
   };
@@ -68,7 +67,7 @@ export function runEventToJson(event: RunEvent) {
     attemptId: event.attemptId,
     actor: event.actor,
     type: event.type,
-    at: iso(event.at),
+    at: isoOrNull(event.at),
     detail: event.detail,
   };
 }

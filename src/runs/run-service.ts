@@ -19,7 +19,7 @@ import {
   recordWorkerEvent,
 } from "./run-callbacks.js";
 import { type Claimed, claimUnlessAborted, claimWithin } from "./run-claims.js";
-import { mirrorRun, type RunContext, runInTx, writeRun } from "./run-context.js";
+import { type RunContext, runInTx, writeRunChange } from "./run-context.js";
 import { createRunNotifier } from "./run-notifier.js";
 import { DEFAULT_RUN_RETRY, newRun, type RunRetryPolicy, requestCancel } from "./run-transitions.js";
 import { type SweepCounts, sweepLeases } from "./sweep-leases.js";
@@ -164,7 +164,7 @@ export function createRunService(options: RunServiceOptions): RunService {
       const now = finality.clock.now();
       const next = requestCancel(run, now);
       if (next === null) return run;
-      await writeRun(tx, run, next);
+      await writeRunChange(tx, ctx, run, next, "api", effects);
       await tx.appendRunEvent({
         dedupeKey: `run:${run.id}:cancel:${next.status}`,
         runId: run.id,
@@ -174,7 +174,6 @@ export function createRunService(options: RunServiceOptions): RunService {
         at: now,
         detail: { previousStatus: run.status },
       });
-      await mirrorRun(tx, ctx, run, next, "api", effects);
       return next;
     });
   }

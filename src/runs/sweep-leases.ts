@@ -2,13 +2,13 @@ import type { StoreTx } from "../store/store.js";
 import { expireLease, LEASE_EXPIRY_OUTCOMES, type LeaseExpiryOutcome } from "./lease-expiry-rules.js";
 import {
   appendRunEvents,
-  mirrorRun,
+  loadAttempt,
   type RunContext,
   retryDelayFor,
   runInTx,
   type TxSideEffects,
   writeAttempt,
-  writeRun,
+  writeRunChange,
 } from "./run-context.js";
 
 /**
@@ -23,17 +23,13 @@ export async function expireInTx(
   attemptId: string,
   effects: TxSideEffects,
 ): Promise<LeaseExpiryOutcome | "missing"> {
-  const attempt = await tx.getAttempt(attemptId);
-  const run = attempt === null ? null : await tx.getRun(attempt.runId);
-  if (attempt === null || run === null) return "missing";
+  const loaded = await loadAttempt(tx, attemptId);
+  if (loaded === null) return "missing";
+  const { attempt, run } = loaded;
   const now = ctx.finality.clock.now();
   const change = expireLease(run, attempt, now, retryDelayFor(ctx, run), ctx.maxUnstartedReleases);
   if (change.attempt !== null) await writeAttempt(tx, attempt, change.attempt);
-  if (change.run !== null) {
-    await writeRun(tx, run, change.run);
-    await mirrorRun(tx, ctx, run, change.run, "lease", effects);
-    if (change.run.status === "queued") effects.runQueued = true;
-  }
+  if (change.run !== null) await writeRunChange(tx, ctx, run, change.run, "lease", effects);
   await appendRunEvents(tx, change.events);
   return change.outcome;
 }

@@ -1,7 +1,7 @@
 import { FinalityError, isFinalityError } from "../core/errors.js";
 import type { Job } from "../core/model.js";
 import type { TerminalState } from "../core/states.js";
-import { decodeCursor, encodeCursor } from "./json-column.js";
+import { clampLimit, decodeCursor, encodeCursor } from "./json-column.js";
 
 /**
  * The settlement feed: every job settlement (its first terminal state) in commit order, behind an
@@ -52,6 +52,35 @@ export interface SettlementReads {
   settlementCommitted(signal?: AbortSignal): Promise<void>;
 }
 
+/** A `settlements` row; `Time` is how the driver reads `settled_at` (SQLite: epoch ms, PostgreSQL: a Date). */
+export interface SettlementRow<Time> {
+  settlement_no: number;
+  provider: string;
+  job_id: string;
+  kind: string | null;
+  state: string;
+  settled_at: Time;
+  settled_by: string | null;
+}
+
+/** The feed's item for a row, given its time in epoch ms and its job as it is now (null: deleted). */
+export function settlementFromRow(
+  row: SettlementRow<unknown>,
+  settledAt: number,
+  job: Job | null,
+): Settlement {
+  return {
+    cursor: settlementCursor(row.settlement_no),
+    provider: row.provider,
+    id: row.job_id,
+    kind: row.kind,
+    state: row.state as TerminalState,
+    settledAt,
+    settledBy: row.settled_by,
+    job,
+  };
+}
+
 /** Most settlements one read answers. */
 export const MAX_SETTLEMENT_LIMIT = 1000;
 
@@ -68,14 +97,41 @@ export function settlementNumber(cursor: string | undefined): number {
   }
 }
 
+/**
+ * The page a query asks for, as SQL after `FROM settlements` and its values, for either dialect:
+ * `placeholder(n)` spells the n-th parameter (`?` on SQLite, `$n` on PostgreSQL).
+ */
+export function settlementPageSql(
+  query: SettlementQuery,
+  placeholder: (n: number) => string,
+): { sql: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const param = (value: unknown) => {
+    values.push(value);
+    return placeholder(values.length);
+  };
+  const where = [`settlement_no > ${param(settlementNumber(query.after))}`];
+  if (query.provider !== undefined) where.push(`provider = ${param(query.provider)}`);
+  if (query.kind !== undefined) where.push(`kind = ${param(query.kind)}`);
+  const limit = param(clampLimit(query.limit, 100, MAX_SETTLEMENT_LIMIT));
+  return { sql: `WHERE ${where.join(" AND ")} ORDER BY settlement_no LIMIT ${limit}`, values };
+}
+
 export const settlementCursor = (settlementNo: number): string => encodeCursor(settlementNo);
 
 /**
- * Wakes the callers of `settlementCommitted`. `check` says whether the feed grew (an adapter's
- * cheap look at its newest row number): it runs after a local commit and every `pollMs` while
+ * Wakes the callers of `settlementCommitted` when the feed grew. `newest` is an adapter's cheap
+ * look at its newest row number (0: none): it runs after a local commit and every `pollMs` while
  * someone waits, so settlements written by another process are seen too, only later.
  */
-export function createSettlementSignal(check: () => Promise<boolean> | boolean, pollMs: number) {
+export function createSettlementSignal(newest: () => Promise<number> | number, pollMs: number) {
+  let known = -1;
+  async function check(): Promise<boolean> {
+    const now = await newest();
+    const grew = now > known;
+    known = now;
+    return grew;
+  }
   const waiters = new Set<() => void>();
   let timer: ReturnType<typeof setInterval> | null = null;
   let checking = false;

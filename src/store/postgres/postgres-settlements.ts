@@ -1,26 +1,12 @@
 import pg from "pg";
-import type { TerminalState } from "../../core/states.js";
-import { clampLimit } from "../json-column.js";
 import {
   createSettlementSignal,
-  MAX_SETTLEMENT_LIMIT,
-  type SettlementPage,
-  type SettlementQuery,
   type SettlementReads,
-  settlementCursor,
-  settlementNumber,
+  type SettlementRow,
+  settlementFromRow,
+  settlementPageSql,
 } from "../settlement-feed.js";
 import { fromTime, type JobRow, jobFromRow } from "./postgres-rows.js";
-
-interface SettlementRow {
-  settlement_no: number;
-  provider: string;
-  job_id: string;
-  kind: string | null;
-  state: string;
-  settled_at: Date;
-  settled_by: string | null;
-}
 
 type Read = <T>(what: string, text: string, values?: readonly unknown[]) => Promise<T[] & { count: number }>;
 
@@ -42,17 +28,13 @@ export function createPostgresSettlements(
   read: Read,
   options: { url: string; schema?: string | undefined; settlementPollMs?: number | undefined },
 ) {
-  let known = -1;
   let closed = false;
   const signal = createSettlementSignal(async () => {
     const [row] = await read<{ n: number }>(
       "settlementsNewest",
       "SELECT coalesce(max(settlement_no), 0)::bigint AS n FROM settlements",
     );
-    const now = Number(row?.n ?? 0);
-    const grew = now > known;
-    known = now;
-    return grew;
+    return Number(row?.n ?? 0);
   }, options.settlementPollMs ?? POLL_MS);
   const listener = createListener(
     options,
@@ -61,32 +43,21 @@ export function createPostgresSettlements(
   );
 
   const reads: SettlementReads = {
-    async readSettlements(query: SettlementQuery): Promise<SettlementPage> {
-      const values: unknown[] = [settlementNumber(query.after)];
-      const where = ["settlement_no > $1"];
-      const add = (clause: string, value: unknown) => {
-        values.push(value);
-        where.push(`${clause} $${values.length}`);
-      };
-      if (query.provider !== undefined) add("provider =", query.provider);
-      if (query.kind !== undefined) add("kind =", query.kind);
-      values.push(clampLimit(query.limit, 100, MAX_SETTLEMENT_LIMIT));
-      const rows = await read<SettlementRow>(
+    async readSettlements(query) {
+      const { sql, values } = settlementPageSql(query, (n) => `$${n}`);
+      const rows = await read<SettlementRow<Date>>(
         "readSettlements",
-        `SELECT * FROM settlements WHERE ${where.join(" AND ")} ORDER BY settlement_no LIMIT $${values.length}`,
+        `SELECT * FROM settlements ${sql}`,
         values,
       );
       const jobs = await currentJobs(read, rows);
-      const items = rows.map((row) => ({
-        cursor: settlementCursor(row.settlement_no),
-        provider: row.provider,
-        id: row.job_id,
-        kind: row.kind,
-        state: row.state as TerminalState,
-        settledAt: fromTime(row.settled_at),
-        settledBy: row.settled_by,
-        job: jobs.get(`${row.provider}\u0000${row.job_id}`) ?? null,
-      }));
+      const items = rows.map((row) =>
+        settlementFromRow(
+          row,
+          fromTime(row.settled_at),
+          jobs.get(`${row.provider}\u0000${row.job_id}`) ?? null,
+        ),
+      );
       return { items, cursor: items.at(-1)?.cursor ?? query.after ?? null };
     },
     settlementCommitted(abort?: AbortSignal) {
@@ -105,7 +76,7 @@ export function createPostgresSettlements(
 }
 
 /** The settled jobs as they are now, by provider and id (retention may have deleted some). */
-async function currentJobs(read: Read, rows: readonly SettlementRow[]) {
+async function currentJobs(read: Read, rows: readonly SettlementRow<Date>[]) {
   const found = new Map<string, ReturnType<typeof jobFromRow>>();
   if (rows.length === 0) return found;
   const jobs = await read<JobRow>(

@@ -1,27 +1,12 @@
-import type { TerminalState } from "../../core/states.js";
-import { clampLimit } from "../json-column.js";
 import {
   createSettlementSignal,
-  MAX_SETTLEMENT_LIMIT,
-  type Settlement,
-  type SettlementPage,
-  type SettlementQuery,
   type SettlementReads,
-  settlementCursor,
-  settlementNumber,
+  type SettlementRow,
+  settlementFromRow,
+  settlementPageSql,
 } from "../settlement-feed.js";
 import type { SqliteDb } from "./sqlite-driver.js";
 import { type JobRow, jobFromRow } from "./sqlite-rows.js";
-
-interface SettlementRow {
-  settlement_no: number;
-  provider: string;
-  job_id: string;
-  kind: string | null;
-  state: string;
-  settled_at: number;
-  settled_by: string | null;
-}
 
 /** Another process writing the same file is seen this often while someone waits. */
 const POLL_MS = 1000;
@@ -34,38 +19,18 @@ const POLL_MS = 1000;
 export function createSqliteSettlements(reader: SqliteDb, assertOpen: () => void, pollMs = POLL_MS) {
   const newest = reader.prepare("SELECT coalesce(max(settlement_no), 0) FROM settlements").pluck();
   const job = reader.prepare("SELECT * FROM jobs WHERE provider = ? AND id = ?");
-  let known = -1;
-  const signal = createSettlementSignal(() => {
-    const now = newest.get() as number;
-    const grew = now > known;
-    known = now;
-    return grew;
-  }, pollMs);
+  const signal = createSettlementSignal(() => newest.get() as number, pollMs);
 
   const reads: SettlementReads = {
-    async readSettlements(query: SettlementQuery): Promise<SettlementPage> {
+    async readSettlements(query) {
       assertOpen();
-      const after = settlementNumber(query.after);
-      const where = ["settlement_no > ?"];
-      const params: unknown[] = [after];
-      if (query.provider !== undefined) where.push("provider = ?") && params.push(query.provider);
-      if (query.kind !== undefined) where.push("kind = ?") && params.push(query.kind);
-      const limit = clampLimit(query.limit, 100, MAX_SETTLEMENT_LIMIT);
+      const { sql, values } = settlementPageSql(query, () => "?");
       const rows = reader
-        .prepare(`SELECT * FROM settlements WHERE ${where.join(" AND ")} ORDER BY settlement_no LIMIT ?`)
-        .all(...params, limit) as SettlementRow[];
-      const items = rows.map((row): Settlement => {
+        .prepare(`SELECT * FROM settlements ${sql}`)
+        .all(...values) as SettlementRow<number>[];
+      const items = rows.map((row) => {
         const current = job.get(row.provider, row.job_id) as JobRow | undefined;
-        return {
-          cursor: settlementCursor(row.settlement_no),
-          provider: row.provider,
-          id: row.job_id,
-          kind: row.kind,
-          state: row.state as TerminalState,
-          settledAt: row.settled_at,
-          settledBy: row.settled_by,
-          job: current ? jobFromRow(current) : null,
-        };
+        return settlementFromRow(row, row.settled_at, current ? jobFromRow(current) : null);
       });
       return { items, cursor: items.at(-1)?.cursor ?? query.after ?? null };
     },
