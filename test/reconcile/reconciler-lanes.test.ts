@@ -4,6 +4,7 @@ import { FinalityError, isFinalityError } from "../../src/core/errors.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import type { Finality } from "../../src/engine/finality.js";
 import { createReconciler } from "../../src/engine/reconciler.js";
+import { engineOf } from "../helpers/engine.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 // A library user's reconciler lane naming a provider the Finality instance lacks used to end the
@@ -76,7 +77,7 @@ describe("reconciler lanes and the providers of the ledger", () => {
         if (prop === "contextFor")
           return (provider: string, now: number) => {
             if (refuse) throw new FinalityError("unknown-provider", `unknown provider "${provider}"`);
-            return target.contextFor(provider, now);
+            return engineOf(target).contextFor(provider, now);
           };
         return Reflect.get(target, prop, receiver);
       },
@@ -109,7 +110,7 @@ describe("reconciler lanes and the providers of the ledger", () => {
         if (prop === "contextFor")
           return (provider: string, now: number) => {
             if (refuse) throw new FinalityError("unknown-provider", `unknown provider "${provider}"`);
-            return target.contextFor(provider, now);
+            return engineOf(target).contextFor(provider, now);
           };
         return Reflect.get(target, prop, receiver);
       },
