@@ -1,7 +1,7 @@
 import { type Command, CommanderError, InvalidArgumentError } from "commander";
 import type { FinalityConfig } from "../config/config-schema.js";
 import { loadConfig } from "../config/load-config.js";
-import type { Finality } from "../engine/finality.js";
+import type { FinalityEngine } from "../engine/finality-engine.js";
 import { finalityFromConfig, requireExistingDatabase } from "../host/node/finality-from-config.js";
 
 /**
@@ -82,7 +82,7 @@ export function configOf(options: StoreOptions, access: LedgerAccess = {}): Fina
 /** Opens the ledger the configuration describes, runs `work`, and always closes it. */
 export async function withLedger<T>(
   options: StoreOptions,
-  work: (finality: Finality, config: FinalityConfig) => Promise<T>,
+  work: (finality: FinalityEngine, config: FinalityConfig) => Promise<T>,
   access: LedgerAccess = {},
 ): Promise<T> {
   const config = configOf(options, access);

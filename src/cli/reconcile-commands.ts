@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import type { FinalityConfig } from "../config/config-schema.js";
 import { RUNS_PROVIDER } from "../core/run-model.js";
-import type { Finality } from "../engine/finality.js";
+import type { FinalityEngine } from "../engine/finality-engine.js";
 import { reconcilerOnNode } from "../host/node/finality-from-config.js";
 import type { Logger } from "../http/request-log.js";
 import { createRunService, type RunService } from "../runs/run-service.js";
@@ -105,7 +105,7 @@ const SKIPPED_SAMPLE = 500;
  * all of its due jobs, so what is still due as of the pass's start belongs to a provider the
  * configuration does not name (a `--config` forgotten, a provider removed).
  */
-async function skippedJobs(finality: Finality, config: FinalityConfig, now: number) {
+async function skippedJobs(finality: FinalityEngine, config: FinalityConfig, now: number) {
   const due = await finality.store.countJobs({ of: "due", now }, DUE_COUNT_CAP);
   if (due.count === 0) return null;
   const sample = await finality.listJobs({ open: true, limit: SKIPPED_SAMPLE });

@@ -37,6 +37,22 @@ export interface Job extends JobKey {
   error: unknown;
 }
 
+/**
+ * A job's bookkeeping before any registration, poll or flag touched it: spread into every job
+ * built outside a store (an adopted one, an intent's alert subject), so that a new field gets its
+ * starting value in one place.
+ */
+export const UNTOUCHED_JOB = {
+  registered: false,
+  pollAttempts: 0,
+  lastPolledAt: null,
+  nextCheckAt: null,
+  stuck: false,
+  conflict: false,
+  anomaly: null,
+  lastPollError: null,
+} as const satisfies Partial<Job>;
+
 /** A failed status poll, with what an operator needs to act on it. */
 export interface PollError {
   at: number;

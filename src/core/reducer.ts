@@ -1,4 +1,11 @@
-import type { IgnoreReason, Job, JobKey, Observation, UnknownJobPolicy } from "./model.js";
+import {
+  type IgnoreReason,
+  type Job,
+  type JobKey,
+  type Observation,
+  UNTOUCHED_JOB,
+  type UnknownJobPolicy,
+} from "./model.js";
 import { type CanonicalState, isCanonicalState, isTerminal, rankOf } from "./states.js";
 
 export type ReduceResult =
@@ -92,14 +99,7 @@ function adopt(obs: Observation, state: CanonicalState, now: number): Job {
     updatedAt: now,
     settledAt: settled ? now : null,
     settledBy: settled ? obs.source : null,
-    registered: false,
-    pollAttempts: 0,
-    lastPolledAt: null,
-    nextCheckAt: null,
-    stuck: false,
-    conflict: false,
-    anomaly: null,
-    lastPollError: null,
+    ...UNTOUCHED_JOB,
     metadata: null,
     result: obs.result ?? null,
     error: obs.error ?? null,

@@ -3,6 +3,7 @@ import type { ProviderConfig } from "../config/config-schema.js";
 import { FinalityError, isFinalityError } from "../core/errors.js";
 import { retryEffect } from "../engine/effect-admin.js";
 import type { Finality } from "../engine/finality.js";
+import { engineOf } from "../engine/finality-engine.js";
 import type { AppEnv } from "../http/app-env.js";
 import { readBody } from "../http/read-body.js";
 import { signTestWebhook } from "../providers/test-webhook.js";
@@ -96,7 +97,7 @@ export function addDashboardForms(
     const signed = await signTestWebhook(request.provider, request.config, {
       jobId: request.jobId,
       state: request.state,
-      now: finality.clock.now(),
+      now: engineOf(finality).clock.now(),
       ...(request.result === undefined ? {} : { result: request.result }),
     });
     // Through the app's own webhook route, as a sender's request: the same verify → ingest,

@@ -3,6 +3,7 @@ import type { FinalityConfig } from "../config/config-schema.js";
 import { BUILT_IN_PROVIDER } from "../config/parse-config.js";
 import { RUNS_PROVIDER } from "../core/run-model.js";
 import type { Finality } from "../engine/finality.js";
+import { engineOf } from "../engine/finality-engine.js";
 import type { AppEnv } from "../http/app-env.js";
 import { Flash } from "./components.js";
 import { ConfigPage } from "./config-page.js";
@@ -62,12 +63,12 @@ const DEFAULT_REFRESH_MS = 5000;
  */
 export function addDashboardRoutes(app: Hono<AppEnv>, options: DashboardOptions): void {
   const { finality, config } = options;
-  const store = finality.store;
+  const { store, clock } = engineOf(finality);
   const local = storeReads(store);
   const readsOf = (c: Context<AppEnv>) => options.reads?.(c.req.raw) ?? local;
   const auth = createDashboardAuth(config.server.apiToken);
   const providers = [...Object.keys(config.providers), ...(options.runs ? [RUNS_PROVIDER] : [])];
-  const now = () => finality.clock.now();
+  const now = () => clock.now();
   const setup = setupOf(config, BUILT_IN_PROVIDER);
 
   /** A GET page behind the sign-in: a browser without a session goes to the login form. */

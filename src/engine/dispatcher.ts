@@ -1,5 +1,5 @@
 import { DEFAULT_EFFECT_RETRY, type EffectRetryPolicy, effectRetryDecision } from "../core/backoff.js";
-import { type Random, systemClock } from "../core/clock.js";
+import type { Random } from "../core/clock.js";
 import { FinalityError, toError } from "../core/errors.js";
 import { createIntervalLoop } from "../core/interval-loop.js";
 import type { Effect, Job } from "../core/model.js";
@@ -11,6 +11,7 @@ import type { EffectDefinition, EffectDelivery } from "./effect-definitions.js";
 import { type HeldLease, holdEffectLease } from "./effect-lease.js";
 import { type DestinationKind, destinationOf, destinationUrls, type EffectTarget } from "./effect-target.js";
 import type { Finality } from "./finality.js";
+import { engineOf } from "./finality-engine.js";
 import { createHttpEffectDeliverer, httpEffectTarget } from "./http-effect-target.js";
 import { intentAlertSubject } from "./intents.js";
 import { captureContext, resumeIn } from "./tracing.js";
@@ -81,7 +82,7 @@ export interface Dispatcher {
  * on every attempt, so an idempotent receiver acts exactly once.
  */
 export function createDispatcher(finality: Finality, options: DispatcherOptions = {}): Dispatcher {
-  const clock = finality.clock ?? systemClock;
+  const { store, clock, effects } = engineOf(finality);
   const concurrency = options.concurrency ?? 50;
   const timeoutMs = options.timeoutMs ?? 15_000;
   const leaseMs = options.leaseMs ?? timeoutMs * 4;
@@ -99,9 +100,9 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
     url: httpEffectTarget(options.deliverUrl ?? createHttpEffectDeliverer({ now: clock.now })),
     ...options.targets,
   };
-  const definitions = new Map(finality.effects.map((d) => [d.name, d]));
+  const definitions = new Map(effects.map((d) => [d.name, d]));
   // Failures are stored in last_error and logged: no receiver or broker URL may appear there whole.
-  const effectUrls = finality.effects.flatMap(destinationUrls);
+  const effectUrls = effects.flatMap(destinationUrls);
   const inFlight = new Set<Promise<void>>();
   let running = false;
   let pumping = false;
@@ -116,7 +117,7 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
 
   async function deliverOnce(effect: Effect, claimedAt: number): Promise<DeliveryAttempt> {
     const started = clock.now();
-    const lease = holdEffectLease({ store: finality.store, clock, effect, claimedAt, leaseMs });
+    const lease = holdEffectLease({ store, clock, effect, claimedAt, leaseMs });
     let failure: DeliveryError | null = null;
     const loaded: { job?: Job } = {};
     try {
@@ -132,7 +133,7 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
       // Another dispatcher holds the row now; whatever it records stands.
       outcome = "lost-claim";
     } else if (failure === null) {
-      outcome = (await finality.store.finishEffect({ id: effect.id, claimedUntil, kind: "delivered", at }))
+      outcome = (await store.finishEffect({ id: effect.id, claimedUntil, kind: "delivered", at }))
         ? "delivered"
         : "lost-claim";
     } else {
@@ -154,7 +155,7 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
               nextAttemptAt: at + decision.delayMs,
               error: failure.message,
             };
-      outcome = (await finality.store.finishEffect(finish)) ? decision.kind : "lost-claim";
+      outcome = (await store.finishEffect(finish)) ? decision.kind : "lost-claim";
     }
     const definition = definitions.get(effect.name);
     return {
@@ -202,11 +203,11 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
   async function deliveryOf(effect: Effect): Promise<EffectDelivery> {
     const base = { effect: effect.name, idempotencyKey: effect.idempotencyKey, attempt: effect.attempts };
     if (effect.trigger === "orphaned") {
-      const intent = await finality.store.getIntent(effect.jobId);
+      const intent = await store.getIntent(effect.jobId);
       if (intent === null) throw new DeliveryError(`intent ${effect.jobId} no longer exists`);
       return { ...base, type: "intent.orphaned", job: intentAlertSubject(intent), intent };
     }
-    const job = await finality.store.getJob({ provider: effect.provider, id: effect.jobId });
+    const job = await store.getJob({ provider: effect.provider, id: effect.jobId });
     if (job === null) throw new DeliveryError(`job ${effect.provider}/${effect.jobId} no longer exists`);
     return { ...base, type: effect.trigger === "stuck" ? "job.stuck" : "job.settled", job };
   }
@@ -224,7 +225,7 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
         const free = Math.min(concurrency - inFlight.size, budget - claimed);
         if (free <= 0) break;
         const claimedAt = clock.now();
-        const effects = await finality.store.claimEffects(claimedAt, free, leaseMs);
+        const effects = await store.claimEffects(claimedAt, free, leaseMs);
         claimed += effects.length;
         for (const effect of effects) track(deliver(effect, claimedAt));
         if (effects.length === free) again = true;

@@ -2,14 +2,16 @@ import { FinalityError } from "../core/errors.js";
 import type { Effect, JobKey } from "../core/model.js";
 import type { StoreTx } from "../store/store.js";
 import type { Finality } from "./finality.js";
+import { engineOf } from "./finality-engine.js";
 
 /**
  * Re-arms one dead (or pending) effect to be delivered now, under its same idempotency key,
  * and records the action in the job's event log.
  */
 export function retryEffect(finality: Finality, effectId: string): Promise<Effect> {
-  const now = finality.clock.now();
-  return finality.store.transaction(async (tx) => {
+  const { store, clock, announceEffects } = engineOf(finality);
+  const now = clock.now();
+  return store.transaction(async (tx) => {
     const effect = await tx.getEffect(effectId);
     if (effect === null)
       throw new FinalityError("not-found", `no effect with id "${effectId}"`, { details: { effectId } });
@@ -26,7 +28,7 @@ export function retryEffect(finality: Finality, effectId: string): Promise<Effec
     await tx.updateEffect(next);
     await recordAction(tx, effect, now, "effect-retry");
     // This process's dispatcher delivers it now rather than at its next poll.
-    tx.afterCommit(finality.announceEffects);
+    tx.afterCommit(announceEffects);
     return next;
   });
 }
@@ -36,10 +38,11 @@ export function retryEffect(finality: Finality, effectId: string): Promise<Effec
  * idempotency keys; effects in flight are left to finish. Recorded in the event log.
  */
 export async function replayEffects(finality: Finality, key: JobKey): Promise<Effect[]> {
-  const now = finality.clock.now();
-  const listed = await finality.store.listEffects({ provider: key.provider, jobId: key.id, limit: 500 });
+  const { store, clock, announceEffects } = engineOf(finality);
+  const now = clock.now();
+  const listed = await store.listEffects({ provider: key.provider, jobId: key.id, limit: 500 });
   const ids = listed.items.map((effect) => effect.id);
-  return finality.store.transaction(async (tx) => {
+  return store.transaction(async (tx) => {
     const job = await tx.getJob(key);
     if (job === null)
       throw new FinalityError("not-found", `no job ${key.provider}/${key.id}`, { details: { ...key } });
@@ -61,7 +64,7 @@ export async function replayEffects(finality: Finality, key: JobKey): Promise<Ef
       await recordAction(tx, effect, now, "effect-replay");
       replayed.push(next);
     }
-    if (replayed.length > 0) tx.afterCommit(finality.announceEffects);
+    if (replayed.length > 0) tx.afterCommit(announceEffects);
     return replayed;
   });
 }

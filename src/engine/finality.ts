@@ -5,8 +5,9 @@ import type { Job, JobEvent, JobKey, Observation, UnknownJobPolicy } from "../co
 import { RUNS_PROVIDER } from "../core/run-model.js";
 import { parseJobKey, parseObservation, parseRegistration } from "../core/validation.js";
 import type { Settlement } from "../store/settlement-feed.js";
-import { type JobQuery, jobLockOrder, type Page, type Store } from "../store/store.js";
+import { type JobQuery, jobLockOrder, type Page, type Store, type StoreTx } from "../store/store.js";
 import type { EffectDefinition } from "./effect-definitions.js";
+import { bindEngine } from "./finality-engine.js";
 import {
   type IngestContext,
   type IngestOutcome,
@@ -16,6 +17,13 @@ import {
 } from "./ingest.js";
 import { traceIngest } from "./ingest-tracing.js";
 import { createIntentApi, type IntentApi } from "./intent-api.js";
+import {
+  DEFAULT_RETENTION,
+  type PruneCounts,
+  type PruneOptions,
+  pruneOnce,
+  type RetentionWindows,
+} from "./retention.js";
 import { type FollowOptions, followSettlements } from "./settlement-stream.js";
 import { currentTraceParent } from "./tracing.js";
 
@@ -50,14 +58,14 @@ export interface FinalityOptions {
   newId?: () => string;
 }
 
+/**
+ * The ledger, as a library user holds it. The engine's own wiring (its store, clock, ingest
+ * contexts) is on `FinalityEngine` (finality-engine.ts), which the dispatcher, the reconciler,
+ * runs and the HTTP app reach with `engineOf`; nothing here lets a caller write around the reducer.
+ */
 export interface Finality extends IntentApi {
-  readonly store: Store;
-  readonly clock: Clock;
-  readonly effects: readonly EffectDefinition[];
   /** Feeds one observation through the reducer; resolves after it is committed. */
   ingest(observation: unknown): Promise<IngestOutcome>;
-  /** Same as `ingest` for an observation already validated (adapters, reconciler, hot path). */
-  ingestTrusted(observation: Observation): Promise<IngestOutcome>;
   /** Upserts a job without ever changing an existing state. */
   register(registration: unknown): Promise<RegisterOutcome>;
   getJob(key: JobKey): Promise<Job | null>;
@@ -69,15 +77,17 @@ export interface Finality extends IntentApi {
    * Keep `s.cursor` where you record having handled `s`, and pass it back as `after` to resume.
    */
   settlements(options?: FollowOptions): AsyncGenerator<Settlement, void, undefined>;
-  /** Calls `listener` after a commit that enqueued effects (the dispatcher wakes on it). */
+  /**
+   * Calls `listener` after a commit that enqueued effects: `finality.onEffectsEnqueued(() =>
+   * dispatcher.poke())` delivers at once instead of at the dispatcher's next poll. Answers the
+   * unsubscribe function.
+   */
   onEffectsEnqueued(listener: () => void): () => void;
   /**
-   * Calls those listeners; for transactions run outside `ingest` (runs, the reconciler), given to
-   * their `tx.afterCommit` so that it runs only once they have committed.
+   * One retention pass at the ledger's time: deletes what is past its window (`DEFAULT_RETENTION`,
+   * with `options.retention` over it) in small batches, as `finality serve` does every 10 minutes.
    */
-  announceEffects(): void;
-  /** The ingest context for `now`: policies, effects and scheduling for one transaction. */
-  contextFor(provider: string, now: number): IngestContext;
+  prune(options?: PruneOptions & { retention?: Partial<RetentionWindows> }): Promise<PruneCounts>;
   close(): Promise<void>;
 }
 
@@ -132,16 +142,27 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
     for (const listener of listeners) listener();
   };
 
+  // A write on the ingest path: its outbox rows commit with it, and the listeners (the
+  // dispatcher) are woken only once they have.
+  function writeJob<T extends { effects: readonly unknown[] }>(
+    lockOrder: string,
+    write: (tx: StoreTx) => Promise<T>,
+  ): Promise<T> {
+    return store.transaction(
+      async (tx) => {
+        const outcome = await write(tx);
+        if (outcome.effects.length > 0) tx.afterCommit(announceEffects);
+        return outcome;
+      },
+      { lockOrder },
+    );
+  }
+
   async function ingestTrusted(observation: Observation): Promise<IngestOutcome> {
     return traceIngest(observation, () => {
       const ctx = contextFor(observation.provider, clock.now());
-      return store.transaction(
-        async (tx) => {
-          const outcome = await ingestInTx(tx, observation, ctx);
-          if (outcome.effects.length > 0) tx.afterCommit(announceEffects);
-          return outcome;
-        },
-        { lockOrder: jobLockOrder(observation, observation.deliveryId) },
+      return writeJob(jobLockOrder(observation, observation.deliveryId), (tx) =>
+        ingestInTx(tx, observation, ctx),
       );
     });
   }
@@ -157,14 +178,8 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
       policyFor(provider).intentTimeoutSeconds ?? options.intentTimeoutSeconds,
   });
 
-  return {
+  const finality: Finality = {
     ...intents,
-    store,
-    clock,
-    effects,
-    contextFor,
-    ingestTrusted,
-    announceEffects,
     onEffectsEnqueued(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
@@ -175,15 +190,8 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
     async register(input) {
       const registration = refuseRunsProvider(parseRegistration(input), "invalid-request");
       const ctx = contextFor(registration.provider, clock.now());
-      return store.transaction(
-        async (tx) => {
-          const outcome = await registerInTx(tx, registration, ctx);
-          // A late kind or a parked completion may have enqueued effects: wake the dispatcher.
-          if (outcome.effects.length > 0) tx.afterCommit(announceEffects);
-          return outcome;
-        },
-        { lockOrder: jobLockOrder(registration) },
-      );
+      // A late kind or a parked completion may have enqueued effects.
+      return writeJob(jobLockOrder(registration), (tx) => registerInTx(tx, registration, ctx));
     },
     async getJob(key) {
       return store.getJob(parseJobKey(key.provider, key.id));
@@ -195,8 +203,21 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
       return store.jobEvents(parseJobKey(key.provider, key.id), page);
     },
     settlements: (follow) => followSettlements(store, follow),
+    async prune({ retention, ...prune } = {}) {
+      return pruneOnce(store, { ...DEFAULT_RETENTION, ...retention }, clock.now(), prune);
+    },
     close: () => store.close(),
   };
+  bindEngine(finality, {
+    ...finality,
+    store,
+    clock,
+    effects,
+    contextFor,
+    ingestTrusted,
+    announceEffects,
+  });
+  return finality;
 }
 
 /**

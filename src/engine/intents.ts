@@ -1,6 +1,6 @@
 import { FinalityError } from "../core/errors.js";
 import type { AttachedBy, Intent } from "../core/intent-model.js";
-import type { Job } from "../core/model.js";
+import { type Job, UNTOUCHED_JOB } from "../core/model.js";
 import type { IntentInput } from "../core/validation.js";
 import type { StoreTx } from "../store/store.js";
 import { fireEffects, type IngestContext, registerInTx } from "./ingest.js";
@@ -151,14 +151,7 @@ export function intentAlertSubject(intent: Intent): Job {
     updatedAt: intent.orphanedAt ?? intent.createdAt,
     settledAt: null,
     settledBy: null,
-    registered: false,
-    pollAttempts: 0,
-    lastPolledAt: null,
-    nextCheckAt: null,
-    stuck: false,
-    conflict: false,
-    anomaly: null,
-    lastPollError: null,
+    ...UNTOUCHED_JOB,
     metadata: intent.metadata,
     result: null,
     error: null,

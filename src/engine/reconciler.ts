@@ -11,6 +11,7 @@ import {
 } from "../core/token-bucket.js";
 import { jobLockOrder } from "../store/store.js";
 import type { Finality } from "./finality.js";
+import { engineOf } from "./finality-engine.js";
 import { traceIngest } from "./ingest-tracing.js";
 import { tracePoll, traceReconcile } from "./poll-tracing.js";
 import { errorCode, type Poller, type PollResult } from "./poller.js";
@@ -66,13 +67,14 @@ export interface Reconciler {
  * records each answer through the same ingest path as a webhook.
  */
 export function createReconciler(finality: Finality, options: ReconcilerOptions): Reconciler {
+  const engine = engineOf(finality);
   const random = options.random ?? Math.random;
   const tickMs = options.tickMs ?? 1000;
   // A lane for a provider this ledger does not know could never record a poll: refused here,
   // with the lane's name, rather than failing every poll later.
   for (const provider of Object.keys(options.providers)) {
     try {
-      finality.contextFor(provider, finality.clock.now());
+      engine.contextFor(provider, engine.clock.now());
     } catch (error) {
       throw new FinalityError(
         "unknown-provider",
@@ -88,7 +90,7 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
     const concurrency = o.concurrency ?? 10;
     const timeoutMs = o.timeoutMs ?? 10_000;
     const inFlight = new Map<string, Promise<void>>();
-    let bucket: TokenBucket | null = o.rateLimit ? fullBucket(o.rateLimit, finality.clock.now()) : null;
+    let bucket: TokenBucket | null = o.rateLimit ? fullBucket(o.rateLimit, engine.clock.now()) : null;
     let claiming = false;
     let claimAgain = false;
 
@@ -99,7 +101,7 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
 
     async function pollAndRecord(job: Job): Promise<void> {
       const traced = captureContext();
-      const started = finality.clock.now();
+      const started = engine.clock.now();
       let result: PollResult;
       try {
         result = await tracePoll(job, () =>
@@ -111,15 +113,15 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
         const code = errorCode(error);
         result = { kind: "failed", error: toError(error).message, ...(code ? { code } : {}) };
       }
-      const now = finality.clock.now();
+      const now = engine.clock.now();
       try {
         const recorded = await resumeIn(traced, () =>
           traceIngest({ ...job, source: "reconcile" }, () => {
-            const ctx = finality.contextFor(provider, now);
-            return finality.store.transaction(
+            const ctx = engine.contextFor(provider, now);
+            return engine.store.transaction(
               async (tx) => {
                 const outcome = await recordPollInTx(tx, job, result, ctx, o, random);
-                if (outcome.effectsFired) tx.afterCommit(finality.announceEffects);
+                if (outcome.effectsFired) tx.afterCommit(engine.announceEffects);
                 return outcome;
               },
               { lockOrder: jobLockOrder(job) },
@@ -173,7 +175,7 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
       try {
         do {
           claimAgain = false;
-          const now = finality.clock.now();
+          const now = engine.clock.now();
           let free = concurrency - inFlight.size;
           if (bucket && o.rateLimit)
             free = Math.min(free, Math.floor(availableTokens(bucket, o.rateLimit, now)));
@@ -182,7 +184,7 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
           // Reserved before the claim's await: the other lanes claim meanwhile from what is left,
           // so together they never exceed the budget; what this claim did not use goes back.
           if (budget) budget.remaining -= free;
-          const jobs = await finality.store.claimDueJobs(now, free, now + timeoutMs * 3, [provider]);
+          const jobs = await engine.store.claimDueJobs(now, free, now + timeoutMs * 3, [provider]);
           if (budget) budget.remaining += free - jobs.length;
           for (const job of jobs) {
             const key = `${job.provider}\u0000${job.id}`;

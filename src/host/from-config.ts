@@ -3,6 +3,7 @@ import { RUNS_PROVIDER } from "../core/run-model.js";
 import { createDispatcher, type Dispatcher, type DispatcherOptions } from "../engine/dispatcher.js";
 import type { EffectDefinition } from "../engine/effect-definitions.js";
 import type { Finality, ProviderPolicy } from "../engine/finality.js";
+import { engineOf } from "../engine/finality-engine.js";
 import {
   createHttpEffectDeliverer,
   type DeliverySigner,
@@ -73,10 +74,11 @@ export function dispatcherFromConfig(
   },
 ): Dispatcher {
   const { logger } = context;
+  const { clock } = engineOf(finality);
   const delivery = config.effectDelivery;
   return createDispatcher(finality, {
     deliverUrl: createHttpEffectDeliverer({
-      now: () => finality.clock.now(),
+      now: () => clock.now(),
       ...(context.transport ? { transport: context.transport } : {}),
       ...(context.sign ? { sign: context.sign } : {}),
       ...(context.source ? { source: context.source } : {}),
@@ -95,11 +97,11 @@ export function dispatcherFromConfig(
       const delivered = attempt.outcome === "delivered";
       context.metrics?.effectAttempted(
         attempt.outcome,
-        delivered ? Math.max(0, finality.clock.now() - attempt.effect.createdAt) / 1000 : undefined,
+        delivered ? Math.max(0, clock.now() - attempt.effect.createdAt) / 1000 : undefined,
         attempt.destination ?? "none",
       );
       if (delivered) {
-        if (attempt.job) context.metrics?.effectDelivered(attempt.effect, attempt.job, finality.clock.now());
+        if (attempt.job) context.metrics?.effectDelivered(attempt.effect, attempt.job, clock.now());
         return;
       }
       logger.warn(

@@ -4,6 +4,7 @@ import { effectToJson } from "../core/job-json.js";
 import { LIMITS, parseWith, queryInteger } from "../core/validation.js";
 import { retryEffect } from "../engine/effect-admin.js";
 import type { Finality } from "../engine/finality.js";
+import { engineOf } from "../engine/finality-engine.js";
 import { effectListSchema, effectSchema } from "./api-schemas.js";
 import type { AppEnv } from "./app-env.js";
 import type { RouteDoc } from "./openapi/route-doc.js";
@@ -21,7 +22,7 @@ export function addEffectRoutes(app: Hono<AppEnv>, finality: Finality): void {
   app.get("/v1/effects", async (c) => {
     c.set("route", "/v1/effects");
     const query = parseWith(listQuerySchema, c.req.query(), "invalid-request");
-    const page = await finality.store.listEffects({
+    const page = await engineOf(finality).store.listEffects({
       status: query.status,
       provider: query.provider,
       jobId: query.job,

@@ -5,6 +5,7 @@ import { intentToJson } from "../core/intent-model.js";
 import { jobToJson } from "../core/job-json.js";
 import { attachSchema, intentSchema, LIMITS, parseWith } from "../core/validation.js";
 import type { Finality } from "../engine/finality.js";
+import { engineOf } from "../engine/finality-engine.js";
 import type { AppEnv } from "./app-env.js";
 import { attachedIntentSchema, intentAnswerSchema, intentListSchema } from "./intent-api-schemas.js";
 import { parseJsonBody } from "./job-routes.js";
@@ -45,7 +46,7 @@ export function addIntentRoutes(
   app.get("/v1/intents", async (c) => {
     c.set("route", "/v1/intents");
     const query = parseWith(listQuerySchema, c.req.query(), "invalid-request");
-    const items = await finality.store.listIntents(query);
+    const items = await engineOf(finality).store.listIntents(query);
     return c.json({ items: items.map(intentToJson) });
   });
 

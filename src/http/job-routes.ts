@@ -11,6 +11,7 @@ import {
 } from "../core/validation.js";
 import { replayEffects } from "../engine/effect-admin.js";
 import type { Finality } from "../engine/finality.js";
+import { engineOf } from "../engine/finality-engine.js";
 import type { AppEnv } from "./app-env.js";
 import { parkedToJson, tombstoneToJson } from "./parked-routes.js";
 import { readBody } from "./read-body.js";
@@ -175,13 +176,14 @@ function decode(segment: string, field: string): string {
  * until it is registered, or the tombstone of a job that settled and was pruned.
  */
 async function missingJob(finality: Finality, key: { provider: string; id: string }): Promise<FinalityError> {
-  const tombstone = await finality.store.getTombstone(key);
+  const { store } = engineOf(finality);
+  const tombstone = await store.getTombstone(key);
   if (tombstone !== null) {
     return new FinalityError("not-found", `job ${key.provider}/${key.id} settled and was pruned`, {
       details: { ...key, reason: "already-settled-pruned", tombstone: tombstoneToJson(tombstone) },
     });
   }
-  const parked = await finality.store.listParked({ ...key, limit: 100 });
+  const parked = await store.listParked({ ...key, limit: 100 });
   if (parked.items.length === 0) return notFound(key);
   return new FinalityError(
     "not-found",

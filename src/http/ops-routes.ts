@@ -3,6 +3,7 @@ import { z } from "zod";
 import { FinalityError } from "../core/errors.js";
 import type { DestinationStatus } from "../engine/effect-target.js";
 import type { Finality } from "../engine/finality.js";
+import { engineOf } from "../engine/finality-engine.js";
 import { healthSchema, readySchema } from "./api-schemas.js";
 import type { AppEnv } from "./app-env.js";
 import type { RouteDoc } from "./openapi/route-doc.js";
@@ -22,7 +23,9 @@ export function addOpsRoutes(
 
   app.get("/readyz", async (c) => {
     c.set("route", "/readyz");
-    const ready = await finality.store.ready().catch(() => false);
+    const ready = await engineOf(finality)
+      .store.ready()
+      .catch(() => false);
     if (!ready)
       throw new FinalityError("store-unavailable", "the database is not reachable or not fully migrated");
     // A broker that is down is reported, never a reason to answer 503: webhook intake does not

@@ -2,6 +2,7 @@ import type { Hono } from "hono";
 import { z } from "zod";
 import { LIMITS, parseWith, queryInteger } from "../core/validation.js";
 import type { Finality } from "../engine/finality.js";
+import { engineOf } from "../engine/finality-engine.js";
 import type { ParkedObservation, Tombstone } from "../store/lifecycle-store.js";
 import { parkedListSchema } from "./api-schemas.js";
 import type { AppEnv } from "./app-env.js";
@@ -52,7 +53,7 @@ export function addParkedRoutes(app: Hono<AppEnv>, finality: Finality): void {
   app.get("/v1/parked", async (c) => {
     c.set("route", "/v1/parked");
     const query = parseWith(listQuerySchema, c.req.query(), "invalid-request");
-    const page = await finality.store.listParked(query);
+    const page = await engineOf(finality).store.listParked(query);
     return c.json({ items: page.items.map(parkedToJson), nextCursor: page.nextCursor });
   });
 }

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { FinalityError, isFinalityError } from "../core/errors.js";
 import { LIMITS, parseWith } from "../core/validation.js";
 import type { Finality } from "../engine/finality.js";
+import { engineOf } from "../engine/finality-engine.js";
 import { followSettlements, readSettlementsWaiting, settlementToJson } from "../engine/settlement-stream.js";
 import { MAX_SETTLEMENT_LIMIT, type SettlementPage, settlementNumber } from "../store/settlement-feed.js";
 import type { AppEnv } from "./app-env.js";
@@ -42,21 +43,18 @@ export interface SettlementRouteOptions {
  * `GET /v1/settlements/stream` (Server-Sent Events, `id:` = cursor, resumable by Last-Event-ID).
  */
 export function addSettlementRoutes(app: Hono<AppEnv>, options: SettlementRouteOptions): void {
-  const { finality } = options;
+  const { store } = engineOf(options.finality);
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const shutdown = options.shutdown;
 
   app.get("/v1/settlements", async (c) => {
     c.set("route", "/v1/settlements");
     const { wait, ...query } = parseWith(settlementListQuerySchema, c.req.query(), "invalid-request");
-    if (wait === undefined || wait === 0)
-      return c.json(pageToJson(await finality.store.readSettlements(query)));
+    if (wait === undefined || wait === 0) return c.json(pageToJson(await store.readSettlements(query)));
     // Aborted after the answer too, so that no listener stays behind on the shutdown signal.
     const until = eitherAborts(c.req.raw.signal, shutdown);
     try {
-      return c.json(
-        pageToJson(await readSettlementsWaiting(finality.store, query, wait * 1000, until.signal)),
-      );
+      return c.json(pageToJson(await readSettlementsWaiting(store, query, wait * 1000, until.signal)));
     } finally {
       until.abort();
     }
@@ -82,7 +80,7 @@ export function addSettlementRoutes(app: Hono<AppEnv>, options: SettlementRouteO
         heartbeat = setInterval(() => send(": heartbeat\n\n"), heartbeatMs);
         void (async () => {
           try {
-            for await (const settlement of followSettlements(finality.store, {
+            for await (const settlement of followSettlements(store, {
               ...query,
               after,
               signal: stop.signal,

@@ -2,6 +2,7 @@ import { storableDeliveryId } from "../core/bounded-value.js";
 import { checkObservationTimes } from "../core/bounds.js";
 import { FinalityError, isFinalityError } from "../core/errors.js";
 import type { Finality } from "../engine/finality.js";
+import { engineOf } from "../engine/finality-engine.js";
 import { captureContext, inSpan, resumeIn, tracingOn } from "../engine/tracing.js";
 import type { WebhookParseContext, WebhookReceiver } from "../webhooks/receiver-types.js";
 import type { ReceivedWebhookHeaders } from "../webhooks/schemes/standard-webhooks/node.js";
@@ -39,7 +40,8 @@ export function createWebhookIntake(options: {
   receivers: ReadonlyMap<string, WebhookReceiver>;
   metrics: ServiceMetrics;
 }): WebhookIntake {
-  const { finality, receivers, metrics } = options;
+  const { receivers, metrics } = options;
+  const finality = engineOf(options.finality);
   const context: WebhookParseContext = {
     getJob: (key) => finality.getJob(key),
     deliveryRecorded: (provider, deliveryId) => finality.store.hasDelivery(provider, deliveryId),

@@ -1,6 +1,7 @@
 import type { Job } from "../core/model.js";
 import { isTerminal } from "../core/states.js";
 import type { Finality } from "../engine/finality.js";
+import { engineOf } from "../engine/finality-engine.js";
 import { type IngestContext, ingestInTx } from "../engine/ingest.js";
 import { attachIntentInTx } from "../engine/intents.js";
 import type { StoreTx } from "../store/store.js";
@@ -59,12 +60,13 @@ export interface SweepResult {
  */
 export async function sweepOnce(finality: Finality, options: SweepOptions): Promise<SweepResult> {
   const { provider, lister } = options;
-  const store = finality.store;
+  const engine = engineOf(finality);
+  const store = engine.store;
   const signal = options.signal ?? new AbortController().signal;
   const result: SweepResult = { provider, pages: 0, listed: 0, adopted: 0, attached: 0, done: false };
   let resume = await store.getDiscoveryCursor(provider);
   while (result.pages < options.pagesPerSweep && !signal.aborted) {
-    const sinceMs = finality.clock.now() - options.lookbackMs;
+    const sinceMs = engine.clock.now() - options.lookbackMs;
     const answer = await lister.list({ resume, sinceMs }, signal);
     if (answer.kind === "failed") {
       const { error, status, retryAfterMs } = answer;
@@ -72,8 +74,8 @@ export async function sweepOnce(finality: Finality, options: SweepOptions): Prom
       return result;
     }
     result.pages++;
-    const now = finality.clock.now();
-    const ctx = finality.contextFor(provider, now);
+    const now = engine.clock.now();
+    const ctx = engine.contextFor(provider, now);
     const page = await store.transaction(async (tx) => {
       const counts: PageProgress = {
         provider,

@@ -2,7 +2,7 @@ import type { Random } from "../core/clock.js";
 import { FinalityError } from "../core/errors.js";
 import { type Attempt, canonicalOf, type NewRunEvent, RUNS_PROVIDER, type Run } from "../core/run-model.js";
 import type { Source } from "../core/states.js";
-import type { Finality } from "../engine/finality.js";
+import type { FinalityEngine } from "../engine/finality-engine.js";
 import { ingestInTx } from "../engine/ingest.js";
 import { currentTraceParent } from "../engine/tracing.js";
 import type { StoreTx } from "../store/store.js";
@@ -11,7 +11,7 @@ import { type RunRetryPolicy, runRetryDelayMs } from "./run-transitions.js";
 
 /** What the run operations share: the ledger, time, randomness and the in-process wake-ups. */
 export interface RunContext {
-  finality: Finality;
+  finality: FinalityEngine;
   random: Random;
   retry: RunRetryPolicy;
   notifier: RunNotifier;

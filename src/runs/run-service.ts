@@ -9,6 +9,7 @@ import {
   type RunEvent,
 } from "../core/run-model.js";
 import type { Finality } from "../engine/finality.js";
+import { engineOf } from "../engine/finality-engine.js";
 import { registerInTx } from "../engine/ingest.js";
 import type { RunPage, RunQuery } from "../store/run-store.js";
 import {
@@ -89,7 +90,7 @@ export interface RunService {
 
 /** The runs API over the ledger: enqueue, claim with lease, heartbeat, callbacks, cancel, sweep. */
 export function createRunService(options: RunServiceOptions): RunService {
-  const { finality } = options;
+  const finality = engineOf(options.finality);
   const ctx: RunContext = {
     finality,
     random: options.random ?? Math.random,

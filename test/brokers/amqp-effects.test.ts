@@ -8,6 +8,7 @@ import { createAmqpEffectTarget } from "../../src/engine/brokers/amqp-effect-tar
 import { DeliveryError } from "../../src/engine/delivery-error.js";
 import type { EffectDefinition } from "../../src/engine/effect-definitions.js";
 import type { EffectTarget } from "../../src/engine/effect-target.js";
+import { engineOf } from "../helpers/engine.js";
 import { brokerRun } from "./broker-harness.js";
 
 // Against the machine's RabbitMQ (127.0.0.1:5672, guest/guest), with queues of unique names. Every
@@ -144,7 +145,7 @@ describe("RabbitMQ effects", () => {
     try {
       await run.settle("lost", 1);
       await run.failures(1);
-      const [effect] = (await run.finality.store.listEffects({})).items;
+      const [effect] = (await engineOf(run.finality).store.listEffects({})).items;
       expect(effect?.lastError).toContain("message returned");
       expect(effect?.lastError).not.toContain("guest:guest");
     } finally {

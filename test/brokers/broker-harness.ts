@@ -3,6 +3,7 @@ import { createDispatcher, type DeliveryAttempt, type Dispatcher } from "../../s
 import type { EffectDefinition } from "../../src/engine/effect-definitions.js";
 import type { EffectTarget } from "../../src/engine/effect-target.js";
 import type { Finality } from "../../src/engine/finality.js";
+import { engineOf } from "../helpers/engine.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 // One ledger (a real SQLite file) whose one effect goes to a real broker through the outbox
@@ -68,7 +69,7 @@ export function brokerRun(definition: EffectDefinition, target: EffectTarget): B
     delivered: (count) => until(() => attempts.filter((a) => a.outcome === "delivered").length >= count),
     failures: (count) => until(() => attempts.filter((a) => a.outcome === "retry").length >= count),
     async keys() {
-      const { items } = await finality.store.listEffects({ limit: 500 });
+      const { items } = await engineOf(finality).store.listEffects({ limit: 500 });
       return items.map((effect) => effect.idempotencyKey).sort();
     },
     async close() {

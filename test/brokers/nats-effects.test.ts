@@ -6,6 +6,7 @@ import { DeliveryError } from "../../src/engine/delivery-error.js";
 import type { EffectDefinition } from "../../src/engine/effect-definitions.js";
 import type { EffectTarget } from "../../src/engine/effect-target.js";
 import { type BrokerServer, startNatsServer } from "../helpers/broker-servers.js";
+import { engineOf } from "../helpers/engine.js";
 import { type TempDir, tempDir } from "../helpers/temp-dir.js";
 import { brokerRun } from "./broker-harness.js";
 
@@ -148,7 +149,7 @@ describe("NATS JetStream effects", () => {
     try {
       await run.settle("down", 1);
       await run.failures(1);
-      const [effect] = (await run.finality.store.listEffects({})).items;
+      const [effect] = (await engineOf(run.finality).store.listEffects({})).items;
       expect(effect?.status).toBe("pending");
       expect(effect?.lastError).toContain("nats nats://127.0.0.1:1 is unreachable");
       expect(effect?.lastError).not.toContain("hunter2");

@@ -9,6 +9,7 @@ import type { Logger } from "../../src/http/request-log.js";
 import { createNodeProviders } from "../../src/providers/node-providers.js";
 import { signStandardWebhook } from "../../src/webhooks/schemes/standard-webhooks/node.js";
 import { signStandardWebhookWeb } from "../../src/webhooks/schemes/standard-webhooks/web.js";
+import { engineOf } from "../helpers/engine.js";
 import { EffectReceiver } from "../helpers/receiver.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { SECRET } from "../http/helpers/webhooks.js";
@@ -76,7 +77,7 @@ function serveLoops(effectDelivery: Record<string, unknown>) {
       wake();
     },
   };
-  const providers = createNodeProviders(config.providers, () => finality.clock.now());
+  const providers = createNodeProviders(config.providers, () => engineOf(finality).clock.now());
   const loops = createBackgroundLoops({ finality, config, logger, providers });
   const dispatcher = loops.find((loop) => loop.name === "dispatcher") as BackgroundLoop;
   dispatcher.start();
@@ -140,7 +141,7 @@ describe("`finality serve` delivers effects as effectDelivery says", () => {
     await settle(finality, "j2");
     await receiver.until(() => receiver.held.length === 1);
     const started = performance.now();
-    const [held] = (await finality.store.listEffects({ jobId: "j2" })).items;
+    const [held] = (await engineOf(finality).store.listEffects({ jobId: "j2" })).items;
     // 7 s, not the default (timeout × 4 = 1.6 s); the clock stands still, so renewals keep it.
     expect(held).toMatchObject({ status: "delivering", leaseUntil: claimedAt + 7_000 });
     await until(() => warned.length === 1);
@@ -159,7 +160,7 @@ describe("`finality serve` delivers effects as effectDelivery says", () => {
     const { finality, clock, warned, until } = serveLoops({ retrySeconds: [40, 50], maxAttempts: 2 });
     await settle(finality, "j3");
     await until(() => warned.length === 1);
-    const [first] = (await finality.store.listEffects({ jobId: "j3" })).items;
+    const [first] = (await engineOf(finality).store.listEffects({ jobId: "j3" })).items;
     expect(warned[0]?.outcome).toBe("retry");
     // 40 s ± 20 % jitter (the default first step is 5 s).
     const delay = (first?.nextAttemptAt ?? 0) - clock.now();

@@ -7,6 +7,7 @@ import type { Finality } from "../../src/engine/finality.js";
 import { finalityFromConfig } from "../../src/host/node/finality-from-config.js";
 import { noopMetrics } from "../../src/http/service-metrics.js";
 import { createWebhookReceivers } from "../../src/providers/node-providers.js";
+import { engineOf } from "../helpers/engine.js";
 import { SECRET, signWith } from "../http/helpers/webhooks.js";
 
 // Issue 19, item 8: the configuration page and the overview's empty states, through app.request().
@@ -59,7 +60,7 @@ afterEach(async () => {
 async function app(raw: Record<string, unknown>, env: Record<string, string> = {}) {
   const config = parseConfig(raw, env, { db: ":memory:" });
   finality = await finalityFromConfig(config);
-  const clock = finality.clock;
+  const clock = engineOf(finality).clock;
   const activity = createProviderActivity(Object.keys(config.providers), () => clock.now());
   const metrics = activity.observe(noopMetrics);
   const built = createApp({

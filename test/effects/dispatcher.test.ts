@@ -5,6 +5,7 @@ import { createDispatcher, DeliveryError } from "../../src/engine/dispatcher.js"
 import { retryEffect } from "../../src/engine/effect-admin.js";
 import type { EffectDelivery } from "../../src/engine/effect-definitions.js";
 import type { Finality } from "../../src/engine/finality.js";
+import { engineOf } from "../helpers/engine.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const dirs: { cleanup(): void }[] = [];
@@ -50,7 +51,7 @@ describe("dispatcher", () => {
     const nextAttempts: number[] = [];
     for (let i = 0; i < 4; i++) {
       expect(await dispatcher.runOnce()).toBe(1);
-      const [effect] = (await finality.store.listEffects({ jobId: "j1" })).items;
+      const [effect] = (await engineOf(finality).store.listEffects({ jobId: "j1" })).items;
       if (!effect) throw new Error("no effect row");
       if (i < 3) {
         expect(effect.status).toBe("pending");
@@ -83,7 +84,7 @@ describe("dispatcher", () => {
       await dispatcher.runOnce();
       clock.advance(3_600_000);
     }
-    const [dead] = (await finality.store.listEffects({ jobId: "j2" })).items;
+    const [dead] = (await engineOf(finality).store.listEffects({ jobId: "j2" })).items;
     expect(dead?.status).toBe("dead");
     expect(dead?.attempts).toBe(3);
     expect(dead?.lastError).toContain("still down");
@@ -92,7 +93,7 @@ describe("dispatcher", () => {
     up = true;
     await retryEffect(finality, dead?.id as string);
     expect(await dispatcher.runOnce()).toBe(1);
-    const [after] = (await finality.store.listEffects({ jobId: "j2" })).items;
+    const [after] = (await engineOf(finality).store.listEffects({ jobId: "j2" })).items;
     expect(after?.status).toBe("delivered");
     expect(delivered).toBe(1);
     const events = await finality.jobEvents({ provider: "acme", id: "j2" });
@@ -112,7 +113,7 @@ describe("dispatcher", () => {
       await dispatcher.runOnce();
       clock.advance(3_600_000);
     }
-    const [dead] = (await finality.store.listEffects({ jobId: "j4" })).items;
+    const [dead] = (await engineOf(finality).store.listEffects({ jobId: "j4" })).items;
     expect(dead).toMatchObject({ status: "dead", attempts: 2 });
 
     // Re-armed four days after it was created (past the default 3-day maximum age, too).
@@ -120,13 +121,13 @@ describe("dispatcher", () => {
     const rearmed = await retryEffect(finality, dead?.id as string);
     expect(rearmed).toMatchObject({ status: "pending", attempts: 0, createdAt: clock.now() });
     await dispatcher.runOnce();
-    const [failedOnce] = (await finality.store.listEffects({ jobId: "j4" })).items;
+    const [failedOnce] = (await engineOf(finality).store.listEffects({ jobId: "j4" })).items;
     expect(failedOnce).toMatchObject({ status: "pending", attempts: 1, nextAttemptAt: clock.now() + 4_000 });
 
     up = true;
     clock.advance(4_000);
     expect(await dispatcher.runOnce()).toBe(1);
-    expect((await finality.store.listEffects({ jobId: "j4" })).items[0]).toMatchObject({
+    expect((await engineOf(finality).store.listEffects({ jobId: "j4" })).items[0]).toMatchObject({
       status: "delivered",
     });
     const retried = (await finality.jobEvents({ provider: "acme", id: "j4" })).find(
@@ -144,7 +145,7 @@ describe("dispatcher", () => {
     await settle(finality, "j5");
     expect(await createDispatcher(finality).runOnce()).toBe(1);
     expect(calls).toBe(1);
-    expect((await finality.store.listEffects({ jobId: "j5" })).items[0]).toMatchObject({
+    expect((await engineOf(finality).store.listEffects({ jobId: "j5" })).items[0]).toMatchObject({
       status: "delivered",
     });
   });
@@ -155,7 +156,7 @@ describe("dispatcher", () => {
     });
     await settle(finality, "j3");
     await createDispatcher(finality, { random: () => 0 }).runOnce();
-    const [effect] = (await finality.store.listEffects({ jobId: "j3" })).items;
+    const [effect] = (await engineOf(finality).store.listEffects({ jobId: "j3" })).items;
     expect(effect?.nextAttemptAt).toBe(clock.now() + 7_200_000);
   });
 
@@ -168,13 +169,13 @@ describe("dispatcher", () => {
     let rounds = 0;
     for (;;) {
       await dispatcher.runOnce();
-      const [effect] = (await finality.store.listEffects({ jobId: "j4" })).items;
+      const [effect] = (await engineOf(finality).store.listEffects({ jobId: "j4" })).items;
       if (effect?.status === "dead") break;
       clock.set(effect?.nextAttemptAt as number);
       rounds++;
       expect(rounds).toBeLessThan(200);
     }
-    const [effect] = (await finality.store.listEffects({ jobId: "j4" })).items;
+    const [effect] = (await engineOf(finality).store.listEffects({ jobId: "j4" })).items;
     expect(clock.now() - (effect?.createdAt as number)).toBeLessThanOrEqual(3 * 24 * 3_600_000);
     expect(effect?.attempts).toBeGreaterThan(70);
   });
@@ -186,14 +187,14 @@ describe("dispatcher", () => {
     });
     await settle(finality, "j5");
     // A dispatcher claims the row, then dies before delivering.
-    const [claimed] = await finality.store.claimEffects(clock.now(), 10, 60_000);
+    const [claimed] = await engineOf(finality).store.claimEffects(clock.now(), 10, 60_000);
     expect(claimed?.status).toBe("delivering");
     const dispatcher = createDispatcher(finality, { leaseMs: 60_000 });
     expect(await dispatcher.runOnce()).toBe(0);
     clock.advance(60_001);
     expect(await dispatcher.runOnce()).toBe(1);
     expect(delivered).toBe(1);
-    const late = await finality.store.finishEffect({
+    const late = await engineOf(finality).store.finishEffect({
       id: claimed?.id as string,
       claimedUntil: claimed?.leaseUntil as number,
       kind: "retry",
@@ -202,7 +203,7 @@ describe("dispatcher", () => {
       error: "late",
     });
     expect(late).toBe(false);
-    const [effect] = (await finality.store.listEffects({ jobId: "j5" })).items;
+    const [effect] = (await engineOf(finality).store.listEffects({ jobId: "j5" })).items;
     expect(effect?.status).toBe("delivered");
     expect(effect?.attempts).toBe(2);
   });
@@ -211,7 +212,7 @@ describe("dispatcher", () => {
     const { finality } = setup(() => new Promise<void>(() => {}));
     await settle(finality, "j6");
     await createDispatcher(finality, { timeoutMs: 50 }).runOnce();
-    const [effect] = (await finality.store.listEffects({ jobId: "j6" })).items;
+    const [effect] = (await engineOf(finality).store.listEffects({ jobId: "j6" })).items;
     expect(effect?.status).toBe("pending");
     expect(effect?.lastError).toContain("timed out");
   });

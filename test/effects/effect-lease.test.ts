@@ -11,6 +11,7 @@ import type { EffectDelivery } from "../../src/engine/effect-definitions.js";
 import { holdEffectLease } from "../../src/engine/effect-lease.js";
 import { type Finality, finalityOn } from "../../src/engine/finality.js";
 import type { Store } from "../../src/store/store.js";
+import { engineOf } from "../helpers/engine.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const dirs: { cleanup(): void }[] = [];
@@ -57,7 +58,7 @@ describe("effect delivery leases", () => {
   it("a delivery in flight renews its lease: no other dispatcher can claim it, however long it takes", async () => {
     const finality = ledger(async () => {});
     await settle(finality, "j1");
-    const store = finality.store;
+    const store = engineOf(finality).store;
     const LEASE_MS = 600;
     const claimedAt = Date.now();
     const [effect] = await store.claimEffects(claimedAt, 1, LEASE_MS);
@@ -105,7 +106,7 @@ describe("effect delivery leases", () => {
       effects: [{ name: "notify", handler: slowReceiver }],
     });
     open.push(finality);
-    const inner = finality.store;
+    const inner = engineOf(finality).store;
     const slowReads: Store = {
       ...inner,
       async getJob(key: JobKey) {
@@ -113,7 +114,7 @@ describe("effect delivery leases", () => {
         return inner.getJob(key);
       },
     };
-    const slow = finalityOn({ store: slowReads, effects: finality.effects });
+    const slow = finalityOn({ store: slowReads, effects: engineOf(finality).effects });
     await settle(finality, "j-slow");
     const options = { timeoutMs: 600, leaseMs: 650 };
     const running = createDispatcher(slow, options).runOnce();
@@ -130,7 +131,7 @@ describe("effect delivery leases", () => {
     }
     expect(await running).toBe(1);
     expect({ calls, mostAtOnce, rivalClaims }).toEqual({ calls: 1, mostAtOnce: 1, rivalClaims: 0 });
-    expect((await finality.store.listEffects({ jobId: "j-slow" })).items[0]).toMatchObject({
+    expect((await engineOf(finality).store.listEffects({ jobId: "j-slow" })).items[0]).toMatchObject({
       status: "delivered",
       attempts: 1,
     });
@@ -140,7 +141,7 @@ describe("effect delivery leases", () => {
     let reason = "";
     const finality: Finality = ledger(async (_delivery, signal) => {
       // Another dispatcher, its clock far ahead, takes the row over while this one delivers.
-      const [rival] = await finality.store.claimEffects(Date.now() + 600_000, 1, 60_000);
+      const [rival] = await engineOf(finality).store.claimEffects(Date.now() + 600_000, 1, 60_000);
       expect(rival?.attempts).toBe(2);
       await once(signal, "abort");
       reason = (signal.reason as Error).message;
@@ -156,7 +157,7 @@ describe("effect delivery leases", () => {
     expect(reason).toContain("another dispatcher took over");
     expect(attempts.map((a) => a.outcome)).toEqual(["lost-claim"]);
     // The rival's claim stands untouched.
-    const [row] = (await finality.store.listEffects({ jobId: "j2" })).items;
+    const [row] = (await engineOf(finality).store.listEffects({ jobId: "j2" })).items;
     expect(row).toMatchObject({ status: "delivering", attempts: 2, lastError: null });
   });
 
@@ -172,7 +173,7 @@ describe("effect delivery leases", () => {
     // Replica A shares the database, but its pool is starved once it has claimed: every read,
     // renewal and finish waits.
     const starvation = gate();
-    const inner = replicaB.store;
+    const inner = engineOf(replicaB).store;
     const starved: Store = {
       ...inner,
       async getJob(key: JobKey) {
@@ -209,7 +210,7 @@ describe("effect delivery leases", () => {
     expect(attemptsA).toMatchObject([
       { outcome: "lost-claim", error: expect.stringContaining("lease was about to run out") },
     ]);
-    const [row] = (await replicaB.store.listEffects({ jobId: "j3" })).items;
+    const [row] = (await engineOf(replicaB).store.listEffects({ jobId: "j3" })).items;
     expect(row).toMatchObject({ status: "delivered", attempts: 2 });
   });
 });

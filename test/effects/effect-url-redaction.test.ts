@@ -14,6 +14,7 @@ import {
   fetchTransport,
 } from "../../src/engine/http-effect-target.js";
 import { createNodeHttpTransport } from "../../src/engine/node-http-transport.js";
+import { engineOf } from "../helpers/engine.js";
 import { makeEffect, makeJob } from "../helpers/records.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
@@ -198,7 +199,7 @@ describe("the dispatcher stores and reports redacted errors only", () => {
     }).runOnce();
     expect(attempts).toHaveLength(2);
     for (const attempt of attempts) noSecret(attempt.error ?? "");
-    const rows = (await finality.store.listEffects({ jobId: "j1" })).items;
+    const rows = (await engineOf(finality).store.listEffects({ jobId: "j1" })).items;
     expect(rows.map((row) => row.status)).toEqual(["pending", "pending"]);
     for (const row of rows) noSecret(row.lastError ?? "");
     expect(rows.map((row) => row.lastError).sort()).toEqual([

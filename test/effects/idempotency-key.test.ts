@@ -5,6 +5,7 @@ import { createFinality } from "../../src/engine/create-finality.js";
 import { createDispatcher } from "../../src/engine/dispatcher.js";
 import { effectIdempotencyKey } from "../../src/engine/effect-definitions.js";
 import { DEFAULT_RETENTION, pruneOnce } from "../../src/engine/retention.js";
+import { engineOf } from "../helpers/engine.js";
 import { T0 } from "../helpers/records.js";
 import { type TempDir, tempDir } from "../helpers/temp-dir.js";
 
@@ -51,7 +52,7 @@ describe("effect idempotency keys", () => {
       await finality.ingest({ ...settle, deliveryId: "d1" });
       await createDispatcher(finality).runOnce();
       clock.advance((DEFAULT_RETENTION.settledJobsDays + 1) * 86_400_000);
-      expect(await pruneOnce(finality.store, DEFAULT_RETENTION, clock.now())).toMatchObject({
+      expect(await pruneOnce(engineOf(finality).store, DEFAULT_RETENTION, clock.now())).toMatchObject({
         settledJobs: 1,
       });
       // Its tombstone answers a late redelivery for as long as it is kept...
@@ -59,7 +60,7 @@ describe("effect idempotency keys", () => {
         reason: "already-settled-pruned",
       });
       clock.advance(DEFAULT_RETENTION.tombstonesDays * 86_400_000);
-      expect(await pruneOnce(finality.store, DEFAULT_RETENTION, clock.now())).toMatchObject({
+      expect(await pruneOnce(engineOf(finality).store, DEFAULT_RETENTION, clock.now())).toMatchObject({
         tombstones: 1,
       });
       // ...and past it, an even later one adopts the job again: the effect keeps its key.

@@ -6,6 +6,7 @@ import { LIMITS } from "../../src/core/validation.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import type { Finality } from "../../src/engine/finality.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { engineOf } from "../helpers/engine.js";
 import { snapshot } from "../helpers/snapshot.js";
 import { type TempDir, tempDir } from "../helpers/temp-dir.js";
 
@@ -72,7 +73,7 @@ describe("bad input through createFinality", () => {
   it.each(badObservations)(
     "refuses %s with a typed error and changes nothing",
     async (_name, input, code) => {
-      const before = await snapshot(finality.store, KEY);
+      const before = await snapshot(engineOf(finality).store, KEY);
       const withDelivery = typeof input === "object" && input !== null && !Array.isArray(input);
       const error = await finality.ingest(withDelivery ? { deliveryId: "d-refused", ...input } : input).then(
         () => null,
@@ -80,7 +81,7 @@ describe("bad input through createFinality", () => {
       );
       expect(isFinalityError(error), String(error)).toBe(true);
       expect(error).toMatchObject({ code });
-      expect(await snapshot(finality.store, KEY)).toEqual(before);
+      expect(await snapshot(engineOf(finality).store, KEY)).toEqual(before);
       // The refused observation's delivery id was not consumed: a valid delivery with it applies.
       const retry = await finality.ingest({ ...valid, deliveryId: "d-refused" });
       expect(retry).toMatchObject({ applied: true, settled: true });
@@ -109,7 +110,7 @@ describe("bad input through createFinality", () => {
   );
 
   it("refuses oversized or malformed registrations with a typed error and changes nothing", async () => {
-    const before = await snapshot(finality.store, KEY);
+    const before = await snapshot(engineOf(finality).store, KEY);
     const big = { blob: "m".repeat(LIMITS.metadataBytes) };
     const cases: [unknown, string][] = [
       [{ ...KEY, metadata: big }, "payload-too-large"],
@@ -126,12 +127,12 @@ describe("bad input through createFinality", () => {
       );
       expect(error, JSON.stringify(input)?.slice(0, 80)).toMatchObject({ code });
     }
-    expect(await snapshot(finality.store, KEY)).toEqual(before);
+    expect(await snapshot(engineOf(finality).store, KEY)).toEqual(before);
     expect(await finality.getJob({ provider: "generic", id: "new-job" })).toBeNull();
   });
 
   it("records an unknown state as an event and leaves the job as it was", async () => {
-    const before = await snapshot(finality.store, KEY);
+    const before = await snapshot(engineOf(finality).store, KEY);
     const outcome = await finality.ingest({
       ...KEY,
       state: "JOB_STATE_PAUSED",
@@ -139,7 +140,7 @@ describe("bad input through createFinality", () => {
       seq: 99,
     });
     expect(outcome).toMatchObject({ applied: false, reason: "unknown-state", settled: false, effects: [] });
-    const after = await snapshot(finality.store, KEY);
+    const after = await snapshot(engineOf(finality).store, KEY);
     expect(after.job).toEqual(before.job);
     expect(after.effects).toEqual(before.effects);
     expect(after.events.slice(0, -1)).toEqual(before.events);
@@ -170,9 +171,11 @@ describe("a transactional effect that throws", () => {
   const bad = { provider: "generic", id: "bad" };
   const good = { provider: "generic", id: "good" };
   const billed = async () =>
-    (await finality.store.transaction((tx) => tx.execute("SELECT job_id FROM billing ORDER BY job_id"))).map(
-      (row) => row.job_id,
-    );
+    (
+      await engineOf(finality).store.transaction((tx) =>
+        tx.execute("SELECT job_id FROM billing ORDER BY job_id"),
+      )
+    ).map((row) => row.job_id);
 
   beforeEach(async () => {
     dir = tempDir("finality-tx-effect-");
@@ -192,7 +195,9 @@ describe("a transactional effect that throws", () => {
         { name: "notify", handler: async () => {} },
       ],
     });
-    await finality.store.transaction((tx) => tx.execute("CREATE TABLE billing (job_id TEXT PRIMARY KEY)"));
+    await engineOf(finality).store.transaction((tx) =>
+      tx.execute("CREATE TABLE billing (job_id TEXT PRIMARY KEY)"),
+    );
     for (const key of [bad, good])
       await finality.ingest({
         ...key,
@@ -208,7 +213,7 @@ describe("a transactional effect that throws", () => {
   });
 
   it("rejects the ingest and leaves no trace of it, while another ingest in the same group commits", async () => {
-    const before = await snapshot(finality.store, bad);
+    const before = await snapshot(engineOf(finality).store, bad);
     // Started in the same tick, so that both join one group commit.
     const [refused, accepted] = await Promise.allSettled([
       finality.ingest({ ...bad, state: "succeeded", source: "webhook", seq: 2, deliveryId: "bad-2" }),
@@ -221,10 +226,10 @@ describe("a transactional effect that throws", () => {
       "notify",
     ]);
 
-    expect(await snapshot(finality.store, bad)).toEqual(before);
+    expect(await snapshot(engineOf(finality).store, bad)).toEqual(before);
     expect(before.job).toMatchObject({ state: "running", version: 1 });
     expect(await finality.getJob(good)).toMatchObject({ state: "succeeded" });
-    const goodAfter = await snapshot(finality.store, good);
+    const goodAfter = await snapshot(engineOf(finality).store, good);
     expect(goodAfter.effects.map((e) => e.name)).toEqual(["notify"]);
     expect(goodAfter.events.map((e) => e.state)).toEqual(["running", "succeeded"]);
     expect(await billed()).toEqual(["good"]);
@@ -240,6 +245,6 @@ describe("a transactional effect that throws", () => {
     });
     expect(retried).toMatchObject({ applied: true, settled: true });
     expect(await billed()).toEqual(["bad", "good"]);
-    expect((await snapshot(finality.store, bad)).effects).toHaveLength(1);
+    expect((await snapshot(engineOf(finality).store, bad)).effects).toHaveLength(1);
   });
 });

@@ -6,6 +6,7 @@ import { createFinality } from "../../src/engine/create-finality.js";
 import type { Finality } from "../../src/engine/finality.js";
 import type { IngestOutcome } from "../../src/engine/ingest.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { engineOf } from "../helpers/engine.js";
 import { outboxRowsByJob } from "../helpers/race.js";
 import { type TempDir, tempDir } from "../helpers/temp-dir.js";
 import { generateWorkload } from "../helpers/timelines.js";
@@ -58,10 +59,10 @@ describe("ingest: 10,000 shuffled observations of 1,000 jobs, in concurrent chun
   });
 
   it("writes exactly one outbox row per settled job, for its final state", async () => {
-    const rows = await outboxRowsByJob(finality.store);
+    const rows = await outboxRowsByJob(engineOf(finality).store);
     expect(rows.size).toBe(JOBS);
     for (const { id } of workload.timelines) expect(rows.get(id), id).toBe(1);
-    const { items } = await finality.store.listEffects({
+    const { items } = await engineOf(finality).store.listEffects({
       jobId: workload.timelines[0]!.id,
       provider: "generic",
     });

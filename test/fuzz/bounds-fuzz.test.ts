@@ -13,6 +13,7 @@ import { loopbackOnly } from "../fakes/loopback-only.js";
 import { OpenAIFake } from "../fakes/openai-fake.js";
 import { ReplicateFake } from "../fakes/replicate-fake.js";
 import { standardWebhook } from "../fakes/webhook-delivery.js";
+import { engineOf } from "../helpers/engine.js";
 import { SECRET } from "../http/helpers/webhooks.js";
 import { boundaryMillis, outcomeValueText, rfc3339Of } from "./arbitraries.js";
 import { fuzzApp, InputCounter } from "./fuzz-app.js";
@@ -89,7 +90,7 @@ beforeAll(async () => {
   });
   reconciler = reconcilerFromConfig(t.finality, t.config, {
     logger: silentLogger,
-    providers: createNodeProviders(t.config.providers, () => t.finality.clock.now()),
+    providers: createNodeProviders(t.config.providers, () => engineOf(t.finality).clock.now()),
   });
 });
 afterAll(async () => {
@@ -299,7 +300,7 @@ describe("fuzzing every source with oversized and out-of-range values", () => {
         const response = await t.app.request(`/v1/attempts/${attempt.id}/events`, json(body));
         await response.arrayBuffer();
         await expectBounded("worker callback", { provider: "runs", id: run.id }, response.status, true, type);
-        const stored = (await t.finality.store.getRun(run.id))!;
+        const stored = (await engineOf(t.finality).store.getRun(run.id))!;
         for (const value of [stored.output, stored.error]) expectStorable(value);
       }),
       { numRuns: RUNS },

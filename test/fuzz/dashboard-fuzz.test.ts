@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { engineOf } from "../helpers/engine.js";
 import { SECRET } from "../http/helpers/webhooks.js";
 import { fuzzApp, InputCounter, ledgerSnapshot } from "./fuzz-app.js";
 
@@ -153,7 +154,7 @@ async function seeded(options: { apiToken?: string }): Promise<{ t: App; effectI
     effects: [{ name: "notify", url: "http://127.0.0.1:9/hook", secret: SECRET }],
   });
   await t.finality.ingest({ provider: "acme", id: "job-1", state: "succeeded", source: "webhook" });
-  const effect = (await t.finality.store.listEffects({ limit: 10 })).items[0];
+  const effect = (await engineOf(t.finality).store.listEffects({ limit: 10 })).items[0];
   if (!effect) throw new Error("expected the job's effect");
   return { t, effectId: effect.id };
 }

@@ -7,6 +7,7 @@ import { finalityFromConfig } from "../../src/host/node/finality-from-config.js"
 import type { AppEnv } from "../../src/http/app-env.js";
 import { createWebhookReceivers } from "../../src/providers/node-providers.js";
 import { createRunService } from "../../src/runs/run-service.js";
+import { engineOf } from "../helpers/engine.js";
 import { SECRET } from "../http/helpers/webhooks.js";
 
 export const BODY_LIMIT = 262_144;
@@ -55,9 +56,9 @@ export async function ledgerSnapshot(finality: Finality): Promise<string> {
     const events = await finality.jobEvents(job, { limit: 10_000 });
     parts.push(`${job.provider}/${job.id}@${job.version}:${job.state}:${events.length}`);
   }
-  const runs = await finality.store.listRuns({ limit: 500 });
+  const runs = await engineOf(finality).store.listRuns({ limit: 500 });
   parts.push(`runs:${runs.items.length}`);
-  for (const e of (await finality.store.listEffects({ limit: 500 })).items)
+  for (const e of (await engineOf(finality).store.listEffects({ limit: 500 })).items)
     parts.push(`effect:${e.id}:${e.status}:${e.attempts}:${e.nextAttemptAt}`);
   return parts.sort().join("|");
 }

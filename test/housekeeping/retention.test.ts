@@ -8,6 +8,7 @@ import { createRunService } from "../../src/runs/run-service.js";
 import { createPostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
+import { engineOf } from "../helpers/engine.js";
 import {
   adminClient,
   dropSchema,
@@ -76,7 +77,7 @@ describe.each(stores)("retention on %s", (_name, openStore) => {
 
   async function snapshot(finality: Finality) {
     const jobs = (await finality.listJobs({ limit: 500 })).items.map((j) => j.id).sort();
-    const effects = (await finality.store.listEffects({ limit: 500 })).items
+    const effects = (await engineOf(finality).store.listEffects({ limit: 500 })).items
       .map((e) => `${e.jobId}:${e.status}`)
       .sort();
     return { jobs, effects };
@@ -101,7 +102,7 @@ describe.each(stores)("retention on %s", (_name, openStore) => {
     await settle("d-recent", "d-d");
     clock.set(t0 + 15 * DAY);
 
-    const dry = await pruneOnce(finality.store, DEFAULT_RETENTION, clock.now(), { dryRun: true });
+    const dry = await pruneOnce(engineOf(finality).store, DEFAULT_RETENTION, clock.now(), { dryRun: true });
     expect(dry).toEqual({
       deliveries: 3,
       events: 4,
@@ -116,13 +117,17 @@ describe.each(stores)("retention on %s", (_name, openStore) => {
     const before = await snapshot(finality);
     expect(before.jobs).toEqual(["a-delivered", "b-dead", "c-open", "d-recent"]);
 
-    const counts = await pruneOnce(finality.store, DEFAULT_RETENTION, clock.now(), { batchSize: 2 });
+    const counts = await pruneOnce(engineOf(finality).store, DEFAULT_RETENTION, clock.now(), {
+      batchSize: 2,
+    });
     expect(counts).toEqual(dry);
     const after = await snapshot(finality);
     expect(after.jobs).toEqual(["b-dead", "c-open", "d-recent"]);
     expect(after.effects).toEqual(["b-dead:dead", "d-recent:delivered"]);
     // The pruned job left its tombstone: its late webhook is answered, not applied again.
-    expect(await finality.store.getTombstone({ provider: "acme", id: "a-delivered" })).toMatchObject({
+    expect(
+      await engineOf(finality).store.getTombstone({ provider: "acme", id: "a-delivered" }),
+    ).toMatchObject({
       state: "succeeded",
       settledAt: t0,
     });
@@ -150,9 +155,11 @@ describe.each(stores)("retention on %s", (_name, openStore) => {
     expect(again.reason).toBe("duplicate-delivery");
     // A second pass at the same time finds nothing more.
     expect(
-      Object.values(await pruneOnce(finality.store, DEFAULT_RETENTION, clock.now())).every((n) => n === 0),
+      Object.values(await pruneOnce(engineOf(finality).store, DEFAULT_RETENTION, clock.now())).every(
+        (n) => n === 0,
+      ),
     ).toBe(true);
-    const stats = await finality.store.housekeepingStats();
+    const stats = await engineOf(finality).store.housekeepingStats();
     expect(stats.oldest.deliveries).toBe(t0 + 10 * DAY);
     expect(stats.sizeBytes).toBeGreaterThan(0);
   });
@@ -176,7 +183,7 @@ describe.each(stores)("retention on %s", (_name, openStore) => {
     const waiting = (await runs.enqueue({ kind: "other" })).run;
     clock.set(t0 + 15 * DAY);
 
-    const counts = await pruneOnce(finality.store, DEFAULT_RETENTION, clock.now());
+    const counts = await pruneOnce(engineOf(finality).store, DEFAULT_RETENTION, clock.now());
     runs.close();
     expect(counts.settledRuns).toBe(1);
     expect(await runs.getRun(done.id)).toBeNull();

@@ -4,6 +4,7 @@ import { manualClock } from "../../src/core/clock.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import { createDispatcher } from "../../src/engine/dispatcher.js";
 import { DEFAULT_RETENTION, pruneOnce } from "../../src/engine/retention.js";
+import { engineOf } from "../helpers/engine.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const DAY = 86_400_000;
@@ -58,8 +59,8 @@ describe("60 simulated days of steady traffic", () => {
       }
       await dispatcher.runOnce();
       clock.set(start + DAY);
-      await pruneOnce(finality.store, WINDOWS, clock.now());
-      sizes.push((await finality.store.housekeepingStats()).sizeBytes);
+      await pruneOnce(engineOf(finality).store, WINDOWS, clock.now());
+      sizes.push((await engineOf(finality).store.housekeepingStats()).sizeBytes);
     }
     await finality.close();
     const kib = (bytes: number) => Math.round(bytes / 1024);

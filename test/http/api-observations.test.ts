@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { engineOf } from "../helpers/engine.js";
 import { ACME, type InProcess, inProcessApp } from "./helpers/in-process.js";
 import { SECRET } from "./helpers/webhooks.js";
 
@@ -46,7 +47,7 @@ describe("API observations", () => {
       settledBy: "api",
       error: { reason: "abandoned" },
     });
-    expect((await t.finality.store.listEffects({ jobId: "operations/abc" })).items).toHaveLength(1);
+    expect((await engineOf(t.finality).store.listEffects({ jobId: "operations/abc" })).items).toHaveLength(1);
 
     const late = await observe("acme/operations%2Fabc", { state: "running", seq: 9 });
     expect(await late.json()).toMatchObject({
@@ -68,7 +69,9 @@ describe("API observations", () => {
     const again = await observe("acme/j1", { state: "running", seq: 1 }, { "idempotency-key": "k-1" });
     expect(await again.json()).toMatchObject({ outcome: "duplicate-delivery", applied: false });
     // The key is the API's own: a webhook delivery id of the same text is another delivery.
-    expect(await t.finality.store.transaction((tx) => tx.recordDelivery("acme", "k-1", 0))).toBe(true);
+    expect(await engineOf(t.finality).store.transaction((tx) => tx.recordDelivery("acme", "k-1", 0))).toBe(
+      true,
+    );
   });
 
   it("follow the provider's policy for a job never registered", async () => {
@@ -79,7 +82,9 @@ describe("API observations", () => {
     const parked = await observe("strict/new", { state: "running" });
     expect(await parked.json()).toMatchObject({ outcome: "parked", applied: false, job: null });
     expect(await t.finality.getJob({ provider: "strict", id: "new" })).toBeNull();
-    expect((await t.finality.store.listParked({ provider: "strict", id: "new" })).items).toHaveLength(1);
+    expect(
+      (await engineOf(t.finality).store.listParked({ provider: "strict", id: "new" })).items,
+    ).toHaveLength(1);
   });
 
   it("refuse a bad body with a problem, changing nothing", async () => {

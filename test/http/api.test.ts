@@ -1,5 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/app/create-app.js";
+import { engineOf } from "../helpers/engine.js";
 import { ACME, type InProcess, inProcessApp, webhookInit } from "./helpers/in-process.js";
 
 let t: InProcess;
@@ -122,9 +123,10 @@ describe("errors are application/problem+json with a stable type", () => {
   });
 
   it("an unexpected error is a 500 problem without its message, and is logged", async () => {
-    const broken = { ...t.finality, listJobs: () => Promise.reject(new Error("secret internals")) };
+    const { store } = engineOf(t.finality);
+    vi.spyOn(store, "listJobs").mockRejectedValueOnce(new Error("secret internals"));
     const app = createApp({
-      finality: broken,
+      finality: t.finality,
       config: t.config,
       receivers: new Map(),
       logger: { ...console, error: (f) => t.logged.push({ level: "error", fields: f }) },

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { TIMESTAMP_BOUNDS } from "../../src/core/bounds.js";
 import { LIMITS } from "../../src/core/validation.js";
 import { fuzzApp } from "../fuzz/fuzz-app.js";
+import { engineOf } from "../helpers/engine.js";
 import { makeEvent, makeJob } from "../helpers/records.js";
 
 // The API's observation route and the workers' callbacks: an oversized result or output never
@@ -57,7 +58,7 @@ describe("POST /v1/jobs/:provider/:id/observations", () => {
     ["an ISO date in 2201", "2201-01-01T00:00:00Z"],
   ])("updateTime as %s is a typed 400 that changes nothing", async (_name, updateTime) => {
     const key = { provider: "acme", id: "api-time" };
-    await t.finality.ingestTrusted({
+    await engineOf(t.finality).ingestTrusted({
       ...key,
       state: "running",
       source: "webhook",
@@ -137,7 +138,7 @@ describe("worker callbacks", () => {
 describe("the dashboard on a database written before timestamps were bounded", () => {
   it("a job whose stored updateTime no Date can hold still renders (it was a 500 forever)", async () => {
     const key = { provider: "acme", id: "legacy" };
-    await t.finality.store.transaction(async (tx) => {
+    await engineOf(t.finality).store.transaction(async (tx) => {
       await tx.insertJob(makeJob({ ...key, state: "running", maxUpdateTime: 1e20 }));
       await tx.appendEvent(makeEvent({ ...key, detail: { updateTime: 1e300 } }));
     });

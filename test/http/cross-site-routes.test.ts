@@ -2,6 +2,7 @@ import { request as httpRequest } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { isUnguardedPath } from "../../src/http/cross-site-guard.js";
 import { fuzzApp, ledgerSnapshot } from "../fuzz/fuzz-app.js";
+import { engineOf } from "../helpers/engine.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { serveWith } from "../service/service-helpers.js";
 import { SECRET, signWith } from "./helpers/webhooks.js";
@@ -157,7 +158,7 @@ describe("the cross-site guard on every route but the webhooks and the health ch
       source: "webhook",
       result: { secret: "the-result-of-job-1" },
     });
-    const effect = (await t.finality.store.listEffects({ limit: 10 })).items[0];
+    const effect = (await engineOf(t.finality).store.listEffects({ limit: 10 })).items[0];
     if (!effect) throw new Error("expected the job's effect");
     const before = await ledgerSnapshot(t.finality);
     const evil = { host: "evil.example:8787" };

@@ -6,6 +6,7 @@ import { createIntentApi } from "../../src/engine/intent-api.js";
 import { finalityFromConfig } from "../../src/host/node/finality-from-config.js";
 import { createPromMetrics } from "../../src/http/prom-metrics.js";
 import { createWebhookReceivers } from "../../src/providers/node-providers.js";
+import { engineOf } from "../helpers/engine.js";
 import { type TempDir, tempDir } from "../helpers/temp-dir.js";
 import { ACME, webhookInit } from "./helpers/in-process.js";
 import { SECRET, signWith } from "./helpers/webhooks.js";
@@ -30,8 +31,8 @@ beforeEach(async () => {
   );
   finality = await finalityFromConfig(config);
   metrics = createPromMetrics({
-    stats: () => finality.store.stats(finality.clock.now()),
-    orphanedIntents: () => finality.store.countOrphanedIntents(),
+    stats: () => engineOf(finality).store.stats(engineOf(finality).clock.now()),
+    orphanedIntents: () => engineOf(finality).store.countOrphanedIntents(),
     processMetrics: false,
   });
   const logger = { info() {}, warn() {}, error() {} };
@@ -40,7 +41,7 @@ beforeEach(async () => {
     config,
     metrics,
     logger,
-    receivers: createWebhookReceivers(config.providers, () => finality.clock.now()),
+    receivers: createWebhookReceivers(config.providers, () => engineOf(finality).clock.now()),
   });
 });
 afterEach(async () => {
@@ -96,7 +97,7 @@ describe("intents over HTTP", () => {
       expect(answer.status).toBeLessThan(500);
       expect(answer.headers.get("content-type")).toContain("application/problem+json");
     }
-    expect(await finality.store.listIntents({})).toEqual([]);
+    expect(await engineOf(finality).store.listIntents({})).toEqual([]);
     expect((await app.request("/v1/intents/k")).status).toBe(404);
     expect((await post("/v1/intents/k/attach", { id: "j" })).status).toBe(404);
     await post("/v1/intents", { provider: "acme", key: "k" });
@@ -153,11 +154,11 @@ describe("intents over HTTP", () => {
     const deadline = (await finality.getIntent("order-4"))?.deadlineAt ?? 0;
     // The scan at the deadline, on the ledger's own store and effects, with a clock that is there.
     const api = createIntentApi({
-      store: finality.store,
+      store: engineOf(finality).store,
       clock: { now: () => deadline },
       newId: () => "effect-1",
-      effects: finality.effects,
-      contextFor: finality.contextFor,
+      effects: engineOf(finality).effects,
+      contextFor: engineOf(finality).contextFor,
       intentTimeoutSeconds: () => 60,
       announceEffects() {},
     });
@@ -174,7 +175,7 @@ describe("intents over HTTP", () => {
     expect(html).toContain('data-intent="order-4"');
     const scraped = (await metrics.render()).body;
     expect(scraped).toMatch(/^finality_intents_orphaned 1$/m);
-    const effects = await finality.store.listEffects({ provider: "acme" });
+    const effects = await engineOf(finality).store.listEffects({ provider: "acme" });
     expect(effects.items.map((e) => `${e.name}:${e.trigger}:${e.jobId}`)).toEqual([
       "orphans:orphaned:order-4",
     ]);

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { pruneOnce } from "../../src/engine/retention.js";
+import { engineOf } from "../helpers/engine.js";
 import { ACME, type InProcess, inProcessApp, webhookInit } from "./helpers/in-process.js";
 import { SECRET, signWith } from "./helpers/webhooks.js";
 
@@ -34,7 +35,7 @@ const register = (provider: string, id: string, kind?: string) =>
   });
 
 async function effectNames(provider: string, id: string): Promise<string[]> {
-  const page = await t.finality.store.listEffects({ provider, jobId: id });
+  const page = await engineOf(t.finality).store.listEffects({ provider, jobId: id });
   return page.items.map((e) => e.name).sort();
 }
 
@@ -128,16 +129,16 @@ describe("tombstones over HTTP", () => {
     const payload = { jobId: "gone-1", state: "succeeded" };
     await webhook("acme", payload, "msg-3");
     // Effects delivered (they point nowhere here): mark them so that retention may prune the job.
-    const now = t.finality.clock.now();
-    for (const effect of await t.finality.store.claimEffects(now, 10, 60_000)) {
-      await t.finality.store.finishEffect({
+    const now = engineOf(t.finality).clock.now();
+    for (const effect of await engineOf(t.finality).store.claimEffects(now, 10, 60_000)) {
+      await engineOf(t.finality).store.finishEffect({
         id: effect.id,
         claimedUntil: effect.leaseUntil ?? 0,
         kind: "delivered",
         at: now,
       });
     }
-    const counts = await pruneOnce(t.finality.store, t.config.retention, now + 15 * DAY);
+    const counts = await pruneOnce(engineOf(t.finality).store, t.config.retention, now + 15 * DAY);
     expect(counts).toMatchObject({ deliveries: 1, settledJobs: 1, tombstones: 0 });
 
     const replay = await webhook("acme", payload, "msg-3");

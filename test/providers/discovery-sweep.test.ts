@@ -4,6 +4,7 @@ import type { Finality } from "../../src/engine/finality.js";
 import { sweepOnce } from "../../src/providers/discovery-sweep.js";
 import { createGenericLister } from "../../src/providers/generic/generic-lister.js";
 import { FakeProvider } from "../../src/testing/fake-provider.js";
+import { engineOf } from "../helpers/engine.js";
 import { type TempDir, tempDir } from "../helpers/temp-dir.js";
 
 // Discovery sweeps against the generic fake over real HTTP, on a SQLite file.
@@ -58,7 +59,7 @@ describe("discovery sweep (generic list API)", () => {
     expect(await ids()).toHaveLength(8);
     const job = await finality.getJob({ provider: "acme", id: "job-5" });
     expect(job).toMatchObject({ state: "running", registered: false });
-    expect(job?.nextCheckAt).toBeLessThanOrEqual(finality.clock.now());
+    expect(job?.nextCheckAt).toBeLessThanOrEqual(engineOf(finality).clock.now());
     const events = await finality.jobEvents({ provider: "acme", id: "job-5" });
     expect(events.map((e) => e.source)).toEqual(["discovery"]);
     // Nothing new: one page read again (the last), nothing written.
@@ -120,7 +121,7 @@ describe("discovery sweep (generic list API)", () => {
     const events = await finality.jobEvents({ provider: "acme", id: "remote-1" });
     expect(events.map((e) => `${e.source}:${e.state}`)).toEqual(["discovery:succeeded", "intent:pending"]);
     await sweep();
-    const effects = await finality.store.listEffects({ provider: "acme" });
+    const effects = await engineOf(finality).store.listEffects({ provider: "acme" });
     expect(effects.items.map((e) => e.jobId).sort()).toEqual(["remote-1", "remote-2"]);
   });
 
@@ -134,7 +135,7 @@ describe("discovery sweep (generic list API)", () => {
     });
     const job = await finality.getJob({ provider: "acme", id: "remote-9" });
     expect(job).toMatchObject({ state: "pending", settledAt: null });
-    expect(job?.nextCheckAt).toBeLessThanOrEqual(finality.clock.now());
+    expect(job?.nextCheckAt).toBeLessThanOrEqual(engineOf(finality).clock.now());
   });
 
   it("leaves alone a job known already and one older than the lookback", async () => {

@@ -1,9 +1,10 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { manualClock } from "../../src/core/clock.js";
 import { FinalityError, isFinalityError } from "../../src/core/errors.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import type { Finality } from "../../src/engine/finality.js";
 import { createReconciler } from "../../src/engine/reconciler.js";
+import { engineOf } from "../helpers/engine.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 // A library user's reconciler lane naming a provider the Finality instance lacks used to end the
@@ -71,18 +72,14 @@ describe("reconciler lanes and the providers of the ledger", () => {
     // Accepted at construction, then the ledger stops knowing the provider (as a lane whose
     // provider the host forgot would fail): contextFor throws at poll time.
     let refuse = false;
-    const flaky = new Proxy(finality, {
-      get(target, prop, receiver) {
-        if (prop === "contextFor")
-          return (provider: string, now: number) => {
-            if (refuse) throw new FinalityError("unknown-provider", `unknown provider "${provider}"`);
-            return target.contextFor(provider, now);
-          };
-        return Reflect.get(target, prop, receiver);
-      },
+    const engine = engineOf(finality);
+    const contextFor = engine.contextFor;
+    vi.spyOn(engine, "contextFor").mockImplementation((provider, now) => {
+      if (refuse) throw new FinalityError("unknown-provider", `unknown provider "${provider}"`);
+      return contextFor(provider, now);
     });
     const results: string[] = [];
-    const reconciler = createReconciler(flaky, {
+    const reconciler = createReconciler(finality, {
       providers: { acme: { ...POLICY, poller: async () => ({ kind: "not-found" }) } },
       random: () => 0,
       onPoll: (event) => {
@@ -104,15 +101,11 @@ describe("reconciler lanes and the providers of the ledger", () => {
     await finality.register({ provider: "acme", id: "j1" });
     clock.advance(1_000);
     let refuse = false;
-    const flaky = new Proxy(finality, {
-      get(target, prop, receiver) {
-        if (prop === "contextFor")
-          return (provider: string, now: number) => {
-            if (refuse) throw new FinalityError("unknown-provider", `unknown provider "${provider}"`);
-            return target.contextFor(provider, now);
-          };
-        return Reflect.get(target, prop, receiver);
-      },
+    const engine = engineOf(finality);
+    const contextFor = engine.contextFor;
+    vi.spyOn(engine, "contextFor").mockImplementation((provider, now) => {
+      if (refuse) throw new FinalityError("unknown-provider", `unknown provider "${provider}"`);
+      return contextFor(provider, now);
     });
     let settle: (outcome: string) => void = () => {};
     const outcome = new Promise<string>((resolve) => {
@@ -120,7 +113,7 @@ describe("reconciler lanes and the providers of the ledger", () => {
     });
     const unhandled = (reason: unknown) => settle(`unhandled: ${String(reason)}`);
     process.on("unhandledRejection", unhandled);
-    const reconciler = createReconciler(flaky, {
+    const reconciler = createReconciler(finality, {
       providers: { acme: { ...POLICY, poller: async () => ({ kind: "not-found" }) } },
       tickMs: 60_000,
       onPoll: (event) => settle(`${event.job.id}:${event.result}`),

@@ -5,6 +5,7 @@ import type { Finality } from "../../src/engine/finality.js";
 import { createReconciler, type ProviderReconcileOptions } from "../../src/engine/reconciler.js";
 import { createGenericPoller } from "../../src/providers/generic/generic-poller.js";
 import { FakeProvider } from "../../src/testing/fake-provider.js";
+import { engineOf } from "../helpers/engine.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -76,7 +77,7 @@ describe("reconciler", () => {
     expect(job.settledBy).toBe("reconcile");
     expect(job.result).toEqual({ ok: 1 });
     expect(job.nextCheckAt).toBeNull();
-    expect((await finality.store.listEffects({ jobId: "j1" })).items).toHaveLength(1);
+    expect((await engineOf(finality).store.listEffects({ jobId: "j1" })).items).toHaveLength(1);
   });
 
   it("backs off while the job stays open, and never polls a settled job", async () => {
@@ -206,7 +207,9 @@ describe("reconciler", () => {
       ["reconcile", "running", true],
       ["reconcile", "running", true],
     ]);
-    expect((await finality.store.listEffects({ jobId: "v2" })).items.map((e) => e.name)).toEqual(["pager"]);
+    expect((await engineOf(finality).store.listEffects({ jobId: "v2" })).items.map((e) => e.name)).toEqual([
+      "pager",
+    ]);
   });
 
   it("honours 429 Retry-After, and counts a failing poll against that job only", async () => {
@@ -252,7 +255,7 @@ describe("reconciler", () => {
     let job = await jobOf(reopened.finality, "j5");
     expect(job.stuck).toBe(true);
     expect(job.pollAttempts).toBe(7);
-    const alerts = (await reopened.finality.store.listEffects({ jobId: "j5" })).items;
+    const alerts = (await engineOf(reopened.finality).store.listEffects({ jobId: "j5" })).items;
     expect(alerts.map((a) => [a.name, a.trigger])).toEqual([["pager", "stuck"]]);
     const stuckEvents = (await reopened.finality.jobEvents({ provider: "acme", id: "j5" })).filter(
       (e) => (e.detail as { stuck?: boolean } | null)?.stuck,
@@ -267,7 +270,7 @@ describe("reconciler", () => {
     });
     job = await jobOf(reopened.finality, "j5");
     expect(job.stuck).toBe(false);
-    const effects = (await reopened.finality.store.listEffects({ jobId: "j5" })).items;
+    const effects = (await engineOf(reopened.finality).store.listEffects({ jobId: "j5" })).items;
     expect(effects.map((e) => e.name).sort()).toEqual(["notify", "pager"]);
   });
 

@@ -9,6 +9,7 @@ import type { Logger } from "../../src/http/request-log.js";
 import { createRunService, type RunService } from "../../src/runs/run-service.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store, StoreTx } from "../../src/store/store.js";
+import { engineOf } from "../helpers/engine.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 // Defect: a long-poll claim woken by its client's abort claimed a run before it looked at the
@@ -128,7 +129,7 @@ describe("a long-poll claim whose client has gone", () => {
     expect(next.status).toBe(200);
     expect(((await next.json()) as { run: { id: string } }).run.id).toBe(run.id);
     // Worker 1 never held it: the only attempt is worker 2's.
-    const attempts = await finality.store.runAttempts(run.id);
+    const attempts = await engineOf(finality).store.runAttempts(run.id);
     expect(attempts.map((a) => a.workerId)).toEqual(["w2"]);
   });
 
@@ -154,11 +155,13 @@ describe("a long-poll claim whose client has gone", () => {
 
       const aborted = await runs.claim({ workerId: "w1", waitSeconds, signal: controller.signal });
       expect(aborted).toBeNull();
-      const afterAbort = await finality.store.getRun(run.id);
+      const afterAbort = await engineOf(finality).store.getRun(run.id);
       expect(afterAbort).toMatchObject({ status: "queued", attemptCount: 0, currentAttemptId: null });
-      const [withdrawn] = await finality.store.runAttempts(run.id);
+      const [withdrawn] = await engineOf(finality).store.runAttempts(run.id);
       expect(withdrawn).toMatchObject({ workerId: "w1", status: "released", leaseExpiresAt: null });
-      expect((await finality.store.runEvents(run.id)).map((e) => e.type)).toContain("attempt.withdrawn");
+      expect((await engineOf(finality).store.runEvents(run.id)).map((e) => e.type)).toContain(
+        "attempt.withdrawn",
+      );
 
       const next = await runs.claim({ workerId: "w2" });
       expect(next?.run.id).toBe(run.id);
@@ -177,6 +180,6 @@ describe("a long-poll claim whose client has gone", () => {
     controller.abort();
     for (const waitSeconds of [0, 5])
       expect(await runs.claim({ workerId: "w1", waitSeconds, signal: controller.signal })).toBeNull();
-    expect(await finality.store.runAttempts(run.id)).toEqual([]);
+    expect(await engineOf(finality).store.runAttempts(run.id)).toEqual([]);
   });
 });

@@ -6,6 +6,7 @@ import { createFinality } from "../../src/engine/create-finality.js";
 import type { Finality } from "../../src/engine/finality.js";
 import { createRunService, type RunService, type RunServiceOptions } from "../../src/runs/run-service.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { engineOf } from "../helpers/engine.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -58,7 +59,7 @@ export async function refusal(promise: Promise<unknown>): Promise<string> {
 
 /** Everything the ledger holds about one run, read through the port, for before/after comparisons. */
 export async function runSnapshot(engine: Engine, runId: string) {
-  const store = engine.finality.store;
+  const store = engineOf(engine.finality).store;
   return {
     run: await store.getRun(runId),
     attempts: await store.runAttempts(runId),

@@ -2,13 +2,14 @@ import { describe, expect, it } from "vitest";
 import { LEASE_EXPIRED_CODE } from "../../src/core/run-model.js";
 import { createRunService } from "../../src/runs/run-service.js";
 import { sweepUntilDone } from "../../src/runs/sweep-until-done.js";
+import { engineOf } from "../helpers/engine.js";
 import { type Engine, openEngine, openLedger, refusal, runningRun, runSnapshot } from "./engine-harness.js";
 
 const expired = (counts: Record<string, number>) =>
   Object.fromEntries(Object.entries(counts).filter(([, n]) => n > 0));
 
 async function leaseExpiryEvents(engine: Engine, runId: string) {
-  return (await engine.finality.store.runEvents(runId)).filter((e) =>
+  return (await engineOf(engine.finality).store.runEvents(runId)).filter((e) =>
     e.dedupeKey.startsWith("lease-expiry:"),
   );
 }
@@ -102,7 +103,10 @@ describe("lease sweeper", () => {
     const claimed = (await engine.runs.claim({ workerId: "w1", leaseSeconds: 10 }))!;
     engine.clock.advance(10_000);
     expect(expired(await engine.runs.sweepOnce())).toEqual({ unstarted_released: 1 });
-    expect(await engine.finality.store.getRun(run.id)).toMatchObject({ status: "queued", attemptCount: 0 });
+    expect(await engineOf(engine.finality).store.getRun(run.id)).toMatchObject({
+      status: "queued",
+      attemptCount: 0,
+    });
     expect(
       await refusal(
         engine.runs.recordEvent(claimed.attempt.id, { generation: 1, sequence: 1, type: "started" }),

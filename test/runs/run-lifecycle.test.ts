@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { RUNS_PROVIDER } from "../../src/core/run-model.js";
+import { engineOf } from "../helpers/engine.js";
 import { openEngine, refusal, runningRun, runSnapshot } from "./engine-harness.js";
 
 describe("runs: enqueue and claim", () => {
@@ -12,7 +13,7 @@ describe("runs: enqueue and claim", () => {
     expect(await refusal(engine.runs.enqueue({ kind: "other", idempotencyKey: "k1" }))).toBe("conflict");
     const job = await engine.finality.getJob({ provider: RUNS_PROVIDER, id: first.run.id });
     expect(job).toMatchObject({ state: "pending", kind: "render", registered: true, nextCheckAt: null });
-    expect((await engine.finality.store.listRuns({})).items).toHaveLength(1);
+    expect((await engineOf(engine.finality).store.listRuns({})).items).toHaveLength(1);
   });
 
   it("claims the oldest run of the asked kinds, once, with generation 1 and a lease", async () => {
@@ -102,9 +103,9 @@ describe("runs: heartbeats and callbacks", () => {
     const { attempt, run } = await runningRun(engine);
     await engine.runs.recordEvent(attempt.id, { generation: 1, sequence: 3, type: "progress", progress: 30 });
     await engine.runs.recordEvent(attempt.id, { generation: 1, sequence: 2, type: "progress", progress: 20 });
-    const [stored] = await engine.finality.store.runAttempts(run.id);
+    const [stored] = await engineOf(engine.finality).store.runAttempts(run.id);
     expect(stored).toMatchObject({ status: "running", progress: 30, lastSequence: 3 });
-    expect((await engine.finality.store.getRun(run.id))?.status).toBe("running");
+    expect((await engineOf(engine.finality).store.getRun(run.id))?.status).toBe("running");
   });
 
   it("a failure retries after a backoff with a new attempt and generation; the mirror stays running", async () => {

@@ -7,6 +7,7 @@ import { ledgerOptionsFromConfig, reconcilerFromConfig } from "../../src/host/fr
 import { createNodeProviders } from "../../src/providers/node-providers.js";
 import { createRunService } from "../../src/runs/run-service.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { engineOf } from "../helpers/engine.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { SECRET } from "../http/helpers/webhooks.js";
 
@@ -37,11 +38,11 @@ function serveLike() {
   const silent = { info() {}, warn() {}, error() {} };
   const reconciler = reconcilerFromConfig(finality, config, {
     logger: silent,
-    providers: createNodeProviders(config.providers, () => finality.clock.now()),
+    providers: createNodeProviders(config.providers, () => engineOf(finality).clock.now()),
   });
   cleanups.push(() => reconciler.stop());
   const stuckAlerts = async (id: string) =>
-    (await finality.store.listEffects({ provider: RUNS_PROVIDER, jobId: id })).items.filter(
+    (await engineOf(finality).store.listEffects({ provider: RUNS_PROVIDER, jobId: id })).items.filter(
       (e) => e.trigger === "stuck",
     ).length;
   return { finality, runs, reconciler, clock, stuckAlerts };

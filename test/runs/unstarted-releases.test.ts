@@ -3,6 +3,7 @@ import { configSchema } from "../../src/config/config-schema.js";
 import { parseConfig } from "../../src/config/load-config.js";
 import { LEASE_EXPIRED_BEFORE_START_CODE } from "../../src/core/run-model.js";
 import { runServiceOptionsFrom } from "../../src/runs/run-service-config.js";
+import { engineOf } from "../helpers/engine.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { api, serveWith } from "../service/service-helpers.js";
 import { type Engine, openEngine, runSnapshot } from "./engine-harness.js";
@@ -29,7 +30,10 @@ describe("a run whose worker dies before its first heartbeat", () => {
     const { run } = await engine.runs.enqueue({ kind: "render", maxAttempts: 1 });
     for (let i = 1; i <= 5; i++)
       expect(await claimAndDie(engine, `w${i}`)).toEqual({ unstarted_released: 1 });
-    expect(await engine.finality.store.getRun(run.id)).toMatchObject({ status: "queued", attemptCount: 0 });
+    expect(await engineOf(engine.finality).store.getRun(run.id)).toMatchObject({
+      status: "queued",
+      attemptCount: 0,
+    });
 
     expect(await claimAndDie(engine, "w6")).toEqual({ unstarted_lost: 1 });
     const after = await runSnapshot(engine, run.id);
@@ -56,7 +60,7 @@ describe("a run whose worker dies before its first heartbeat", () => {
     expect(expired(await engine.runs.sweepOnce())).toEqual({ lost_retry: 1 });
     engine.clock.advance(60_000); // past the retry backoff
     expect(await claimAndDie(engine, "w3")).toEqual({ unstarted_lost: 1 });
-    expect(await engine.finality.store.getRun(run.id)).toMatchObject({ status: "lost" });
+    expect(await engineOf(engine.finality).store.getRun(run.id)).toMatchObject({ status: "lost" });
   });
 
   it("refuses a bound that is not a whole number >= 0", () => {

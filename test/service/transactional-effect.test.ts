@@ -3,6 +3,7 @@ import { createApp } from "../../src/app/create-app.js";
 import { parseConfig } from "../../src/config/load-config.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import { createWebhookReceivers } from "../../src/providers/node-providers.js";
+import { engineOf } from "../helpers/engine.js";
 import { signWith } from "../http/helpers/webhooks.js";
 import { SECRET } from "./service-helpers.js";
 
@@ -32,7 +33,7 @@ describe("a transactional effect that throws", () => {
     const app = createApp({
       finality,
       config,
-      receivers: createWebhookReceivers(config.providers, () => finality.clock.now()),
+      receivers: createWebhookReceivers(config.providers, () => engineOf(finality).clock.now()),
     });
     try {
       const body = JSON.stringify({ jobId: "j1", state: "succeeded" });
@@ -48,7 +49,9 @@ describe("a transactional effect that throws", () => {
       expect(retried.status).toBe(200);
       expect(await retried.json()).toMatchObject({ outcome: "applied" });
       expect((await finality.getJob({ provider: "acme", id: "j1" }))?.state).toBe("succeeded");
-      const invoices = await finality.store.transaction((tx) => tx.execute("SELECT job_id FROM invoices"));
+      const invoices = await engineOf(finality).store.transaction((tx) =>
+        tx.execute("SELECT job_id FROM invoices"),
+      );
       expect(invoices).toEqual([{ job_id: "j1" }]);
     } finally {
       await finality.close();

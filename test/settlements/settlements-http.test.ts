@@ -4,6 +4,7 @@ import { parseConfig } from "../../src/config/load-config.js";
 import type { Finality } from "../../src/engine/finality.js";
 import { finalityFromConfig } from "../../src/host/node/finality-from-config.js";
 import { createWebhookReceivers } from "../../src/providers/node-providers.js";
+import { engineOf } from "../helpers/engine.js";
 import { ACME, webhookInit } from "../http/helpers/in-process.js";
 import { SECRET, signWith } from "../http/helpers/webhooks.js";
 import { sseReader } from "./sse-client.js";
@@ -20,7 +21,7 @@ let shutdown: AbortController;
 async function open(server: Record<string, unknown> = {}) {
   const config = parseConfig({ providers: { acme: ACME }, server }, {}, { db: ":memory:" });
   finality = await finalityFromConfig(config);
-  const receivers = createWebhookReceivers(config.providers, () => finality.clock.now());
+  const receivers = createWebhookReceivers(config.providers, () => engineOf(finality).clock.now());
   shutdown = new AbortController();
   app = createApp({ finality, config, receivers, settlementHeartbeatMs: 40, shutdown: shutdown.signal });
 }
@@ -103,7 +104,7 @@ describe("GET /v1/settlements", () => {
   it("a long poll answers as soon as a settlement commits", async () => {
     const empty = await get("");
     // Resolved when the waiting request has read and found nothing: the commit comes after that.
-    const store = finality.store;
+    const store = engineOf(finality).store;
     const read = store.readSettlements.bind(store);
     let emptyRead: () => void = () => {};
     const readEmpty = new Promise<void>((resolve) => {

@@ -1,5 +1,6 @@
 import type { Job } from "../../src/core/model.js";
 import { canonicalOf, isLiveAttempt, isTerminalRun, LEASE_EXPIRED_CODE } from "../../src/core/run-model.js";
+import { engineOf } from "../helpers/engine.js";
 import { sinkTarget } from "./effect-sink.js";
 import { stuckBy } from "./heal.js";
 import { ackedKept, allJobs, effectKeys } from "./invariants.js";
@@ -31,7 +32,7 @@ export function settleDeadline(
 
 /** The checks at the end of a schedule, after the network healed and every loop drained. */
 export async function endChecks(world: SimWorld): Promise<void> {
-  const store = world.proc.finality.store;
+  const store = engineOf(world.proc.finality).store;
   const jobs = await allJobs(store);
   const byKey = new Map(jobs.map((job) => [key(job.provider, job.id), job]));
   if (world.deferred) throw new InvariantViolation(world.deferred);
@@ -81,7 +82,7 @@ function providerJobs(world: SimWorld, byKey: Map<string, Job>): void {
 }
 
 async function effectsOf(world: SimWorld, job: Job): Promise<void> {
-  const store = world.proc.finality.store;
+  const store = engineOf(world.proc.finality).store;
   const rows = (await store.listEffects({ provider: job.provider, jobId: job.id, limit: 100 })).items.filter(
     (e) => e.jobId === job.id,
   );
@@ -119,7 +120,7 @@ async function effectsOf(world: SimWorld, job: Job): Promise<void> {
 }
 
 async function runsSettled(world: SimWorld, byKey: Map<string, Job>): Promise<void> {
-  const store = world.proc.finality.store;
+  const store = engineOf(world.proc.finality).store;
   for (const runId of world.runIds) {
     const run = await store.getRun(runId);
     if (run === null) fail("runs-settle", `run ${runId} is missing`);
@@ -171,7 +172,7 @@ async function runsSettled(world: SimWorld, byKey: Map<string, Job>): Promise<vo
  * `effects-for-every-match` for them from what the receiver applied.
  */
 async function withTombstones(world: SimWorld, byKey: Map<string, Job>): Promise<void> {
-  const store = world.proc.finality.store;
+  const store = engineOf(world.proc.finality).store;
   for (const [name, prunedAt] of world.pruned) {
     if (byKey.has(name)) continue;
     const slash = name.indexOf("/");

@@ -1,4 +1,5 @@
 import { isTerminalRun } from "../../src/core/run-model.js";
+import { engineOf } from "../helpers/engine.js";
 import type { StepChecker } from "./invariants.js";
 import { discoverySweep } from "./sim-discovery.js";
 import { deliverMessage } from "./sim-network.js";
@@ -57,7 +58,7 @@ async function settled(world: SimWorld): Promise<boolean> {
   if (world.network.length > 0 || world.pendingRegistrations.length > 0 || world.pendingEnqueues.length > 0)
     return false;
   if (world.workers.some((w) => !w.dead && w.holding !== null)) return false;
-  const store = world.proc.finality.store;
+  const store = engineOf(world.proc.finality).store;
   const now = world.now();
   for (const job of world.truth.jobs.values()) {
     const endsAt = world.truth.endsAt(job);
@@ -78,7 +79,7 @@ async function settled(world: SimWorld): Promise<boolean> {
 
 /** The earliest time anything is due: a message, a timeline step, a poll, an effect, a lease, a run, a worker. */
 async function nextDue(world: SimWorld): Promise<number> {
-  const store = world.proc.finality.store;
+  const store = engineOf(world.proc.finality).store;
   const times: number[] = world.network.map((m) => m.dueAt);
   for (const registration of world.pendingRegistrations) times.push(registration.at);
   for (const job of world.truth.jobs.values()) {

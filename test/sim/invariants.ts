@@ -1,6 +1,7 @@
 import type { Job } from "../../src/core/model.js";
 import { isTerminal, rankOf } from "../../src/core/states.js";
 import type { Store } from "../../src/store/store.js";
+import { engineOf } from "../helpers/engine.js";
 import { sinkTarget } from "./effect-sink.js";
 import { noEffectAfterPrune } from "./lifecycle-checks.js";
 import { InvariantViolation, type SimWorld } from "./sim-world.js";
@@ -50,7 +51,7 @@ export class StepChecker {
   async afterStep(world: SimWorld, restarted: boolean): Promise<void> {
     if (world.deferred) throw new InvariantViolation(world.deferred);
     if (world.power.dead) return;
-    const store = world.proc.finality.store;
+    const store = engineOf(world.proc.finality).store;
     // First: a pruned job brought back would otherwise be reported as a monotonicity break.
     await noEffectAfterPrune(world);
     await this.monotonic(await allJobs(store));
@@ -79,7 +80,7 @@ export class StepChecker {
 
 /** Every observation whose sender got a 2xx has its event row, whatever crashed since. */
 export async function ackedKept(world: SimWorld, keys: readonly string[]): Promise<void> {
-  const store = world.proc.finality.store;
+  const store = engineOf(world.proc.finality).store;
   const byJob = new Map<string, Set<string>>();
   for (const key of keys) {
     const acked = world.acked.get(key);

@@ -1,5 +1,6 @@
 import { isTruncated } from "../../src/core/bounded-value.js";
 import type { Job } from "../../src/core/model.js";
+import { engineOf } from "../helpers/engine.js";
 import { sinkTarget } from "./effect-sink.js";
 import { mustBeTruncated, payloadValue } from "./sim-payload.js";
 import { key } from "./sim-provider.js";
@@ -17,7 +18,7 @@ function fail(invariant: string, detail: string): never {
  */
 export async function noEffectAfterPrune(world: SimWorld): Promise<void> {
   if (world.pruned.size === 0) return;
-  const store = world.proc.finality.store;
+  const store = engineOf(world.proc.finality).store;
   for (const [name, at] of world.pruned) {
     const slash = name.indexOf("/");
     const job = { provider: name.slice(0, slash), id: name.slice(slash + 1) };
@@ -42,7 +43,11 @@ const matchesRenderDone = (kind: string | null, state: string) =>
  */
 export async function kindEffectsOf(world: SimWorld, job: Job): Promise<void> {
   const rows = (
-    await world.proc.finality.store.listEffects({ provider: job.provider, jobId: job.id, limit: 100 })
+    await engineOf(world.proc.finality).store.listEffects({
+      provider: job.provider,
+      jobId: job.id,
+      limit: 100,
+    })
   ).items.filter((e) => e.jobId === job.id && e.name === "render-done");
   const applied =
     world.sink.appliedFor.get(sinkTarget(job.provider, job.id, "render-done", "job.settled")) ?? [];

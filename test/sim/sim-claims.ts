@@ -1,4 +1,5 @@
 import { isLiveAttempt } from "../../src/core/run-model.js";
+import { engineOf } from "../helpers/engine.js";
 import { SIM, SimCrash, type Step } from "./sim-types.js";
 import { InvariantViolation, type SimWorld } from "./sim-world.js";
 
@@ -48,7 +49,7 @@ export async function abortedClaim(
   };
   if (claimed !== null) fail(`the aborted claim of ${workerId} answered a claim`);
   for (const runId of world.runIds)
-    for (const attempt of await world.proc.finality.store.runAttempts(runId))
+    for (const attempt of await engineOf(world.proc.finality).store.runAttempts(runId))
       if (attempt.workerId === workerId && isLiveAttempt(attempt.status))
         fail(`attempt ${attempt.id} of run ${runId} is ${attempt.status} for the client that went away`);
 }

@@ -1,5 +1,6 @@
 import { TIMESTAMP_BOUNDS } from "../../src/core/bounds.js";
 import { DEFAULT_RETENTION, pruneOnce } from "../../src/engine/retention.js";
+import { engineOf } from "../helpers/engine.js";
 import { deliverMessage } from "./sim-network.js";
 import { key, observedFields } from "./sim-provider.js";
 import { survive } from "./sim-steps.js";
@@ -17,7 +18,7 @@ export async function retentionPass(
   world: SimWorld,
   step: Extract<Step, { kind: "retention" }>,
 ): Promise<void> {
-  const store = world.proc.finality.store;
+  const store = engineOf(world.proc.finality).store;
   const windows = { ...DEFAULT_RETENTION, settledJobsDays: step.windowMs / DAY_MS };
   const candidates = [
     ...[...world.truth.jobs.values()].map((j) => ({ provider: j.plan.provider, id: j.plan.id })),
@@ -110,7 +111,7 @@ export async function badTimeWebhook(
   if (!job || !truth) return;
   const inBounds = step.at === "min" || step.at === "max";
   world.count(inBounds ? "time-at-bound" : "time-out-of-bounds");
-  const store = world.proc.finality.store;
+  const store = engineOf(world.proc.finality).store;
   const before = await store.getJob(job.plan);
   const deliveryId = `wh_${job.plan.provider}_${job.plan.id}_time${world.trace.length}`;
   const message: Extract<Message, { kind: "webhook" }> = {

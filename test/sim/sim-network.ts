@@ -2,6 +2,7 @@ import { isFinalityError } from "../../src/core/errors.js";
 import { isRevokedAttempt } from "../../src/core/run-model.js";
 import { PROBLEM_STATUS } from "../../src/http/problem-status.js";
 import { signStandardWebhook } from "../../src/webhooks/schemes/standard-webhooks/node.js";
+import { engineOf } from "../helpers/engine.js";
 import { noteOutcome } from "./sim-late.js";
 import { payloadMember } from "./sim-payload.js";
 import { observedFields } from "./sim-provider.js";
@@ -145,7 +146,7 @@ async function deliverCallback(
 ): Promise<void> {
   message.attempts++;
   const { attemptId, event } = message;
-  const store = world.proc.finality.store;
+  const store = engineOf(world.proc.finality).store;
   const run = await store.getRun(message.runId);
   const attempt = (await store.runAttempts(message.runId)).find((a) => a.id === attemptId);
   const now = world.now();

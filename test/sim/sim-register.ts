@@ -1,5 +1,6 @@
 import { isFinalityError } from "../../src/core/errors.js";
 import { isTerminal, rankOf } from "../../src/core/states.js";
+import { engineOf } from "../helpers/engine.js";
 import { key } from "./sim-provider.js";
 import { SimCrash } from "./sim-types.js";
 import { InvariantViolation, type SimWorld } from "./sim-world.js";
@@ -65,7 +66,7 @@ async function register(world: SimWorld, job: DueRegistration): Promise<void> {
  * observation it had parked is applied: the job is at least as far along as each of them.
  */
 async function parkedApplied(world: SimWorld, job: DueRegistration): Promise<void> {
-  const store = world.proc.finality.store;
+  const store = engineOf(world.proc.finality).store;
   const parked = world.parkedStates.get(key(job.provider, job.id)) ?? [];
   const left = await store.listParked({ provider: job.provider, id: job.id, limit: 10 });
   const fail = (detail: string): never => {

@@ -8,6 +8,7 @@ import {
   manualClock,
   pruneOnce,
 } from "../../src/index.js";
+import { engineOf } from "../helpers/engine.js";
 import { dropSchema, POSTGRES_TEST_URL, postgresSuite, uniqueSchemaName } from "../helpers/postgres.js";
 import { T0 } from "../helpers/records.js";
 
@@ -72,7 +73,7 @@ describe.skipIf(!enabled)("the finality library on PostgreSQL", () => {
       expect(delivered).toHaveLength(1);
 
       clock.advance((DEFAULT_RETENTION.settledJobsDays + 1) * 86_400_000);
-      const counts = await pruneOnce(finality.store, DEFAULT_RETENTION, clock.now());
+      const counts = await pruneOnce(engineOf(finality).store, DEFAULT_RETENTION, clock.now());
       expect(counts).toMatchObject({ settledJobs: 1, deliveredEffects: 1, deliveries: 2 });
       expect(await finality.getJob({ provider: "acme", id: "job-1" })).toBeNull();
     } finally {

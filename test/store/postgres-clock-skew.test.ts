@@ -8,6 +8,7 @@ import type { Finality } from "../../src/engine/finality.js";
 import { finalityFromConfig } from "../../src/host/node/finality-from-config.js";
 import { createRunService, type RunService } from "../../src/runs/run-service.js";
 import { openPostgresStore, type PostgresStore } from "../../src/store/postgres/postgres-store.js";
+import { engineOf } from "../helpers/engine.js";
 import { dropSchema, POSTGRES_TEST_URL, postgresSuite, uniqueSchemaName } from "../helpers/postgres.js";
 
 // Several `finality serve` replicas on one PostgreSQL, one of them on a machine whose clock is
@@ -93,7 +94,9 @@ describe.skipIf(!enabled)("replicas whose machines' clocks disagree, on one Post
   it("count time by the database's clock: the replica ten minutes ahead reads the same time as the right one", async () => {
     const right = await replica("right");
     const wrong = await replica("wrong", ahead);
-    expect(Math.abs(wrong.finality.clock.now() - right.finality.clock.now())).toBeLessThan(AGREE_WITHIN_MS);
+    expect(
+      Math.abs(engineOf(wrong.finality).clock.now() - engineOf(right.finality).clock.now()),
+    ).toBeLessThan(AGREE_WITHIN_MS);
     // The database runs on this machine: the right replica's offset is about nothing, the other's
     // is the ten minutes it is ahead, taken back.
     expect(Math.abs(right.store.clock.offsetMs() ?? Number.NaN)).toBeLessThan(AGREE_WITHIN_MS);
@@ -115,7 +118,9 @@ describe.skipIf(!enabled)("replicas whose machines' clocks disagree, on one Post
     // And the worker's heartbeat, sent through that replica by the load balancer, still holds.
     const beat = await wrong.runs.heartbeat(attempt.id, { generation: attempt.generation });
     expect(beat.attempt.status).toBe("starting");
-    expect(beat.attempt.leaseExpiresAt).toBeLessThan(right.finality.clock.now() + 30_000 + AGREE_WITHIN_MS);
+    expect(beat.attempt.leaseExpiresAt).toBeLessThan(
+      engineOf(right.finality).clock.now() + 30_000 + AGREE_WITHIN_MS,
+    );
     const stored = await right.runs.getRun(run.id);
     expect(stored?.attempts.map((a) => [a.generation, a.status])).toEqual([[attempt.generation, "starting"]]);
   });
@@ -140,7 +145,7 @@ describe.skipIf(!enabled)("replicas whose machines' clocks disagree, on one Post
     await right.finality.register({ provider: "acme", id: "job-2" });
     // As the reconciler claims: due at its `now`, hidden until `now` plus the poll's lease.
     const claim = (r: Replica) => {
-      const now = r.finality.clock.now();
+      const now = engineOf(r.finality).clock.now();
       return r.store.claimDueJobs(now, 10, now + 45_000, ["acme"]);
     };
     expect((await claim(right)).map((job) => job.id)).toEqual(["job-2"]);
@@ -151,7 +156,7 @@ describe.skipIf(!enabled)("replicas whose machines' clocks disagree, on one Post
     const right = await replica("right");
     const fake = manualClock();
     const ledger = createFinality({ store: right.store, clock: fake });
-    expect(ledger.clock).toBe(fake);
+    expect(engineOf(ledger).clock).toBe(fake);
   });
 
   it("is what finality serve's ledger counts by on PostgreSQL", async () => {

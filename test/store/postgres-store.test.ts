@@ -6,6 +6,7 @@ import { isTerminal } from "../../src/core/states.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import { createPostgresStore, openPostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { engineOf } from "../helpers/engine.js";
 import { postgresSuite, useFreshSchema } from "../helpers/postgres.js";
 import { makeEffect, makeJob, T0 } from "../helpers/records.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -20,8 +21,8 @@ describe.skipIf(!enabled)("PostgreSQL store", () => {
   it("replicas ingesting the same jobs at once: one settlement and one effect per job", async () => {
     const effects = [{ name: "notify", handler: async () => {} }];
     const replicas = [
-      createFinality({ store: await open(), effects }),
-      createFinality({ store: await open(), effects }),
+      engineOf(createFinality({ store: await open(), effects })),
+      engineOf(createFinality({ store: await open(), effects })),
     ];
     const jobs = Array.from({ length: 20 }, (_, i) => `job-${i}`);
     const observations: Observation[] = jobs.flatMap((id, j) =>
@@ -106,10 +107,10 @@ describe.skipIf(!enabled)("PostgreSQL store", () => {
       ],
     });
     const done = { provider: "generic", id: "t-1", state: "succeeded", source: "webhook" as const };
-    await expect(finality.ingestTrusted(done)).rejects.toThrow("refused");
+    await expect(engineOf(finality).ingestTrusted(done)).rejects.toThrow("refused");
     expect(await store.getJob(done)).toBeNull();
     refuse = false;
-    expect((await finality.ingestTrusted(done)).effects).toEqual(["publish"]);
+    expect((await engineOf(finality).ingestTrusted(done)).effects).toEqual(["publish"]);
     const rows = await store.transaction((tx) => tx.execute("SELECT count(*) AS n FROM published"));
     expect(rows).toEqual([{ n: 1 }]);
   });

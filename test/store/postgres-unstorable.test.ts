@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { exceedsDepth, jsonSize, LIMITS } from "../../src/core/validation.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import { outcomeValueText } from "../fuzz/arbitraries.js";
+import { engineOf } from "../helpers/engine.js";
 import { postgresSuite, useFreshSchema } from "../helpers/postgres.js";
 
 // What a provider may send that PostgreSQL cannot hold as sent: a NUL in a text column, an index
@@ -18,8 +19,8 @@ describe.skipIf(!enabled)("PostgreSQL keeps the state of observations with unsto
   it("an unknown state and raw state with NUL and 100 KB of text are recorded, not a failed write", async () => {
     const finality = createFinality({ store: await fresh.open() });
     const key = { provider: "generic", id: "nul-state" };
-    await finality.ingestTrusted({ ...key, state: "running", source: "webhook" });
-    const outcome = await finality.ingestTrusted({
+    await engineOf(finality).ingestTrusted({ ...key, state: "running", source: "webhook" });
+    const outcome = await engineOf(finality).ingestTrusted({
       ...key,
       state: `weird\u0000${"s".repeat(100_000)}`,
       rawState: "a\u0000b",
@@ -36,9 +37,19 @@ describe.skipIf(!enabled)("PostgreSQL keeps the state of observations with unsto
     const finality = createFinality({ store: await fresh.open() });
     const key = { provider: "generic", id: "long-id" };
     const deliveryId = `msg_${"x".repeat(3_000)}`;
-    const first = await finality.ingestTrusted({ ...key, state: "succeeded", source: "webhook", deliveryId });
+    const first = await engineOf(finality).ingestTrusted({
+      ...key,
+      state: "succeeded",
+      source: "webhook",
+      deliveryId,
+    });
     expect(first).toMatchObject({ applied: true, settled: true });
-    const again = await finality.ingestTrusted({ ...key, state: "succeeded", source: "webhook", deliveryId });
+    const again = await engineOf(finality).ingestTrusted({
+      ...key,
+      state: "succeeded",
+      source: "webhook",
+      deliveryId,
+    });
     expect(again).toMatchObject({ applied: false, reason: "duplicate-delivery" });
     expect((await finality.jobEvents(key))[0]?.deliveryId).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
@@ -46,7 +57,7 @@ describe.skipIf(!enabled)("PostgreSQL keeps the state of observations with unsto
   it("an error 5,000 levels deep with a NUL settles the job, the error cut and marked", async () => {
     const finality = createFinality({ store: await fresh.open() });
     const key = { provider: "generic", id: "deep-error" };
-    const outcome = await finality.ingestTrusted({
+    const outcome = await engineOf(finality).ingestTrusted({
       ...key,
       state: "failed",
       source: "webhook",
@@ -70,7 +81,7 @@ describe.skipIf(!enabled)("PostgreSQL keeps the state of observations with unsto
         fc.oneof(fc.constantFrom("succeeded", "failed"), fc.string({ unit: "binary", maxLength: 300 })),
         async (result, error, state) => {
           const key = { provider: "generic", id: `fz-${++serial}` };
-          const outcome = await finality.ingestTrusted({
+          const outcome = await engineOf(finality).ingestTrusted({
             ...key,
             state,
             rawState: state,

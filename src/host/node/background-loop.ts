@@ -1,5 +1,6 @@
 import type { FinalityConfig } from "../../config/config-schema.js";
 import type { Finality } from "../../engine/finality.js";
+import { engineOf } from "../../engine/finality-engine.js";
 import { createOrphanScanLoop } from "../../engine/intent-orphan-loop.js";
 import { createNodeHttpTransport } from "../../engine/node-http-transport.js";
 import { createRetentionLoop } from "../../engine/retention.js";
@@ -72,9 +73,9 @@ export function createBackgroundLoops(context: {
   });
   loops.push({ name: "reconciler", start: () => reconciler.start(), stop: () => reconciler.stop() });
 
-  const retention = createRetentionLoop(finality.store, config.retention, {
+  const retention = createRetentionLoop(engineOf(finality).store, config.retention, {
     intervalMs: config.retention.intervalMinutes * 60_000,
-    now: () => finality.clock.now(),
+    now: () => engineOf(finality).clock.now(),
     onPass: (counts) => {
       for (const [table, rows] of Object.entries(counts))
         if (rows > 0) context.metrics?.rowsPruned(table, rows);

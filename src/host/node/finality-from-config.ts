@@ -4,6 +4,7 @@ import type { FinalityConfig, StoreConfig } from "../../config/config-schema.js"
 import { FinalityError } from "../../core/errors.js";
 import { createFinality } from "../../engine/create-finality.js";
 import type { Finality } from "../../engine/finality.js";
+import { engineOf, type FinalityEngine } from "../../engine/finality-engine.js";
 import type { Reconciler } from "../../engine/reconciler.js";
 import { isLoopbackHost } from "../../http/loopback.js";
 import type { Logger } from "../../http/request-log.js";
@@ -13,14 +14,19 @@ import { createSqliteStore } from "../../store/sqlite/sqlite-store.js";
 import type { Store } from "../../store/store.js";
 import { ledgerOptionsFromConfig, reconcilerFromConfig } from "../from-config.js";
 
-/** Opens the ledger the configuration describes; with PostgreSQL, fails fast when it is unreachable. */
-export async function finalityFromConfig(config: FinalityConfig): Promise<Finality> {
-  return createFinality({ store: await openStore(config.store), ...ledgerOptionsFromConfig(config) });
+/**
+ * Opens the ledger the configuration describes; with PostgreSQL, fails fast when it is unreachable.
+ * The engine, for the host and the commands that read its store.
+ */
+export async function finalityFromConfig(config: FinalityConfig): Promise<FinalityEngine> {
+  return engineOf(
+    createFinality({ store: await openStore(config.store), ...ledgerOptionsFromConfig(config) }),
+  );
 }
 
 /** A reconciler for one-off passes (`finality reconcile`), polling with node:crypto's adapters. */
 export function reconcilerOnNode(finality: Finality, config: FinalityConfig, logger: Logger): Reconciler {
-  const providers = createNodeProviders(config.providers, () => finality.clock.now());
+  const providers = createNodeProviders(config.providers, () => engineOf(finality).clock.now());
   return reconcilerFromConfig(finality, config, { logger, providers });
 }
 

@@ -3,7 +3,8 @@ import type { FinalityConfig } from "../../config/config-schema.js";
 import { FinalityError } from "../../core/errors.js";
 import type { DashboardReads } from "../../dashboard/dashboard-reads.js";
 import type { Dispatcher } from "../../engine/dispatcher.js";
-import { type Finality, finalityOn } from "../../engine/finality.js";
+import { finalityOn } from "../../engine/finality.js";
+import { engineOf, type FinalityEngine } from "../../engine/finality-engine.js";
 import type { Reconciler } from "../../engine/reconciler.js";
 import type { Logger } from "../../http/request-log.js";
 import type { ServiceMetrics } from "../../http/service-metrics.js";
@@ -21,7 +22,7 @@ import { consoleLogger } from "./console-logger.js";
 /** The service a Worker runs, as the ledger Durable Object (src/cloudflare) holds it. */
 export interface WorkersLedger {
   config: FinalityConfig;
-  finality: Finality;
+  finality: FinalityEngine;
   app: { fetch(request: Request): Response | Promise<Response> };
   reconciler: Reconciler;
   /** Null when no effect is configured or delivery is off. */
@@ -68,7 +69,7 @@ export function workersLedgerFromConfig(
       { details: { field: `effects.${brokerEffect}` } },
     );
   const logger = consoleLogger(config.log.level);
-  const finality = finalityOn({ store, ...ledgerOptionsFromConfig(config) });
+  const finality = engineOf(finalityOn({ store, ...ledgerOptionsFromConfig(config) }));
   // Each adapter built once: the app takes its receiver, the reconciler its poller.
   const providers = createProviders(config, {
     now: () => finality.clock.now(),

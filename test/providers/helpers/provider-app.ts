@@ -4,6 +4,7 @@ import type { Logger } from "../../../src/http/request-log.js";
 import { createNodeProviders } from "../../../src/providers/node-providers.js";
 import { createProviderHealth, type ProviderHealth } from "../../../src/providers/provider-health.js";
 import type { SignedDelivery } from "../../fakes/webhook-delivery.js";
+import { engineOf } from "../../helpers/engine.js";
 import { type InProcess, inProcessApp } from "../../http/helpers/in-process.js";
 
 export interface ProviderApp extends InProcess {
@@ -38,7 +39,9 @@ export async function providerApp(
   const health = createProviderHealth();
   const reconciler = reconcilerFromConfig(app.finality, app.config, {
     logger,
-    providers: createNodeProviders(app.config.providers, () => app.finality.clock.now(), { health }),
+    providers: createNodeProviders(app.config.providers, () => engineOf(app.finality).clock.now(), {
+      health,
+    }),
   });
   return {
     ...app,
