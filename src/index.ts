@@ -43,15 +43,6 @@ export { DeliveryError } from "./engine/delivery-error.js";
 export { createDispatcher, type Dispatcher, type DispatcherOptions } from "./engine/dispatcher.js";
 export { replayEffects, retryEffect } from "./engine/effect-admin.js";
 export type { EffectDefinition, EffectDelivery } from "./engine/effect-definitions.js";
-export type {
-  AmqpDestination,
-  CloudEventsOptions,
-  DestinationKind,
-  DestinationStatus,
-  EffectTarget,
-  NatsDestination,
-  RedisDestination,
-} from "./engine/effect-target.js";
 export { type Finality, type FinalityOptions, finalityOn, type ProviderPolicy } from "./engine/finality.js";
 export { createHttpEffectDeliverer } from "./engine/http-effect-target.js";
 export type { IngestOutcome, RegisterOutcome } from "./engine/ingest.js";
@@ -79,6 +70,7 @@ export {
   readSettlementsWaiting,
   settlementToJson,
 } from "./engine/settlement-stream.js";
+export type * from "./exports/effect-target-types.js";
 // The webhook schemes and the provider registry, also the `finality/webhooks` entry.
 export * from "./exports/webhooks.js";
 export type { AdapterDeps, ProviderAdapter } from "./providers/adapter-types.js";

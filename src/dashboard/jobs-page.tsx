@@ -3,6 +3,7 @@ import { CANONICAL_STATES, type CanonicalState, isCanonicalState } from "../core
 import type { JobFlag } from "../store/overview-reads.js";
 import type { Page, Store } from "../store/store.js";
 import { JobTable } from "./components.js";
+import { choicesOf, LabelledSelect, type SelectChoice } from "./filter-select.js";
 import { queryString } from "./format.js";
 
 export const PAGE_SIZES = [25, 50, 100, 200] as const;
@@ -113,13 +114,17 @@ export async function loadJobs(
   });
 }
 
+const ANY: SelectChoice = ["", "any"];
+const STUCK_CHOICES: SelectChoice[] = [ANY, ["true", "stuck"], ["false", "not stuck"]];
+const OPEN_CHOICES: SelectChoice[] = [ANY, ["true", "open only"]];
+const FLAG_CHOICES: SelectChoice[] = [
+  ["", "—"],
+  ["conflict", "conflicting terminal"],
+  ["anomaly", "provider anomaly"],
+];
+
 export function JobsFilters(props: { filter: JobsFilter; providers: readonly string[]; problems: string[] }) {
   const { filter } = props;
-  const option = (value: string, label: string, selected: boolean) => (
-    <option value={value} selected={selected}>
-      {label}
-    </option>
-  );
   return (
     <>
       <h1>Jobs</h1>
@@ -128,53 +133,41 @@ export function JobsFilters(props: { filter: JobsFilter; providers: readonly str
           search by id
           <input type="search" name="q" value={filter.q ?? ""} placeholder="exact job id" size={28} />
         </label>
-        <label>
-          state
-          <select name="state">
-            {option("", "any", filter.state === undefined)}
-            {CANONICAL_STATES.map((state) => option(state, state, filter.state === state))}
-          </select>
-        </label>
-        <label>
-          provider
-          <select name="provider">
-            {option("", "any", filter.provider === undefined)}
-            {props.providers.map((provider) => option(provider, provider, filter.provider === provider))}
-          </select>
-        </label>
+        <LabelledSelect
+          label="state"
+          name="state"
+          choices={[ANY, ...choicesOf(CANONICAL_STATES)]}
+          selected={filter.state ?? ""}
+        />
+        <LabelledSelect
+          label="provider"
+          name="provider"
+          choices={[ANY, ...choicesOf(props.providers)]}
+          selected={filter.provider ?? ""}
+        />
         <label>
           kind
           <input type="text" name="kind" value={filter.kind ?? ""} size={12} />
         </label>
-        <label>
-          stuck
-          <select name="stuck">
-            {option("", "any", filter.stuck === undefined)}
-            {option("true", "stuck", filter.stuck === true)}
-            {option("false", "not stuck", filter.stuck === false)}
-          </select>
-        </label>
-        <label>
-          open
-          <select name="open">
-            {option("", "any", filter.open === undefined)}
-            {option("true", "open only", filter.open === true)}
-          </select>
-        </label>
-        <label>
-          flagged
-          <select name="flag">
-            {option("", "—", filter.flag === undefined)}
-            {option("conflict", "conflicting terminal", filter.flag === "conflict")}
-            {option("anomaly", "provider anomaly", filter.flag === "anomaly")}
-          </select>
-        </label>
-        <label>
-          per page
-          <select name="limit">
-            {PAGE_SIZES.map((size) => option(String(size), String(size), filter.limit === size))}
-          </select>
-        </label>
+        <LabelledSelect
+          label="stuck"
+          name="stuck"
+          choices={STUCK_CHOICES}
+          selected={String(filter.stuck ?? "")}
+        />
+        <LabelledSelect
+          label="open"
+          name="open"
+          choices={OPEN_CHOICES}
+          selected={String(filter.open ?? "")}
+        />
+        <LabelledSelect label="flagged" name="flag" choices={FLAG_CHOICES} selected={filter.flag ?? ""} />
+        <LabelledSelect
+          label="per page"
+          name="limit"
+          choices={choicesOf(PAGE_SIZES)}
+          selected={String(filter.limit)}
+        />
         <button type="submit">Apply</button>
         <a href="/jobs">clear</a>
       </form>

@@ -2,6 +2,7 @@ import { type Attempt, RUN_STATUSES, type Run, type RunStatus } from "../core/ru
 import type { Store } from "../store/store.js";
 import { Badge } from "./components.js";
 import { type Column, DataTable } from "./data-table.js";
+import { choicesOf, LabelledSelect } from "./filter-select.js";
 import { formatRelative, jobHref, queryString } from "./format.js";
 
 const LIVE_LEASES = 200;
@@ -53,19 +54,12 @@ export function RunsFilters(props: { status: RunStatus | null; kind: string | un
     <>
       <h1>Runs on your workers</h1>
       <form class="filters" method="get" action="/runs">
-        <label>
-          status
-          <select name="status">
-            <option value="" selected={props.status === null}>
-              any
-            </option>
-            {RUN_STATUSES.map((status) => (
-              <option value={status} selected={props.status === status}>
-                {status}
-              </option>
-            ))}
-          </select>
-        </label>
+        <LabelledSelect
+          label="status"
+          name="status"
+          choices={[["", "any"], ...choicesOf(RUN_STATUSES)]}
+          selected={props.status ?? ""}
+        />
         <label>
           kind
           <input type="text" name="kind" value={props.kind ?? ""} size={14} />

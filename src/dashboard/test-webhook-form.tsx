@@ -3,6 +3,7 @@ import { IGNORE_REASONS } from "../core/model.js";
 import type { CanonicalState } from "../core/states.js";
 import { testWebhookStates, testWebhookUnavailable } from "../providers/test-webhook.js";
 import { JobLink } from "./components.js";
+import { choicesOf, LabelledSelect } from "./filter-select.js";
 import { hasWebhookSecret } from "./first-steps.js";
 import { queryString } from "./format.js";
 
@@ -165,16 +166,12 @@ function ProviderTestWebhook(props: {
           job id
           <input name="jobId" required maxlength={JOB_ID_LIMIT} value={draft?.jobId ?? ""} />
         </label>
-        <label>
-          state
-          <select name="state">
-            {testWebhookStates(config).map((state) => (
-              <option value={state} selected={(draft?.state ?? "succeeded") === state}>
-                {state}
-              </option>
-            ))}
-          </select>
-        </label>
+        <LabelledSelect
+          label="state"
+          name="state"
+          choices={choicesOf(testWebhookStates(config))}
+          selected={draft?.state ?? "succeeded"}
+        />
         <label>
           result (JSON, optional)
           <input name="result" class="mono" placeholder='{"url": "s3://out/1"}' value={draft?.result ?? ""} />

@@ -5,12 +5,4 @@ export { createAmqpEffectTarget } from "../engine/brokers/amqp-effect-target.js"
 export type { BrokerTargetOptions } from "../engine/brokers/broker-target.js";
 export { createNatsEffectTarget } from "../engine/brokers/nats-effect-target.js";
 export { createRedisEffectTarget, redisGuardKey } from "../engine/brokers/redis-effect-target.js";
-export type {
-  AmqpDestination,
-  CloudEventsOptions,
-  DestinationKind,
-  DestinationStatus,
-  EffectTarget,
-  NatsDestination,
-  RedisDestination,
-} from "../engine/effect-target.js";
+export type * from "./effect-target-types.js";

@@ -1,12 +1,13 @@
 import type { Hono } from "hono";
 import { z } from "zod";
 import { effectToJson } from "../core/job-json.js";
-import { LIMITS, parseWith, queryInteger } from "../core/validation.js";
+import { LIMITS, queryInteger } from "../core/validation.js";
 import { retryEffect } from "../engine/effect-admin.js";
 import type { Finality } from "../engine/finality.js";
 import { engineOf } from "../engine/finality-engine.js";
 import { effectListSchema, effectSchema } from "./api-schemas.js";
 import type { AppEnv } from "./app-env.js";
+import { addListRoute } from "./list-route.js";
 import type { RouteDoc } from "./openapi/route-doc.js";
 
 export const listQuerySchema = z.strictObject({
@@ -19,18 +20,21 @@ export const listQuerySchema = z.strictObject({
 
 /** The outbox over HTTP: list effects, re-arm a dead one (a job's replay is in job-routes.ts). */
 export function addEffectRoutes(app: Hono<AppEnv>, finality: Finality): void {
-  app.get("/v1/effects", async (c) => {
-    c.set("route", "/v1/effects");
-    const query = parseWith(listQuerySchema, c.req.query(), "invalid-request");
-    const page = await engineOf(finality).store.listEffects({
-      status: query.status,
-      provider: query.provider,
-      jobId: query.job,
-      limit: query.limit,
-      cursor: query.cursor,
-    });
-    return c.json({ items: page.items.map(effectToJson), nextCursor: page.nextCursor });
-  });
+  const { store } = engineOf(finality);
+  addListRoute(
+    app,
+    "/v1/effects",
+    listQuerySchema,
+    (query) =>
+      store.listEffects({
+        status: query.status,
+        provider: query.provider,
+        jobId: query.job,
+        limit: query.limit,
+        cursor: query.cursor,
+      }),
+    effectToJson,
+  );
 
   app.post("/v1/effects/:id/retry", async (c) => {
     c.set("route", "/v1/effects/:id/retry");

@@ -13,6 +13,7 @@ import { replayEffects } from "../engine/effect-admin.js";
 import type { Finality } from "../engine/finality.js";
 import { engineOf } from "../engine/finality-engine.js";
 import type { AppEnv } from "./app-env.js";
+import { addListRoute } from "./list-route.js";
 import { parkedToJson, tombstoneToJson } from "./parked-routes.js";
 import { readBody } from "./read-body.js";
 import type { ServiceMetrics } from "./service-metrics.js";
@@ -58,12 +59,7 @@ export function addJobRoutes(app: Hono<AppEnv>, options: JobRouteOptions): void 
     return c.json(jobToJson(outcome.job), outcome.created ? 201 : 200);
   });
 
-  app.get("/v1/jobs", async (c) => {
-    c.set("route", "/v1/jobs");
-    const query = parseWith(listQuerySchema, c.req.query(), "invalid-request");
-    const page = await finality.listJobs(query);
-    return c.json({ items: page.items.map(jobToJson), nextCursor: page.nextCursor });
-  });
+  addListRoute(app, "/v1/jobs", listQuerySchema, (query) => finality.listJobs(query), jobToJson);
 
   app.get("/v1/jobs/:provider/:rest{.+}", async (c) => {
     const target = jobPath(c, JOB_SUFFIXES);

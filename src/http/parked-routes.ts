@@ -1,11 +1,12 @@
 import type { Hono } from "hono";
 import { z } from "zod";
-import { LIMITS, parseWith, queryInteger } from "../core/validation.js";
+import { LIMITS, queryInteger } from "../core/validation.js";
 import type { Finality } from "../engine/finality.js";
 import { engineOf } from "../engine/finality-engine.js";
 import type { ParkedObservation, Tombstone } from "../store/lifecycle-store.js";
 import { parkedListSchema } from "./api-schemas.js";
 import type { AppEnv } from "./app-env.js";
+import { addListRoute } from "./list-route.js";
 import type { RouteDoc } from "./openapi/route-doc.js";
 
 export const listQuerySchema = z.strictObject({
@@ -50,12 +51,8 @@ export function tombstoneToJson(tombstone: Tombstone) {
  * `unknownJobs: registered-only`), newest first. They are applied when their job is registered.
  */
 export function addParkedRoutes(app: Hono<AppEnv>, finality: Finality): void {
-  app.get("/v1/parked", async (c) => {
-    c.set("route", "/v1/parked");
-    const query = parseWith(listQuerySchema, c.req.query(), "invalid-request");
-    const page = await engineOf(finality).store.listParked(query);
-    return c.json({ items: page.items.map(parkedToJson), nextCursor: page.nextCursor });
-  });
+  const { store } = engineOf(finality);
+  addListRoute(app, "/v1/parked", listQuerySchema, (query) => store.listParked(query), parkedToJson);
 }
 
 /** The parked route in /openapi.json (see openapi/route-doc.ts). */

@@ -36,38 +36,42 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
   const now = options.now ?? Date.now;
   if (options.processMetrics !== false) collectDefaultMetrics({ register: registry, prefix: "finality_" });
 
-  const webhooks = new Counter({
-    name: "finality_webhooks_received_total",
-    help: "Webhooks received, by provider instance and outcome (applied, an ignore reason, or why refused).",
-    labelNames: ["provider", "outcome"] as const,
-    registers: [registry],
-  });
-  const ingestSeconds = new Histogram({
-    name: "finality_ingest_duration_seconds",
-    help: "Time from handing an observation to the ledger until its transaction committed.",
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [registry],
-  });
-  const applied = new Counter({
-    name: "finality_events_applied_total",
-    help: "Observations that changed a job, by source.",
-    labelNames: ["source"] as const,
-    registers: [registry],
-  });
-  const ignored = new Counter({
-    name: "finality_events_ignored_total",
-    help: "Observations recorded without changing a job, by source and reason.",
-    labelNames: ["source", "reason"] as const,
-    registers: [registry],
-  });
-  const requests = new Counter({
-    name: "finality_http_requests_total",
-    help: "HTTP requests answered, by route pattern, method and status.",
-    labelNames: ["route", "method", "status"] as const,
-    registers: [registry],
-  });
-  const gauge = (name: string, help: string, labelNames: string[] = []) =>
-    new Gauge({ name, help, labelNames, registers: [registry] });
+  // Every metric on this registry, defined in the order /metrics lists them. The label names'
+  // literal types reach `labels()`, so a misspelt label is a type error.
+  const counter = <L extends string = string>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Counter<L>({ name, help, labelNames, registers: [registry] });
+  const gauge = <L extends string = string>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Gauge<L>({ name, help, labelNames, registers: [registry] });
+  const histogram = <L extends string = string>(
+    name: string,
+    help: string,
+    buckets: number[],
+    labelNames: readonly L[] = [],
+  ) => new Histogram<L>({ name, help, buckets, labelNames, registers: [registry] });
+
+  const webhooks = counter(
+    "finality_webhooks_received_total",
+    "Webhooks received, by provider instance and outcome (applied, an ignore reason, or why refused).",
+    ["provider", "outcome"],
+  );
+  const ingestSeconds = histogram(
+    "finality_ingest_duration_seconds",
+    "Time from handing an observation to the ledger until its transaction committed.",
+    [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  );
+  const applied = counter("finality_events_applied_total", "Observations that changed a job, by source.", [
+    "source",
+  ]);
+  const ignored = counter(
+    "finality_events_ignored_total",
+    "Observations recorded without changing a job, by source and reason.",
+    ["source", "reason"],
+  );
+  const requests = counter(
+    "finality_http_requests_total",
+    "HTTP requests answered, by route pattern, method and status.",
+    ["route", "method", "status"],
+  );
   const openJobs = gauge("finality_open_jobs", "Jobs not in a terminal state.");
   const jobs = gauge("finality_jobs", "Jobs by state.", ["state"]);
   const anomalies = gauge("finality_anomalies", "Jobs flagged for attention, by kind (stuck, conflict).", [
@@ -86,53 +90,47 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
     "Age of the oldest prunable row, by table (0 when none).",
     ["table"],
   );
-  const polls = new Counter({
-    name: "finality_polls_total",
-    help: "Reconcile polls, by provider instance and outcome (observed, not-found, failed, error).",
-    labelNames: ["provider", "outcome"] as const,
-    registers: [registry],
-  });
-  const effectAttempts = new Counter({
-    name: "finality_effect_attempts_total",
-    help: "Effect delivery attempts, by outcome (delivered, retry, dead, lost-claim).",
-    labelNames: ["outcome"] as const,
-    registers: [registry],
-  });
-  const destinationAttempts = new Counter({
-    name: "finality_effect_destination_attempts_total",
-    help: "Effect delivery attempts, by destination (url, handler, nats, amqp, redis) and outcome.",
-    labelNames: ["destination", "outcome"] as const,
-    registers: [registry],
-  });
+  const polls = counter(
+    "finality_polls_total",
+    "Reconcile polls, by provider instance and outcome (observed, not-found, failed, error).",
+    ["provider", "outcome"],
+  );
+  const effectAttempts = counter(
+    "finality_effect_attempts_total",
+    "Effect delivery attempts, by outcome (delivered, retry, dead, lost-claim).",
+    ["outcome"],
+  );
+  const destinationAttempts = counter(
+    "finality_effect_destination_attempts_total",
+    "Effect delivery attempts, by destination (url, handler, nats, amqp, redis) and outcome.",
+    ["destination", "outcome"],
+  );
   const destinationConnected = gauge(
     "finality_effect_destination_connected",
     "1 while a broker effect's connection is up, 0 while it is down or not yet opened; by effect and destination.",
     ["effect", "destination"],
   );
-  const settleToDelivered = new Histogram({
-    name: "finality_effect_delivery_delay_seconds",
-    help: "Time from a job settling (its effect row written) to the effect being delivered.",
-    buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 600, 3600, 21600, 86400],
-    registers: [registry],
-  });
+  const settleToDelivered = histogram(
+    "finality_effect_delivery_delay_seconds",
+    "Time from a job settling (its effect row written) to the effect being delivered.",
+    [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 600, 3600, 21600, 86400],
+  );
   // From seconds to days: a webhook lost and caught by reconcile takes minutes to hours.
   const latencyBuckets = [
     0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 21600, 86400,
   ];
-  const completionToEffect = new Histogram({
-    name: "finality_completion_to_effect_seconds",
-    help: "The provider's completion time (its updateTime) to the effect being delivered, by provider and effect.",
-    labelNames: ["provider", "effect"] as const,
-    buckets: latencyBuckets,
-    registers: [registry],
-  });
-  const detectionDelay = new Histogram({
-    name: "finality_detection_delay_seconds",
-    help: "The provider's completion time (its updateTime) to Finality knowing it, by provider and source (webhook, reconcile, discovery).",
-    labelNames: ["provider", "source"] as const,
-    buckets: latencyBuckets,
-    registers: [registry],
-  });
+  const completionToEffect = histogram(
+    "finality_completion_to_effect_seconds",
+    "The provider's completion time (its updateTime) to the effect being delivered, by provider and effect.",
+    latencyBuckets,
+    ["provider", "effect"],
+  );
+  const detectionDelay = histogram(
+    "finality_detection_delay_seconds",
+    "The provider's completion time (its updateTime) to Finality knowing it, by provider and source (webhook, reconcile, discovery).",
+    latencyBuckets,
+    ["provider", "source"],
+  );
   const oldestOpenByProvider = gauge(
     "finality_open_jobs_oldest_age_seconds",
     "Age of each provider's oldest open job (0 when it has none).",
@@ -142,25 +140,18 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
     "finality_intents_orphaned",
     "Submission intents flagged orphaned (no remote id after their timeout) and still not attached.",
   );
-  const discovered = new Counter({
-    name: "finality_jobs_discovered_total",
-    help: "Jobs a discovery sweep found at the provider and adopted, by provider instance.",
-    labelNames: ["provider"] as const,
-    registers: [registry],
-  });
-  const discoveryLag = new Histogram({
-    name: "finality_job_discovery_lag_seconds",
-    help: "Time from a job's creation at the provider to Finality first knowing it (jobs found by discovery).",
-    labelNames: ["provider"] as const,
-    buckets: [1, 5, 30, 60, 300, 900, 3600, 10800, 43200, 86400, 172800],
-    registers: [registry],
-  });
-  const pruned = new Counter({
-    name: "finality_rows_pruned_total",
-    help: "Rows deleted by retention, by table.",
-    labelNames: ["table"] as const,
-    registers: [registry],
-  });
+  const discovered = counter(
+    "finality_jobs_discovered_total",
+    "Jobs a discovery sweep found at the provider and adopted, by provider instance.",
+    ["provider"],
+  );
+  const discoveryLag = histogram(
+    "finality_job_discovery_lag_seconds",
+    "Time from a job's creation at the provider to Finality first knowing it (jobs found by discovery).",
+    [1, 5, 30, 60, 300, 900, 3600, 10800, 43200, 86400, 172800],
+    ["provider"],
+  );
+  const pruned = counter("finality_rows_pruned_total", "Rows deleted by retention, by table.", ["table"]);
 
   // The pool's counts live in the store (it sees every checkout); a scrape copies them, first, so
   // that they are there even when the database is too starved to answer the stats query.
@@ -181,36 +172,33 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
   );
 
   // Counted in the store since it opened; each scrape adds what is new, so these are true counters.
-  const groupBatches = new Counter({
-    name: "finality_group_commit_batches_total",
-    help: "PostgreSQL group commit transactions that held more than one caller.",
-    registers: [registry],
-  });
-  const groupCallers = new Counter({
-    name: "finality_group_commit_callers_total",
-    help: "Callers (ingests, polls, registrations) that shared a group commit transaction with others.",
-    registers: [registry],
-  });
+  const groupBatches = counter(
+    "finality_group_commit_batches_total",
+    "PostgreSQL group commit transactions that held more than one caller.",
+  );
+  const groupCallers = counter(
+    "finality_group_commit_callers_total",
+    "Callers (ingests, polls, registrations) that shared a group commit transaction with others.",
+  );
   const groupLargest = gauge(
     "finality_group_commit_largest_batch",
     "Most callers one PostgreSQL group commit transaction has held since start.",
   );
-  const groupRetries = new Counter({
-    name: "finality_group_commit_retries_total",
-    help: "Callers' work run again inside a group commit, by reason (deadlock, serialization, version-conflict).",
-    labelNames: ["reason"] as const,
-    registers: [registry],
-  });
+  const groupRetries = counter(
+    "finality_group_commit_retries_total",
+    "Callers' work run again inside a group commit, by reason (deadlock, serialization, version-conflict).",
+    ["reason"],
+  );
   // The last total copied per counter and label set: a scrape adds the difference.
   const copied = new Map<Counter<string>, Map<string, number>>();
-  function copyCount(counter: Counter<string>, total: number, labels: Record<string, string> = {}): void {
-    const seen = copied.get(counter) ?? new Map<string, number>();
-    copied.set(counter, seen);
+  function copyCount(target: Counter<string>, total: number, labels: Record<string, string> = {}): void {
+    const seen = copied.get(target) ?? new Map<string, number>();
+    copied.set(target, seen);
     const key = JSON.stringify(labels);
     const delta = total - (seen.get(key) ?? 0);
     seen.set(key, total);
     // inc(0) too, so that a reason with no retries yet shows as 0 rather than missing.
-    counter.inc(labels, Math.max(0, delta));
+    target.inc(labels, Math.max(0, delta));
   }
 
   function refreshGroupCommit(): void {

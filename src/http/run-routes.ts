@@ -14,6 +14,7 @@ import {
   workerIdSchema,
 } from "../runs/run-validation.js";
 import type { AppEnv } from "./app-env.js";
+import { addListRoute } from "./list-route.js";
 import { readBody } from "./read-body.js";
 import type { ServiceMetrics } from "./service-metrics.js";
 import { type WorkerAuthorizer, type WorkerPool, workerPoolOf } from "./worker-auth.js";
@@ -45,12 +46,7 @@ export function addRunRoutes(app: Hono<AppEnv>, options: RunRouteOptions): void 
     return c.json({ ...runToJson(run), attempts: [] }, created ? 201 : 200);
   });
 
-  app.get("/v1/runs", async (c) => {
-    c.set("route", "/v1/runs");
-    const query = parseWith(runListQuerySchema, c.req.query(), "invalid-request");
-    const page = await runs.listRuns(query);
-    return c.json({ items: page.items.map(runToJson), nextCursor: page.nextCursor });
-  });
+  addListRoute(app, "/v1/runs", runListQuerySchema, (query) => runs.listRuns(query), runToJson);
 
   app.get("/v1/runs/:id", async (c) => {
     c.set("route", "/v1/runs/:id");

@@ -1,3 +1,4 @@
+import type { Intent } from "../core/intent-model.js";
 import type { Effect, Job, JobEvent } from "../core/model.js";
 import type { Attempt, Run, RunEvent } from "../core/run-model.js";
 import type { ParkedObservation, Tombstone } from "./lifecycle-store.js";
@@ -143,6 +144,25 @@ export const RUN_EVENTS = defineTable<RunEvent, "seqNo">({
   },
 });
 
+/** Keyed by the caller's key, no row number (lists page by created_at, key). */
+export const INTENTS = defineTable<Intent>({
+  table: "intents",
+  columns: {
+    // set once when recorded: the key, provider, idempotency key, creation time and deadline
+    key: col("key", "text").setOnce(),
+    provider: col("provider", "text").setOnce(),
+    kind: col("kind", "text").orNull(),
+    metadata: col("metadata", "json").orNull(),
+    idempotencyKey: col("idempotency_key", "text").setOnce(),
+    createdAt: col("created_at", "time").setOnce(),
+    deadlineAt: col("deadline_at", "time").setOnce(),
+    jobId: col("job_id", "text").orNull(),
+    attachedAt: col("attached_at", "time").orNull(),
+    attachedBy: col("attached_by", "text").orNull(),
+    orphanedAt: col("orphaned_at", "time").orNull(),
+  },
+});
+
 /** Keyed by the job, no row number: retention writes them from the jobs it deletes, in SQL. */
 export const TOMBSTONES = defineTable<Tombstone>({
   table: "tombstones",
@@ -168,7 +188,17 @@ export const PARKED = defineTable<ParkedObservation, "parkedNo">({
 });
 
 /** Every mapped table, for the schema test. */
-export const MAPPED_TABLES = [JOBS, EVENTS, EFFECTS, RUNS, ATTEMPTS, RUN_EVENTS, TOMBSTONES, PARKED] as const;
+export const MAPPED_TABLES = [
+  JOBS,
+  EVENTS,
+  EFFECTS,
+  RUNS,
+  ATTEMPTS,
+  RUN_EVENTS,
+  INTENTS,
+  TOMBSTONES,
+  PARKED,
+] as const;
 
 /** A row as the driver returns it: columns by name, the row number among them (cursors page by it). */
 export type Row = Record<string, unknown>;

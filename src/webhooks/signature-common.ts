@@ -37,6 +37,12 @@ export interface VerifiedWebhook {
   bodySigned?: boolean;
 }
 
+/** A WebCrypto scheme's verifier: WebCrypto answers asynchronously, so its result is a promise. */
+export type WebWebhookVerifier = (
+  body: Uint8Array,
+  headers: ReceivedWebhookHeaders,
+) => Promise<VerifiedWebhook>;
+
 /** True when a thrown value is a signature refusal; its reason is in `details.reason`. */
 export function signatureFailureOf(error: unknown): SignatureFailure | null {
   if (!(error instanceof FinalityError) || error.code !== "signature-invalid") return null;

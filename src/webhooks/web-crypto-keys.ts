@@ -57,6 +57,9 @@ function importHmacKey(bytes: Uint8Array): Promise<CryptoKey> {
   return crypto.subtle.importKey("raw", key, HMAC, false, ["sign", "verify"]);
 }
 
+/** Bytes in an HMAC-SHA256 digest: what a signature must decode to before it is checked. */
+export const HMAC_SHA256_BYTES = 32;
+
 /** Starts one check; HMAC checks go through `verify`, which compares in constant time. */
 export function verifyHmac(
   key: Promise<CryptoKey>,

@@ -4,32 +4,37 @@ import { writeTombstones } from "./sqlite-lifecycle.js";
 
 type Enqueue = <T>(work: () => Promise<T>) => Promise<T>;
 
+/** How one target is pruned: its batch's select, the deletes of those keys, its oldest row. */
+interface Prunable {
+  select: string;
+  delete: (keys: string) => string[];
+  oldest: string;
+  /** How many leading columns of `select` are the key (default: all of them). */
+  keyColumns?: number;
+  /** Runs in the batch's transaction before its deletes, with the selected rows. */
+  beforeDelete?: (db: SqliteDb, rows: readonly unknown[][], maxParameters: number) => void;
+}
+
+/**
+ * A table pruned by its own time column alone, its rows named by `key` (one column, or several
+ * that the deletes match as a tuple).
+ */
+function olderThan(table: string, key: string, at: string): Prunable {
+  const keyed = key.includes(",") ? `(${key})` : key;
+  return {
+    select: `SELECT ${key} FROM ${table} WHERE ${at} < ? ORDER BY ${at} LIMIT ?`,
+    delete: (keys) => [`DELETE FROM ${table} WHERE ${keyed} IN (${keys})`],
+    oldest: `SELECT min(${at}) AS at FROM ${table}`,
+  };
+}
+
 /**
  * Each target as (rows older than ? , oldest first, at most ?). Deletes go by primary key through
  * the time indexes of migration 0004, so a batch touches only what it deletes.
  */
-const PRUNABLE: Record<
-  PruneTarget,
-  {
-    select: string;
-    delete: (keys: string) => string[];
-    oldest: string;
-    /** How many leading columns of `select` are the key (default: all of them). */
-    keyColumns?: number;
-    /** Runs in the batch's transaction before its deletes, with the selected rows. */
-    beforeDelete?: (db: SqliteDb, rows: readonly unknown[][], maxParameters: number) => void;
-  }
-> = {
-  deliveries: {
-    select: "SELECT provider, delivery_id FROM deliveries WHERE received_at < ? ORDER BY received_at LIMIT ?",
-    delete: (keys) => [`DELETE FROM deliveries WHERE (provider, delivery_id) IN (${keys})`],
-    oldest: "SELECT min(received_at) AS at FROM deliveries",
-  },
-  events: {
-    select: "SELECT event_no FROM events WHERE at < ? ORDER BY at LIMIT ?",
-    delete: (keys) => [`DELETE FROM events WHERE event_no IN (${keys})`],
-    oldest: "SELECT min(at) AS at FROM events",
-  },
+const PRUNABLE: Record<PruneTarget, Prunable> = {
+  deliveries: olderThan("deliveries", "provider, delivery_id", "received_at"),
+  events: olderThan("events", "event_no", "at"),
   settledJobs: {
     // The key first; the rest is what the tombstone keeps.
     select: `SELECT job_no, provider, id, state, settled_at FROM jobs j INDEXED BY jobs_settled
@@ -58,21 +63,9 @@ const PRUNABLE: Record<
     ],
     oldest: "SELECT min(settled_at) AS at FROM runs WHERE settled_at IS NOT NULL",
   },
-  tombstones: {
-    select: "SELECT provider, id FROM tombstones WHERE settled_at < ? ORDER BY settled_at LIMIT ?",
-    delete: (keys) => [`DELETE FROM tombstones WHERE (provider, id) IN (${keys})`],
-    oldest: "SELECT min(settled_at) AS at FROM tombstones",
-  },
-  parked: {
-    select: "SELECT parked_no FROM parked WHERE parked_at < ? ORDER BY parked_at LIMIT ?",
-    delete: (keys) => [`DELETE FROM parked WHERE parked_no IN (${keys})`],
-    oldest: "SELECT min(parked_at) AS at FROM parked",
-  },
-  settlements: {
-    select: "SELECT settlement_no FROM settlements WHERE settled_at < ? ORDER BY settled_at LIMIT ?",
-    delete: (keys) => [`DELETE FROM settlements WHERE settlement_no IN (${keys})`],
-    oldest: "SELECT min(settled_at) AS at FROM settlements",
-  },
+  tombstones: olderThan("tombstones", "provider, id", "settled_at"),
+  parked: olderThan("parked", "parked_no", "parked_at"),
+  settlements: olderThan("settlements", "settlement_no", "settled_at"),
 };
 
 /** How much room the database takes, and how freed pages go back: the file's pages by default. */

@@ -1,35 +1,10 @@
-import type { AttachedBy, Intent } from "../../core/intent-model.js";
 import type { IntentQuery, IntentReads, IntentStoreTx } from "../intent-store.js";
-import { clampLimit, fromJsonColumn, toJsonColumn } from "../json-column.js";
+import { clampLimit } from "../json-column.js";
+import { INTENTS, type Row } from "../tables.js";
 import type { SqliteDb } from "./sqlite-driver.js";
 
-interface IntentRow {
-  key: string;
-  provider: string;
-  kind: string | null;
-  metadata: string | null;
-  idempotency_key: string;
-  created_at: number;
-  deadline_at: number;
-  job_id: string | null;
-  attached_at: number | null;
-  attached_by: string | null;
-  orphaned_at: number | null;
-}
-
-const intentFromRow = (row: IntentRow): Intent => ({
-  key: row.key,
-  provider: row.provider,
-  kind: row.kind,
-  metadata: fromJsonColumn(row.metadata),
-  idempotencyKey: row.idempotency_key,
-  createdAt: row.created_at,
-  deadlineAt: row.deadline_at,
-  jobId: row.job_id,
-  attachedAt: row.attached_at,
-  attachedBy: row.attached_by as AttachedBy | null,
-  orphanedAt: row.orphaned_at,
-});
+/** The row → Intent function compiled from the mapping in tables.ts. */
+const intentFromRow = INTENTS.sqlite.fromRow;
 
 const GET = "SELECT * FROM intents WHERE key = ?";
 const STATUS_WHERE = {
@@ -42,16 +17,10 @@ const STATUS_WHERE = {
 export function createSqliteIntentTx(db: SqliteDb): IntentStoreTx {
   const s = {
     get: db.prepare(GET),
-    insert: db.prepare(
-      `INSERT INTO intents (key, provider, kind, metadata, idempotency_key, created_at, deadline_at,
-         job_id, attached_at, attached_by, orphaned_at)
-       VALUES (@key, @provider, @kind, @metadata, @idempotency_key, @created_at, @deadline_at,
-         @job_id, @attached_at, @attached_by, @orphaned_at)
-       ON CONFLICT DO NOTHING`,
-    ),
+    insert: db.prepare(`INSERT INTO intents ${INTENTS.sqlite.insert} ON CONFLICT DO NOTHING`),
+    // SET leaves the set-once columns alone; the expected job id and orphan time compare-and-set.
     update: db.prepare(
-      `UPDATE intents SET kind = @kind, metadata = @metadata, job_id = @job_id, attached_at = @attached_at,
-         attached_by = @attached_by, orphaned_at = @orphaned_at
+      `UPDATE intents SET ${INTENTS.sqlite.assignments}
        WHERE key = @key AND job_id IS @expected_job_id AND orphaned_at IS @expected_orphaned_at`,
     ),
     forJob: db.prepare("SELECT * FROM intents WHERE provider = ? AND job_id = ?"),
@@ -64,22 +33,10 @@ export function createSqliteIntentTx(db: SqliteDb): IntentStoreTx {
        ON CONFLICT (provider) DO UPDATE SET resume = excluded.resume, updated_at = excluded.updated_at`,
     ),
   };
-  const params = (intent: Intent) => ({
-    key: intent.key,
-    provider: intent.provider,
-    kind: intent.kind,
-    metadata: toJsonColumn(intent.metadata),
-    idempotency_key: intent.idempotencyKey,
-    created_at: intent.createdAt,
-    deadline_at: intent.deadlineAt,
-    job_id: intent.jobId,
-    attached_at: intent.attachedAt,
-    attached_by: intent.attachedBy,
-    orphaned_at: intent.orphanedAt,
-  });
+  const params = INTENTS.sqlite.params;
   return {
     async getIntent(key) {
-      const row = s.get.get(key) as IntentRow | undefined;
+      const row = s.get.get(key) as Row | undefined;
       return row ? intentFromRow(row) : null;
     },
     async insertIntent(intent) {
@@ -94,11 +51,11 @@ export function createSqliteIntentTx(db: SqliteDb): IntentStoreTx {
       return changes === 1;
     },
     async intentForJob(provider, jobId) {
-      const row = s.forJob.get(provider, jobId) as IntentRow | undefined;
+      const row = s.forJob.get(provider, jobId) as Row | undefined;
       return row ? intentFromRow(row) : null;
     },
     async overdueIntents(now, limit) {
-      return (s.overdue.all(now, limit) as IntentRow[]).map(intentFromRow);
+      return (s.overdue.all(now, limit) as Row[]).map(intentFromRow);
     },
     async setDiscoveryCursor(provider, resume, now) {
       s.setCursor.run(provider, resume, now);
@@ -113,7 +70,7 @@ export function createSqliteIntentReads(reader: SqliteDb, assertOpen: () => void
   return {
     async getIntent(key) {
       assertOpen();
-      const row = get.get(key) as IntentRow | undefined;
+      const row = get.get(key) as Row | undefined;
       return row ? intentFromRow(row) : null;
     },
     async listIntents(query: IntentQuery) {
@@ -124,7 +81,7 @@ export function createSqliteIntentReads(reader: SqliteDb, assertOpen: () => void
       if (query.provider !== undefined) where.push("provider = ?") && params.push(query.provider);
       const sql = `SELECT * FROM intents ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
         ORDER BY created_at DESC, key LIMIT ?`;
-      const rows = reader.prepare(sql).all(...params, clampLimit(query.limit)) as IntentRow[];
+      const rows = reader.prepare(sql).all(...params, clampLimit(query.limit)) as Row[];
       return rows.map(intentFromRow);
     },
     async countOrphanedIntents() {

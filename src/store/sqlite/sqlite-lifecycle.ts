@@ -1,5 +1,5 @@
 import type { JobKey, Observation } from "../../core/model.js";
-import { keysetPage, keysetStatement, parkedPage } from "../keyset-page.js";
+import { parkedPage } from "../keyset-page.js";
 import {
   effectsFiredHash,
   type FiredEffect,
@@ -12,6 +12,7 @@ import {
 import type { Page } from "../store.js";
 import { PARKED, type ParkedRow, type Row, TOMBSTONES } from "../tables.js";
 import type { SqliteDb } from "./sqlite-driver.js";
+import { readSqlitePage } from "./sqlite-page.js";
 
 const { fromRow: tombstoneFromRow } = TOMBSTONES.sqlite;
 const { fromRow: parkedFromRow, insert: PARKED_INSERT, params: parkedParams } = PARKED.sqlite;
@@ -62,9 +63,7 @@ export function createSqliteLifecycleReads(reader: SqliteDb, assertOpen: () => v
     },
     async listParked(query: ParkedQuery): Promise<Page<ParkedObservation>> {
       assertOpen();
-      const { text, values, limit } = keysetStatement(parkedPage(query), "sqlite");
-      const rows = reader.prepare(text).all(...values) as ParkedRow[];
-      return keysetPage(rows, limit, parkedFromRow, (row) => row.parked_no);
+      return readSqlitePage(reader, parkedPage(query), parkedFromRow);
     },
   };
 }

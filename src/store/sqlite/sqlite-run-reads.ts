@@ -1,8 +1,9 @@
 import type { RunStatus } from "../../core/run-model.js";
 import { clampLimit } from "../json-column.js";
-import { keysetPage, keysetStatement, runsPage } from "../keyset-page.js";
+import { runsPage } from "../keyset-page.js";
 import type { DueLease, RunPage, RunQuery, RunStore } from "../run-store.js";
 import type { SqliteDb } from "./sqlite-driver.js";
+import { readSqlitePage } from "./sqlite-page.js";
 import {
   type AttemptRow,
   attemptFromRow,
@@ -39,9 +40,7 @@ export function createSqliteRunReads(reader: SqliteDb, assertOpen: () => void): 
 
     async listRuns(query: RunQuery): Promise<RunPage> {
       assertOpen();
-      const { text, values, limit } = keysetStatement(runsPage(query), "sqlite");
-      const rows = reader.prepare(text).all(...values) as RunRow[];
-      return keysetPage(rows, limit, runFromRow, (row) => row.run_no);
+      return readSqlitePage(reader, runsPage(query), runFromRow);
     },
 
     async runAttempts(runId) {

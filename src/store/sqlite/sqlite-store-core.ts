@@ -2,7 +2,7 @@ import { FinalityError } from "../../core/errors.js";
 import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
 import { withAfterCommit } from "../after-commit.js";
 import { clampLimit } from "../json-column.js";
-import { effectsPage, jobsPage, keysetPage, keysetStatement } from "../keyset-page.js";
+import { effectsPage, jobsPage } from "../keyset-page.js";
 import type { AdapterTx, EffectOutcome, EffectQuery, JobQuery, Page, Store, StoreStats } from "../store.js";
 import type { SqliteDb } from "./sqlite-driver.js";
 import { createSqliteHousekeeping, type SqliteSpace } from "./sqlite-housekeeping.js";
@@ -10,6 +10,7 @@ import { createSqliteIntentReads } from "./sqlite-intents.js";
 import { createSqliteLatencyReads } from "./sqlite-latency-reads.js";
 import { createSqliteLifecycleReads } from "./sqlite-lifecycle.js";
 import { createSqliteOverviewReads } from "./sqlite-overview-reads.js";
+import { readSqlitePage } from "./sqlite-page.js";
 import {
   type EffectRow,
   type EventRow,
@@ -111,9 +112,7 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
 
     async listJobs(query: JobQuery): Promise<Page<Job>> {
       assertOpen();
-      const { text, values, limit } = keysetStatement(jobsPage(query, "sqlite"), "sqlite");
-      const rows = reader.prepare(text).all(...values) as JobRow[];
-      return keysetPage(rows, limit, jobFromRow, (row) => row.job_no);
+      return readSqlitePage(reader, jobsPage(query, "sqlite"), jobFromRow);
     },
 
     async jobEvents(key: JobKey, page = {}): Promise<JobEvent[]> {
@@ -135,9 +134,7 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
 
     async listEffects(query: EffectQuery): Promise<Page<Effect>> {
       assertOpen();
-      const { text, values, limit } = keysetStatement(effectsPage(query), "sqlite");
-      const rows = reader.prepare(text).all(...values) as EffectRow[];
-      return keysetPage(rows, limit, effectFromRow, (row) => row.effect_no);
+      return readSqlitePage(reader, effectsPage(query), effectFromRow);
     },
 
     claimEffects(now, limit, leaseMs) {

@@ -4,18 +4,14 @@ import {
   type ReceivedWebhookHeaders,
   sentDeliveryId,
   signatureError,
-  type VerifiedWebhook,
+  type WebWebhookVerifier,
 } from "../../signature-common.js";
-import { anyVerified, sha256Hex, utf8HmacKey, verifyHmac } from "../../web-crypto-keys.js";
+import { anyVerified, HMAC_SHA256_BYTES, sha256Hex, utf8HmacKey, verifyHmac } from "../../web-crypto-keys.js";
 import { type HmacHeaderVerifierOptions, readHmacSignatureHeader } from "./header.js";
 
 /** The HMAC header scheme with WebCrypto; same results and refusals as node.ts. */
 
-const HMAC_BYTES = 32;
-
-export function createWebHmacHeaderVerifier(
-  options: HmacHeaderVerifierOptions,
-): (body: Uint8Array, headers: ReceivedWebhookHeaders) => Promise<VerifiedWebhook> {
+export function createWebHmacHeaderVerifier(options: HmacHeaderVerifierOptions): WebWebhookVerifier {
   return async (body, headers) => {
     const text = readHmacSignatureHeader(headers, options);
     const signature = digestBytes(text, options.encoding);
@@ -33,7 +29,9 @@ export function createWebHmacHeaderVerifier(
 
 /** Node compares digest text: only the exact text node writes can match (else null). */
 function digestBytes(text: string, encoding: "hex" | "base64"): Uint8Array | null {
-  return encoding === "hex" ? hexBytes(text, HMAC_BYTES) : canonicalBase64Bytes(text, HMAC_BYTES);
+  return encoding === "hex"
+    ? hexBytes(text, HMAC_SHA256_BYTES)
+    : canonicalBase64Bytes(text, HMAC_SHA256_BYTES);
 }
 
 /** As `deliveryIdOf`: the sender's delivery id when it sends one, else `sha256:<hex of the body>`. */

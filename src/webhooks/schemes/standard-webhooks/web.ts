@@ -1,13 +1,13 @@
 import { canonicalBase64Bytes, encodeBase64 } from "../../byte-encoding.js";
 import {
   DEFAULT_TOLERANCE_SECONDS,
-  type ReceivedWebhookHeaders,
   signatureError,
-  type VerifiedWebhook,
+  type WebWebhookVerifier,
 } from "../../signature-common.js";
 import {
   anyVerified,
   ed25519Key,
+  HMAC_SHA256_BYTES,
   signedContent,
   signHmac,
   standardHmacKey,
@@ -31,9 +31,6 @@ import {
  * secrets, refusals and results as node.ts: only the cryptography differs.
  */
 
-/** Bytes in an HMAC-SHA256 digest. */
-const HMAC_BYTES = 32;
-
 /** Signs one message as `signStandardWebhook` does, byte for byte; returns the headers to send. */
 export async function signStandardWebhookWeb(input: SignInput): Promise<StandardWebhookHeaders> {
   const content = signedContent(signingPrefixOf(input), input.body);
@@ -42,7 +39,7 @@ export async function signStandardWebhookWeb(input: SignInput): Promise<Standard
 
 export function createWebStandardWebhookVerifier(
   options: StandardWebhookVerifierOptions,
-): (body: Uint8Array, headers: ReceivedWebhookHeaders) => Promise<VerifiedWebhook> {
+): WebWebhookVerifier {
   const secrets = splitStandardSecrets(options.secrets);
   const toleranceSeconds = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
   return async (body, headers) => {
@@ -51,7 +48,7 @@ export function createWebStandardWebhookVerifier(
     const checks: Promise<boolean>[] = [];
     // Node compares base64 text: a signature spelled any other way than node writes it cannot match.
     const hmacSignatures = hmacSignaturesOf(message.signatures)
-      .map((text) => canonicalBase64Bytes(text, HMAC_BYTES))
+      .map((text) => canonicalBase64Bytes(text, HMAC_SHA256_BYTES))
       .filter((bytes) => bytes !== null);
     for (const secret of secrets.hmac) {
       const key = standardHmacKey(secret);

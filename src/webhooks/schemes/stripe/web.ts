@@ -1,21 +1,25 @@
 import { hexBytes } from "../../byte-encoding.js";
-import { type ReceivedWebhookHeaders, signatureError, type VerifiedWebhook } from "../../signature-common.js";
-import { anyVerified, signedContent, utf8HmacKey, verifyHmac } from "../../web-crypto-keys.js";
+import { signatureError, type WebWebhookVerifier } from "../../signature-common.js";
+import {
+  anyVerified,
+  HMAC_SHA256_BYTES,
+  signedContent,
+  utf8HmacKey,
+  verifyHmac,
+} from "../../web-crypto-keys.js";
 import { webDeliveryIdOf } from "../hmac/web.js";
 import { readStripeSignatureHeader, type StripeSignatureVerifierOptions } from "./header.js";
 
 /** Stripe's scheme with WebCrypto; same results and refusals as node.ts. */
 
-const HMAC_BYTES = 32;
-
 export function createWebStripeSignatureVerifier(
   options: StripeSignatureVerifierOptions,
-): (body: Uint8Array, headers: ReceivedWebhookHeaders) => Promise<VerifiedWebhook> {
+): WebWebhookVerifier {
   return async (body, headers) => {
     const message = readStripeSignatureHeader(headers, options);
     const content = signedContent(message.signedPrefix, body);
     const signatures = message.signatures
-      .map((text) => hexBytes(text, HMAC_BYTES))
+      .map((text) => hexBytes(text, HMAC_SHA256_BYTES))
       .filter((bytes) => bytes !== null);
     const checks: Promise<boolean>[] = [];
     for (const secret of options.secrets) {
