@@ -1,3 +1,4 @@
+import type { Observation } from "../core/model.js";
 import type { CanonicalState } from "../core/states.js";
 
 /** A provider's state names → canonical states. Names absent from a table are not guessed. */
@@ -10,4 +11,28 @@ export type StateTable = Readonly<Record<string, CanonicalState>>;
  */
 export function mapState(table: StateTable, raw: string): string {
   return Object.hasOwn(table, raw) ? (table[raw] as CanonicalState) : raw;
+}
+
+/**
+ * A status answer as the reconcile observation every poller starts from: its id, the state already
+ * mapped from `raw`, and the answer's latest time when it has one (the reducer orders by it).
+ */
+export function polledObservation(
+  provider: string,
+  id: unknown,
+  state: string,
+  raw: string,
+  kind: string,
+  updateTime: number | undefined,
+): Observation {
+  const observation: Observation = {
+    provider,
+    id: String(id),
+    state,
+    rawState: raw,
+    source: "reconcile",
+    kind,
+  };
+  if (updateTime !== undefined) observation.updateTime = updateTime;
+  return observation;
 }

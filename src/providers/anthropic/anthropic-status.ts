@@ -1,6 +1,6 @@
 import type { Job, Observation } from "../../core/model.js";
 import { fromRfc3339, latest, objectOf, textOf } from "../json-fields.js";
-import { mapState } from "../state-map.js";
+import { mapState, polledObservation } from "../state-map.js";
 import { observedIfSame, type StatusClient } from "../status-client.js";
 import type { ObserveObject } from "../thin-webhook.js";
 import { readSession } from "./anthropic-session.js";
@@ -67,20 +67,12 @@ export function batchObservation(provider: string, batch: Record<string, unknown
     if (textOf(batch.cancel_initiated_at)) state = "cancelled";
     else if (expired > 0 && others === 0) state = "expired";
   }
-  const observation: Observation = {
-    provider,
-    id: String(batch.id),
-    state,
-    rawState: raw,
-    source: "reconcile",
-    kind: "message_batch",
-  };
   const updateTime = latest(
     fromRfc3339(batch.created_at),
     fromRfc3339(batch.cancel_initiated_at),
     fromRfc3339(batch.ended_at),
   );
-  if (updateTime !== undefined) observation.updateTime = updateTime;
+  const observation = polledObservation(provider, batch.id, state, raw, "message_batch", updateTime);
   if (raw !== "ended") return observation;
   // results_url is kept for the application; Finality never fetches a URL it was given.
   observation.result = {

@@ -2,7 +2,7 @@ import type { Observation } from "../../core/model.js";
 import { isTerminal } from "../../core/states.js";
 import { boundedResult } from "../bounded-result.js";
 import { fromUnixSeconds, latest, objectOf, textOf } from "../json-fields.js";
-import { mapState } from "../state-map.js";
+import { mapState, polledObservation } from "../state-map.js";
 import { observedIfSame, type StatusClient } from "../status-client.js";
 import type { ObserveObject } from "../thin-webhook.js";
 import {
@@ -44,16 +44,8 @@ export function openaiObservation(
   const raw = textOf(object.status) ?? "(no status)";
   const table = kind === "response" ? OPENAI_RESPONSE_STATES : OPENAI_BATCH_STATES;
   const state = mapState(table, raw);
-  const observation: Observation = {
-    provider,
-    id: String(object.id),
-    state,
-    rawState: raw,
-    source: "reconcile",
-    kind,
-  };
   const updateTime = kind === "response" ? responseTime(object) : batchTime(object);
-  if (updateTime !== undefined) observation.updateTime = updateTime;
+  const observation = polledObservation(provider, object.id, state, raw, kind, updateTime);
   if (!isTerminal(state)) return observation;
   return { ...observation, ...(kind === "response" ? responseOutcome(object, raw) : batchOutcome(object)) };
 }

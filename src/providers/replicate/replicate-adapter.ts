@@ -5,7 +5,7 @@ import type { AdapterDeps, ProviderAdapter } from "../adapter-types.js";
 import { boundedResult } from "../bounded-result.js";
 import { decodeJsonObject, requireText } from "../json-body.js";
 import { fromRfc3339, latest, objectOf, textOf } from "../json-fields.js";
-import { mapState } from "../state-map.js";
+import { mapState, polledObservation } from "../state-map.js";
 import { createStatusClient, observedIfSame } from "../status-client.js";
 import { createReplicateLister } from "./replicate-list.js";
 import { REPLICATE_PREDICTION_STATES } from "./replicate-states.js";
@@ -60,20 +60,12 @@ export function createReplicateAdapter(
 export function predictionObservation(provider: string, prediction: Record<string, unknown>): Observation {
   const raw = textOf(prediction.status) ?? "(no status)";
   const state = mapState(REPLICATE_PREDICTION_STATES, raw);
-  const observation: Observation = {
-    provider,
-    id: String(prediction.id),
-    state,
-    rawState: raw,
-    source: "reconcile",
-    kind: "prediction",
-  };
   const updateTime = latest(
     fromRfc3339(prediction.created_at),
     fromRfc3339(prediction.started_at),
     fromRfc3339(prediction.completed_at),
   );
-  if (updateTime !== undefined) observation.updateTime = updateTime;
+  const observation = polledObservation(provider, prediction.id, state, raw, "prediction", updateTime);
   if (!isTerminal(state)) return observation;
   const summary = () => ({
     id: prediction.id,
