@@ -39,8 +39,17 @@ export interface PoolStats {
   connectionErrors: number;
 }
 
+/** Settings of one transaction only (`SET LOCAL`, sent with its BEGIN: no extra round trip). */
+export interface TransactionSettings {
+  /**
+   * lock_timeout of this transaction, in ms: the group commit's short wait for a row lock. A lock
+   * it did not get in time is expected there, so it is not counted in `lockTimeouts`.
+   */
+  lockTimeoutMs?: number;
+}
+
 export interface Sql extends Queryable {
-  begin<T>(mode: string, work: (tx: TxSql) => Promise<T>): Promise<T>;
+  begin<T>(mode: string, work: (tx: TxSql) => Promise<T>, settings?: TransactionSettings): Promise<T>;
   begin<T>(work: (tx: TxSql) => Promise<T>): Promise<T>;
   stats(): PoolStats;
   /** How long the longest-waiting caller has waited for a pooled connection (0: none waits). */
@@ -192,6 +201,7 @@ export function createClient(options: PostgresClientOptions): Sql {
     text: string,
     values: readonly unknown[] | undefined,
     prepare: boolean,
+    quietLocks = false,
   ): Promise<T[] & { count: number }> {
     try {
       const config: pg.QueryConfig = { text, values: values as unknown[] };
@@ -203,15 +213,15 @@ export function createClient(options: PostgresClientOptions): Sql {
       return Object.assign((result?.rows ?? []) as T[], { count: result?.rowCount ?? 0 });
     } catch (error) {
       const mapped = driverError(error);
-      count(mapped);
+      if (!(quietLocks && sqlState(mapped) === "55P03")) count(mapped);
       throw mapped;
     }
   }
 
-  function txSql(client: pg.PoolClient): TxSql {
+  function txSql(client: pg.PoolClient, quietLocks: boolean): TxSql {
     let savepoints = 0;
     const tx: TxSql = {
-      unsafe: (text, values, opts) => query(client, text, values, opts?.prepare ?? false),
+      unsafe: (text, values, opts) => query(client, text, values, opts?.prepare ?? false, quietLocks),
       async savepoint(work) {
         const name = `finality_sp_${++savepoints}`;
         await tx.unsafe(`SAVEPOINT ${name}`);
@@ -255,6 +265,7 @@ export function createClient(options: PostgresClientOptions): Sql {
   async function begin<T>(
     modeOrWork: string | ((tx: TxSql) => Promise<T>),
     maybeWork?: (tx: TxSql) => Promise<T>,
+    settings: TransactionSettings = {},
   ) {
     const mode = typeof modeOrWork === "string" ? modeOrWork.replace(/[^a-z ]/gi, "") : "";
     const work = typeof modeOrWork === "string" ? maybeWork : modeOrWork;
@@ -267,8 +278,12 @@ export function createClient(options: PostgresClientOptions): Sql {
     };
     client.on("error", onError);
     try {
-      await query(client, `BEGIN${mode ? ` ${mode}` : ""}`, undefined, false);
-      const result = await work(txSql(client));
+      const local =
+        settings.lockTimeoutMs === undefined
+          ? ""
+          : `; SET LOCAL lock_timeout = ${Math.max(1, Math.round(settings.lockTimeoutMs))}`;
+      await query(client, `BEGIN${mode ? ` ${mode}` : ""}${local}`, undefined, false);
+      const result = await work(txSql(client, settings.lockTimeoutMs !== undefined));
       await query(client, "COMMIT", undefined, false);
       return result;
     } catch (error) {
@@ -340,6 +355,12 @@ export function sqlState(error: unknown): string | undefined {
 export function isTransient(error: unknown): boolean {
   const state = sqlState(error);
   return state === "40001" || state === "40P01" || isFinalityError(error, "version-conflict");
+}
+
+/** Lock not available (55P03: lock_timeout or NOWAIT), on the error or on what it wraps. */
+export function isLockNotAvailable(error: unknown): boolean {
+  const cause = error instanceof Error ? error.cause : undefined;
+  return sqlState(error) === "55P03" || sqlState(cause) === "55P03";
 }
 
 export function isConnectionError(error: unknown): boolean {
