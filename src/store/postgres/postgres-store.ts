@@ -73,6 +73,11 @@ export interface PostgresStoreOptions {
    * transaction sat idle this long (a frozen or cut-off replica) and so releases its locks.
    */
   idleInTransactionTimeoutMs?: number;
+  /**
+   * How long this process waits for the answer to one statement, in ms (statementTimeoutMs +
+   * 5,000): the bound when the server or the network goes silent. Then store-unavailable (503).
+   */
+  queryTimeoutMs?: number;
   /** How long /readyz waits for its answer before it says not ready (800 ms). */
   readyTimeoutMs?: number;
   /** Apply pending migrations when the store opens (true). */
