@@ -22,6 +22,11 @@ const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const positiveSeconds = z.number().finite().positive();
+/**
+ * POSTGRES_TIMEOUT_DEFAULTS.statementTimeoutMs / 1000 (postgres-client.ts), not imported from
+ * there: loading the configuration must not load node-postgres (test/host/lazy-modules.test.ts).
+ */
+const DEFAULT_STATEMENT_TIMEOUT_SECONDS = 15;
 
 const serverSchema = z.strictObject({
   host: z.string().min(1).default("127.0.0.1"),
@@ -55,6 +60,11 @@ const postgresStoreSchema = z.strictObject({
    * idle this long (its replica frozen or cut off) and so releases the locks it held.
    */
   idleInTransactionTimeoutSeconds: positiveSeconds.optional(),
+  /**
+   * How long a replica waits for the answer to one statement (statementTimeoutSeconds + 5): the
+   * bound when the server or the network goes silent; then 503 and the connection is replaced.
+   */
+  queryTimeoutSeconds: positiveSeconds.optional(),
   /** Concurrent ingests committed in one transaction (32); 1 turns group commit off. */
   groupCommitMaxBatch: z.number().int().min(1).max(1000).optional(),
   /** Milliseconds a group is collected before it starts (0: until the event loop is idle). */
@@ -69,6 +79,7 @@ export const POSTGRES_STORE_SETTINGS = [
   "statementTimeoutSeconds",
   "lockTimeoutSeconds",
   "idleInTransactionTimeoutSeconds",
+  "queryTimeoutSeconds",
   "groupCommitMaxBatch",
   "groupCommitMaxWaitMs",
 ] as const;
@@ -235,6 +246,15 @@ export const configSchema = z
         path: ["retention", "tombstonesDays"],
         message: `must be at least settledJobsDays (${config.retention.settledJobsDays}): a pruned job's tombstone must outlive it`,
       });
+    if ("postgres" in config.store && config.store.queryTimeoutSeconds !== undefined) {
+      const statement = config.store.statementTimeoutSeconds ?? DEFAULT_STATEMENT_TIMEOUT_SECONDS;
+      if (config.store.queryTimeoutSeconds <= statement)
+        ctx.addIssue({
+          code: "custom",
+          path: ["store", "queryTimeoutSeconds"],
+          message: `must be longer than store.statementTimeoutSeconds (${statement} s): a statement the client gave up on would go on running on the server, holding its locks, until statement_timeout`,
+        });
+    }
     const { leaseSeconds, timeoutSeconds } = config.effectDelivery;
     if (leaseSeconds !== undefined && leaseSeconds <= timeoutSeconds)
       ctx.addIssue({

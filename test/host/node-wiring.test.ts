@@ -329,6 +329,8 @@ const POSTGRES_WIRED: Record<string, (options: Parameters<typeof openPostgresSto
   "store.lockTimeoutSeconds": (o) => expect(o.lockTimeoutMs).toBe(seconds(POSTGRES_STORE.lockTimeoutSeconds)),
   "store.idleInTransactionTimeoutSeconds": (o) =>
     expect(o.idleInTransactionTimeoutMs).toBe(seconds(POSTGRES_STORE.idleInTransactionTimeoutSeconds)),
+  "store.queryTimeoutSeconds": (o) =>
+    expect(o.queryTimeoutMs).toBe(seconds(POSTGRES_STORE.queryTimeoutSeconds)),
 };
 const pgSchema = uniqueSchemaName("finality_registry_wiring");
 

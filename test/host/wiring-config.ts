@@ -118,6 +118,7 @@ export const POSTGRES_STORE = {
   statementTimeoutSeconds: 16,
   lockTimeoutSeconds: 6,
   idleInTransactionTimeoutSeconds: 17,
+  queryTimeoutSeconds: 22,
 };
 
 /**

@@ -41,6 +41,7 @@ describe("PostgreSQL store settings from the configuration", () => {
           statementTimeoutSeconds: 3,
           lockTimeoutSeconds: 0.5,
           idleInTransactionTimeoutSeconds: 7,
+          queryTimeoutSeconds: 4,
         },
       },
       {},
@@ -53,7 +54,19 @@ describe("PostgreSQL store settings from the configuration", () => {
       statementTimeoutMs: 3000,
       lockTimeoutMs: 500,
       idleInTransactionTimeoutMs: 7000,
+      queryTimeoutMs: 4000,
     });
+  });
+
+  it("a client deadline no longer than statement_timeout is refused, naming both keys", () => {
+    const refused = (store: Record<string, unknown>) => () =>
+      parseConfig({ store: { postgres: POSTGRES_TEST_URL, ...store } }, {});
+    expect(refused({ statementTimeoutSeconds: 3, queryTimeoutSeconds: 3 })).toThrow(
+      /store\.queryTimeoutSeconds.*store\.statementTimeoutSeconds \(3 s\)/,
+    );
+    // Against statement_timeout's default (15 s) when only the deadline is given.
+    expect(refused({ queryTimeoutSeconds: 10 })).toThrow(/store\.statementTimeoutSeconds \(15 s\)/);
+    expect(refused({ queryTimeoutSeconds: 16 })).not.toThrow();
   });
 
   it("DATABASE_URL keeps the file's pool and timeout settings", () => {

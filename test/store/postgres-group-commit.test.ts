@@ -205,4 +205,91 @@ describe.skipIf(!enabled)("PostgreSQL group commit", () => {
       retries: { deadlock: 2, serialization: 1, "version-conflict": 1 },
     });
   });
+
+  /** Another session (a frozen replica's) holding `id`'s row lock until `release` is called. */
+  async function peerLocks(id: string) {
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let locked = () => {};
+    const taken = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    const done = admin?.begin(async (tx) => {
+      await tx.unsafe(`SELECT 1 FROM "${schema}".jobs WHERE id = $1 FOR UPDATE`, [id]);
+      locked();
+      await held;
+    });
+    await taken;
+    return { release, done };
+  }
+  /** Locks `id`'s row (as an ingest does) and bumps its version; resolves with ms taken. */
+  const bump = (store: PostgresStore, id: string) => {
+    const started = performance.now();
+    return store
+      .transaction(async (tx) => {
+        const job = await tx.getJob(key(id));
+        if (!job) throw new Error(`no ${id}`);
+        return tx.updateJob({ ...job, version: job.version + 1 }, job.version);
+      }, order(id))
+      .then(() => performance.now() - started);
+  };
+
+  it("a row locked by a stalled peer holds none of the waiting caller's batch-mates; it commits once the lock is free", async () => {
+    fresh();
+    // One group at a time: the caller for the locked job and the others share the groups.
+    const store = await open({ groupCommitConcurrency: 1, lockTimeoutMs: 4000 });
+    const ids = ["held", ...Array.from({ length: 10 }, (_, i) => `free-${i}`)];
+    for (const id of ids) await store.transaction(insert(id));
+    const peer = await peerLocks("held");
+    try {
+      // First alone in the only group slot, then three more for it and ten unrelated at once.
+      const lone = bump(store, "held");
+      await new Promise((resolve) => setImmediate(resolve));
+      const locked = Promise.allSettled([lone, ...[1, 2, 3].map(() => bump(store, "held"))]);
+      const unrelated = await Promise.all(ids.slice(1).map((id) => bump(store, id)));
+      // Well under the 4 s lock_timeout a caller waiting in the group would have held them.
+      expect(Math.max(...unrelated)).toBeLessThan(1000);
+      expect(store.groupCommitStats().retries["lock-busy"]).toBeGreaterThan(0);
+      peer.release();
+      await peer.done;
+      const answers = await locked;
+      expect(answers.map((a) => (a.status === "fulfilled" ? a.value < 4000 : a.reason))).toEqual([
+        true,
+        true,
+        true,
+        true,
+      ]);
+    } finally {
+      peer.release();
+      await peer.done;
+    }
+    expect((await store.getJob(key("held")))?.version).toBe(5);
+    for (const id of ids.slice(1)) expect((await store.getJob(key(id)))?.version).toBe(2);
+  });
+
+  it("a caller whose row stays locked for lock_timeout is answered store-unavailable then, counted, its batch-mates committed", async () => {
+    fresh();
+    const store = await open({ groupCommitConcurrency: 1, lockTimeoutMs: 600 });
+    for (const id of ["held", "free"]) await store.transaction(insert(id));
+    const peer = await peerLocks("held");
+    try {
+      const started = performance.now();
+      const results = await Promise.allSettled([
+        bump(store, "held"),
+        bump(store, "held"),
+        bump(store, "free"),
+      ]);
+      expect(outcomes(results)).toEqual(["store-unavailable", "store-unavailable", "ok"]);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(600);
+      expect(store.poolStats().lockTimeouts).toBe(2);
+      expect(store.groupCommitStats().lockTimeouts).toBe(2);
+    } finally {
+      peer.release();
+      await peer.done;
+    }
+    expect((await store.getJob(key("held")))?.version).toBe(1);
+    expect((await store.getJob(key("free")))?.version).toBe(2);
+  });
 });

@@ -86,6 +86,8 @@ export function postgresStoreOptions(
   if (statement !== undefined) options.statementTimeoutMs = statement;
   if (lock !== undefined) options.lockTimeoutMs = lock;
   if (idle !== undefined) options.idleInTransactionTimeoutMs = idle;
+  const query = ms(store.queryTimeoutSeconds);
+  if (query !== undefined) options.queryTimeoutMs = query;
   if (store.groupCommitMaxBatch !== undefined) options.groupCommitMaxBatch = store.groupCommitMaxBatch;
   if (store.groupCommitMaxWaitMs !== undefined) options.groupCommitMaxWaitMs = store.groupCommitMaxWaitMs;
   return options;

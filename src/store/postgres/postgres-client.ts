@@ -39,8 +39,22 @@ export interface PoolStats {
   connectionErrors: number;
 }
 
+/** Settings of one transaction only (`SET LOCAL`, sent with its BEGIN: no extra round trip). */
+export interface TransactionSettings {
+  /**
+   * lock_timeout of this transaction, in ms: the group commit's short wait for a row lock. A lock
+   * it did not get in time is expected there, so it is not counted in `lockTimeouts`.
+   */
+  lockTimeoutMs?: number;
+  /**
+   * This transaction's client-side deadline per statement, in ms, instead of the pool's
+   * `queryTimeoutMs`; `Infinity` for none (migrations wait on another replica's for as long as it takes).
+   */
+  queryTimeoutMs?: number;
+}
+
 export interface Sql extends Queryable {
-  begin<T>(mode: string, work: (tx: TxSql) => Promise<T>): Promise<T>;
+  begin<T>(mode: string, work: (tx: TxSql) => Promise<T>, settings?: TransactionSettings): Promise<T>;
   begin<T>(work: (tx: TxSql) => Promise<T>): Promise<T>;
   stats(): PoolStats;
   /** How long the longest-waiting caller has waited for a pooled connection (0: none waits). */
@@ -66,7 +80,16 @@ export interface PostgresClientOptions {
    * idle this long (its process frozen or cut off), releasing its locks.
    */
   idleInTransactionTimeoutMs?: number | undefined;
+  /**
+   * How long this process waits for the answer to one statement before it gives the connection
+   * up (statementTimeoutMs + 5 s): the bound when the server or the network goes silent, which
+   * the server-side timeouts cannot give. The caller gets a 503; the connection is destroyed.
+   */
+  queryTimeoutMs?: number | undefined;
 }
+
+/** How much longer than statement_timeout the client waits by default: the server's cancel comes first. */
+export const QUERY_DEADLINE_MARGIN_MS = 5_000;
 
 export const POSTGRES_TIMEOUT_DEFAULTS = {
   connectTimeoutSeconds: 5,
@@ -167,6 +190,8 @@ export function createClient(options: PostgresClientOptions): Sql {
     options: startup.join(" "),
     types,
   });
+  const queryTimeoutMs =
+    options.queryTimeoutMs ?? (options.statementTimeoutMs ?? d.statementTimeoutMs) + QUERY_DEADLINE_MARGIN_MS;
   const counts = { waits: 0, waitTimeouts: 0, statementTimeouts: 0, lockTimeouts: 0, connectionErrors: 0 };
   // An idle connection died (cut, restart): the pool drops it; the next checkout opens another.
   pool.on("error", () => {});
@@ -192,9 +217,15 @@ export function createClient(options: PostgresClientOptions): Sql {
     text: string,
     values: readonly unknown[] | undefined,
     prepare: boolean,
+    settings: TransactionSettings = {},
   ): Promise<T[] & { count: number }> {
     try {
-      const config: pg.QueryConfig = { text, values: values as unknown[] };
+      // query_timeout is read per query by pg's Client.query, though its types do not say so.
+      const config: pg.QueryConfig & { query_timeout?: number } = { text, values: values as unknown[] };
+      // node-postgres's read deadline ("Query read timeout"): without it a statement sent to a
+      // silent server (frozen, or the network dropping packets) waits for ever.
+      const deadline = settings.queryTimeoutMs ?? queryTimeoutMs;
+      if (Number.isFinite(deadline)) config.query_timeout = deadline;
       // Parameterless text goes by the simple protocol, which allows many statements (migrations).
       if (prepare && values !== undefined && values.length > 0) config.name = statementName(text);
       const answer: pg.QueryResult | pg.QueryResult[] = await client.query(config);
@@ -203,15 +234,16 @@ export function createClient(options: PostgresClientOptions): Sql {
       return Object.assign((result?.rows ?? []) as T[], { count: result?.rowCount ?? 0 });
     } catch (error) {
       const mapped = driverError(error);
-      count(mapped);
+      const quietLock = settings.lockTimeoutMs !== undefined && sqlState(mapped) === "55P03";
+      if (!quietLock) count(mapped);
       throw mapped;
     }
   }
 
-  function txSql(client: pg.PoolClient): TxSql {
+  function txSql(client: pg.PoolClient, settings: TransactionSettings): TxSql {
     let savepoints = 0;
     const tx: TxSql = {
-      unsafe: (text, values, opts) => query(client, text, values, opts?.prepare ?? false),
+      unsafe: (text, values, opts) => query(client, text, values, opts?.prepare ?? false, settings),
       async savepoint(work) {
         const name = `finality_sp_${++savepoints}`;
         await tx.unsafe(`SAVEPOINT ${name}`);
@@ -255,6 +287,7 @@ export function createClient(options: PostgresClientOptions): Sql {
   async function begin<T>(
     modeOrWork: string | ((tx: TxSql) => Promise<T>),
     maybeWork?: (tx: TxSql) => Promise<T>,
+    settings: TransactionSettings = {},
   ) {
     const mode = typeof modeOrWork === "string" ? modeOrWork.replace(/[^a-z ]/gi, "") : "";
     const work = typeof modeOrWork === "string" ? maybeWork : modeOrWork;
@@ -267,14 +300,22 @@ export function createClient(options: PostgresClientOptions): Sql {
     };
     client.on("error", onError);
     try {
-      await query(client, `BEGIN${mode ? ` ${mode}` : ""}`, undefined, false);
-      const result = await work(txSql(client));
-      await query(client, "COMMIT", undefined, false);
+      const local =
+        settings.lockTimeoutMs === undefined
+          ? ""
+          : `; SET LOCAL lock_timeout = ${Math.max(1, Math.round(settings.lockTimeoutMs))}`;
+      await query(client, `BEGIN${mode ? ` ${mode}` : ""}${local}`, undefined, false, settings);
+      const result = await work(txSql(client, settings));
+      await query(client, "COMMIT", undefined, false, settings);
       return result;
     } catch (error) {
-      await query(client, "ROLLBACK", undefined, false).catch((rollbackError: unknown) => {
-        broken ??= toError(rollbackError);
-      });
+      // A connection gone silent or dead cannot roll back (a ROLLBACK would only queue behind the
+      // unanswered statement for another deadline): destroying it ends the transaction.
+      if (isLostConnection(error)) broken ??= toError(error);
+      else
+        await query(client, "ROLLBACK", undefined, false, settings).catch((rollbackError: unknown) => {
+          broken ??= toError(rollbackError);
+        });
       throw error;
     } finally {
       client.off("error", onError);
@@ -331,6 +372,12 @@ const CONNECTION_CODES = new Set([
   "EPIPE",
 ]);
 
+/** The driver's or the socket's own failure (no SQLSTATE): the connection is not usable any more. */
+function isLostConnection(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return !(error instanceof pg.DatabaseError) && typeof code === "string" && CONNECTION_CODES.has(code);
+}
+
 /** SQLSTATE of a server error, or undefined for anything else. */
 export function sqlState(error: unknown): string | undefined {
   return error instanceof pg.DatabaseError ? error.code : undefined;
@@ -340,6 +387,12 @@ export function sqlState(error: unknown): string | undefined {
 export function isTransient(error: unknown): boolean {
   const state = sqlState(error);
   return state === "40001" || state === "40P01" || isFinalityError(error, "version-conflict");
+}
+
+/** Lock not available (55P03: lock_timeout or NOWAIT), on the error or on what it wraps. */
+export function isLockNotAvailable(error: unknown): boolean {
+  const cause = error instanceof Error ? error.cause : undefined;
+  return sqlState(error) === "55P03" || sqlState(cause) === "55P03";
 }
 
 export function isConnectionError(error: unknown): boolean {

@@ -1,6 +1,6 @@
-import { isFinalityError } from "../../core/errors.js";
+import { FinalityError, isFinalityError } from "../../core/errors.js";
 import type { AdapterTx } from "../store.js";
-import { type Sql, sqlState, type TxSql, toStoreError } from "./postgres-client.js";
+import { isLockNotAvailable, type Sql, sqlState, type TxSql, toStoreError } from "./postgres-client.js";
 import { createPostgresTx } from "./postgres-tx.js";
 
 /** Settings of the PostgreSQL group commit (config keys store.groupCommitMaxBatch / MaxWaitMs). */
@@ -13,6 +13,13 @@ export interface PostgresGroupCommitOptions {
   concurrency: number;
   /** Runs of one caller's work after a version conflict, deadlock or serialization failure. */
   maxAttempts: number;
+  /**
+   * lock_timeout inside a group's transaction (and a lone caller's), in ms: how long a caller may
+   * hold its batch-mates while it waits for a row lock before it is moved out of the group.
+   */
+  lockWaitMs: number;
+  /** The store's lock_timeout: how long a caller moved out of groups keeps trying before its 503. */
+  lockTimeoutMs: number;
 }
 
 /** What the group commit has done since the store opened, for tests and /metrics. */
@@ -26,21 +33,34 @@ export interface GroupCommitStats {
   lockRetries: number;
   /** The same re-runs by reason, plus a caller's work re-run at once in its savepoint after a version conflict. */
   retries: Record<GroupCommitRetryReason, number>;
+  /** Callers answered 503 after another transaction held their row for the whole lock_timeout. */
+  lockTimeouts: number;
 }
 
-/** Why a caller's work ran again: a deadlock, a serialization failure, or a lost insert race. */
-export type GroupCommitRetryReason = "deadlock" | "serialization" | "version-conflict";
+/**
+ * Why a caller's work ran again: a deadlock, a serialization failure, a lost insert race, or a
+ * row lock held by another transaction (the caller left the group and tried again later).
+ */
+export type GroupCommitRetryReason = "deadlock" | "serialization" | "version-conflict" | "lock-busy";
 
 interface Queued {
   work: (tx: AdapterTx) => Promise<unknown>;
   /** Batch-mates run in this order (the job key), so that two replicas lock rows in the same order. */
   order: string;
   attempts: number;
+  /** When this caller first found its row locked by another transaction (performance.now()). */
+  lockBusySince?: number;
+  /** How often it has found it so since. */
+  lockBusyRuns: number;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
 
-type Outcome = { kind: "done"; value: unknown } | { kind: "failed"; error: unknown } | { kind: "again" };
+type Outcome =
+  | { kind: "done"; value: unknown }
+  | { kind: "failed"; error: unknown }
+  | { kind: "again" }
+  | { kind: "busy"; error: unknown };
 
 const SAVEPOINT = "finality_group";
 
@@ -58,6 +78,17 @@ const SAVEPOINT = "finality_group";
  * outside the group commit) rolls back only that caller's savepoint; it is re-run in a later
  * group, after this one has committed and released its locks, at most `maxAttempts` times.
  *
+ * Lock waits: a caller whose row another transaction holds (a peer replica's group, or a frozen
+ * replica's) must not hold its batch-mates, nor the rows they locked, while it waits. Every
+ * transaction here runs with a short `lock_timeout` (`lockWaitMs`, SET LOCAL); a caller that
+ * does not get its lock in that time rolls back its savepoint and leaves the group (with its
+ * batch-mates of the same job, which would wait for the same row), and the group goes on and
+ * commits. It tries again in a later group after a growing pause, holding no connection in
+ * between, until the store's `lockTimeoutMs` has passed since it first found the row locked;
+ * then it is answered 503 `store-unavailable`, as a lock_timeout would have answered it.
+ * (Waiting alone on a connection of its own was not chosen: a burst for one locked job would
+ * take the whole pool, and with it every unrelated caller.)
+ *
  * Why: each ingest on PostgreSQL was its own transaction and WAL flush, ~723/s on one connection.
  */
 export function createPostgresGroupCommitter(
@@ -66,8 +97,11 @@ export function createPostgresGroupCommitter(
   hooks: {
     /** Resolves once the store is open (migrated). */
     opened: () => Promise<unknown>;
-    /** One caller's work in its own transaction, with the store's usual retries. */
-    alone: <T>(work: (tx: AdapterTx) => Promise<T>) => Promise<T>;
+    /**
+     * One caller's work in its own transaction, with the store's usual retries; with
+     * `lockWaitMs`, a lock not had in that time fails it (store-unavailable, caused by 55P03).
+     */
+    alone: <T>(work: (tx: AdapterTx) => Promise<T>, lockWaitMs?: number) => Promise<T>;
   },
 ) {
   const stats: GroupCommitStats = {
@@ -75,13 +109,17 @@ export function createPostgresGroupCommitter(
     batchedCallers: 0,
     largestBatch: 0,
     lockRetries: 0,
-    retries: { deadlock: 0, serialization: 0, "version-conflict": 0 },
+    retries: { deadlock: 0, serialization: 0, "version-conflict": 0, "lock-busy": 0 },
+    lockTimeouts: 0,
   };
   let queue: Queued[] = [];
   let running = 0;
   let scheduled: "immediate" | "timer" | null = null;
   let timer: NodeJS.Timeout | undefined;
   const idle = new Set<() => void>();
+  /** Callers out of the group for a locked row, waiting for their next try (no connection held). */
+  let pausing = 0;
+  const quiet = () => running === 0 && queue.length === 0 && pausing === 0;
 
   function schedule(): void {
     if (queue.length === 0 || running >= options.concurrency) return;
@@ -106,7 +144,7 @@ export function createPostgresGroupCommitter(
     void runBatch(batch).finally(() => {
       running--;
       schedule();
-      if (running === 0 && queue.length === 0) for (const resolve of idle) resolve();
+      if (quiet()) for (const resolve of idle) resolve();
     });
   }
 
@@ -114,7 +152,10 @@ export function createPostgresGroupCommitter(
     if (batch.length === 1) {
       // Nothing to share: a plain transaction, without the savepoint's round trips.
       const [item] = batch as [Queued];
-      await hooks.alone(item.work).then(item.resolve, item.reject);
+      await hooks.alone(item.work, options.lockWaitMs).then(item.resolve, (error: unknown) => {
+        if (isLockNotAvailable(error)) tryLater(item, error);
+        else item.reject(error);
+      });
       return;
     }
     // Array.prototype.sort is stable: callers with the same key keep their arrival order.
@@ -124,24 +165,36 @@ export function createPostgresGroupCommitter(
     stats.largestBatch = Math.max(stats.largestBatch, batch.length);
     const done: [Queued, unknown][] = [];
     const again: Queued[] = [];
+    const busy: [Queued, unknown][] = [];
     try {
       await hooks.opened();
-      await sql.begin("isolation level read committed", async (tx) => {
-        const storeTx = createPostgresTx(tx);
-        // After a caller's work succeeded its savepoint is released and a new one set; after one
-        // was rolled back to, the savepoint still marks the same state and serves the next caller.
-        let fresh = true;
-        await tx.unsafe(`SAVEPOINT ${SAVEPOINT}`);
-        for (const item of batch) {
-          if (!fresh) await tx.unsafe(`RELEASE SAVEPOINT ${SAVEPOINT}; SAVEPOINT ${SAVEPOINT}`);
-          const outcome = await runInSavepoint(tx, storeTx, item);
-          fresh = outcome.kind !== "done";
-          if (outcome.kind === "done") done.push([item, outcome.value]);
-          else if (outcome.kind === "again") again.push(item);
-          // Its writes are rolled back: telling it now tells no one of anything uncommitted.
-          else item.reject(outcome.error);
-        }
-      });
+      await sql.begin(
+        "isolation level read committed",
+        async (tx) => {
+          const storeTx = createPostgresTx(tx);
+          // After a caller's work succeeded its savepoint is released and a new one set; after one
+          // was rolled back to, the savepoint still marks the same state and serves the next caller.
+          let fresh = true;
+          await tx.unsafe(`SAVEPOINT ${SAVEPOINT}`);
+          for (const item of batch) {
+            // Sorted by job: a batch-mate of a job whose row is locked would wait for the same row.
+            const locked = busy.at(-1);
+            if (locked !== undefined && locked[0].order === item.order) {
+              busy.push([item, locked[1]]);
+              continue;
+            }
+            if (!fresh) await tx.unsafe(`RELEASE SAVEPOINT ${SAVEPOINT}; SAVEPOINT ${SAVEPOINT}`);
+            const outcome = await runInSavepoint(tx, storeTx, item);
+            fresh = outcome.kind !== "done";
+            if (outcome.kind === "done") done.push([item, outcome.value]);
+            else if (outcome.kind === "again") again.push(item);
+            else if (outcome.kind === "busy") busy.push([item, outcome.error]);
+            // Its writes are rolled back: telling it now tells no one of anything uncommitted.
+            else item.reject(outcome.error);
+          }
+        },
+        { lockTimeoutMs: options.lockWaitMs },
+      );
     } catch (error) {
       // The connection died, or COMMIT failed: nothing of this group is committed.
       const failure = toStoreError(error, "group commit");
@@ -150,6 +203,7 @@ export function createPostgresGroupCommitter(
       return;
     }
     for (const [item, value] of done) item.resolve(value);
+    for (const [item, error] of busy) tryLater(item, error);
     if (again.length > 0) {
       stats.lockRetries += again.length;
       queue = [...again, ...queue];
@@ -171,6 +225,12 @@ export function createPostgresGroupCommitter(
           continue;
         }
         const state = sqlState(error);
+        // Another transaction holds its row: it leaves the group rather than hold it (see above).
+        // Not a run that counts against maxAttempts: the wait is bounded by lockTimeoutMs instead.
+        if (state === "55P03") {
+          item.attempts--;
+          return { kind: "busy", error };
+        }
         if ((state === "40P01" || state === "40001") && retryable) {
           stats.retries[state === "40P01" ? "deadlock" : "serialization"]++;
           return { kind: "again" };
@@ -180,18 +240,47 @@ export function createPostgresGroupCommitter(
     }
   }
 
+  /**
+   * A caller whose row was locked: queued again after a pause that grows (lockWaitMs, doubled up
+   * to 16 times that), or answered 503 once it has found the row locked for `lockTimeoutMs`.
+   */
+  function tryLater(item: Queued, error: unknown): void {
+    const now = performance.now();
+    item.lockBusySince ??= now;
+    if (now - item.lockBusySince >= options.lockTimeoutMs) {
+      stats.lockTimeouts++;
+      item.reject(
+        new FinalityError(
+          "store-unavailable",
+          `transaction: a row it needs has been locked by another transaction for ${Math.round(now - item.lockBusySince)} ms (lock_timeout)`,
+          { cause: error, retryAfterMs: 1000 },
+        ),
+      );
+      return;
+    }
+    stats.retries["lock-busy"]++;
+    const pause = options.lockWaitMs * 2 ** Math.min(4, item.lockBusyRuns++);
+    pausing++;
+    setTimeout(() => {
+      pausing--;
+      queue.push(item);
+      schedule();
+    }, pause);
+  }
+
   return {
     stats: (): GroupCommitStats => ({ ...stats, retries: { ...stats.retries } }),
     enqueue<T>(work: (tx: AdapterTx) => Promise<T>, order: string | undefined): Promise<T> {
       if (order === undefined || options.maxBatch <= 1) return hooks.alone(work);
       return new Promise<T>((resolve, reject) => {
-        queue.push({ work, order, attempts: 0, resolve: resolve as (value: unknown) => void, reject });
+        const resolveAny = resolve as (value: unknown) => void;
+        queue.push({ work, order, attempts: 0, lockBusyRuns: 0, resolve: resolveAny, reject });
         schedule();
       });
     },
     /** Resolves once every queued caller has been answered. */
     drain(): Promise<void> {
-      if (running === 0 && queue.length === 0) return Promise.resolve();
+      if (quiet()) return Promise.resolve();
       return new Promise((resolve) => {
         const done = () => {
           idle.delete(done);

@@ -15,7 +15,14 @@ import type {
   StoreTx,
   TransactionOptions,
 } from "../store.js";
-import { createClient, isTransient, type PoolStats, type Sql, toStoreError } from "./postgres-client.js";
+import {
+  createClient,
+  isTransient,
+  POSTGRES_TIMEOUT_DEFAULTS,
+  type PoolStats,
+  type Sql,
+  toStoreError,
+} from "./postgres-client.js";
 import { type DatabaseClock, databaseClock } from "./postgres-clock.js";
 import { createPostgresGroupCommitter, type GroupCommitStats } from "./postgres-group-commit.js";
 import { createPostgresHousekeeping } from "./postgres-housekeeping.js";
@@ -66,6 +73,11 @@ export interface PostgresStoreOptions {
    * transaction sat idle this long (a frozen or cut-off replica) and so releases its locks.
    */
   idleInTransactionTimeoutMs?: number;
+  /**
+   * How long this process waits for the answer to one statement, in ms (statementTimeoutMs +
+   * 5,000): the bound when the server or the network goes silent. Then store-unavailable (503).
+   */
+  queryTimeoutMs?: number;
   /** How long /readyz waits for its answer before it says not ready (800 ms). */
   readyTimeoutMs?: number;
   /** Apply pending migrations when the store opens (true). */
@@ -108,6 +120,13 @@ export interface PostgresStore extends Store {
 
 /** A bound parameter: node-postgres sends each as text (JSON is cast with `::text::jsonb`). */
 type Value = unknown;
+
+/**
+ * How long a grouped ingest waits for a row lock before it leaves its group (postgres-group-commit.ts):
+ * longer than a healthy peer's group holds a row (a few ms), short beside the time its
+ * batch-mates can be made to wait.
+ */
+const GROUP_LOCK_WAIT_MS = 20;
 
 /**
  * The PostgreSQL store. Returns at once, like the SQLite one, so configuration code stays
@@ -184,9 +203,13 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     });
 
   /** One caller's work in a transaction of its own, re-run after a lost race. */
-  const alone = <T>(work: (tx: AdapterTx) => Promise<T>): Promise<T> =>
+  const alone = <T>(work: (tx: AdapterTx) => Promise<T>, lockWaitMs?: number): Promise<T> =>
     run("transaction", async () => {
-      const result = await sql.begin("isolation level read committed", (tx) => work(createPostgresTx(tx)));
+      const result = await sql.begin(
+        "isolation level read committed",
+        (tx) => work(createPostgresTx(tx)),
+        lockWaitMs === undefined ? {} : { lockTimeoutMs: lockWaitMs },
+      );
       return result as T;
     });
   const pool = options.max ?? 10;
@@ -200,6 +223,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       // of the pool is left for reads and the dispatcher.
       concurrency: Math.max(1, Math.min(pool, options.groupCommitConcurrency ?? pool - 1)),
       maxAttempts,
+      lockWaitMs: GROUP_LOCK_WAIT_MS,
+      lockTimeoutMs: options.lockTimeoutMs ?? POSTGRES_TIMEOUT_DEFAULTS.lockTimeoutMs,
     },
     { opened, alone },
   );
@@ -306,7 +331,11 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       });
     },
 
-    poolStats: () => sql.stats(),
+    poolStats: () => {
+      // A grouped caller's lock wait ends in the group commit, not in a lock_timeout of the pool's.
+      const pool = sql.stats();
+      return { ...pool, lockTimeouts: pool.lockTimeouts + committer.stats().lockTimeouts };
+    },
     groupCommitStats: () => committer.stats(),
 
     /**
