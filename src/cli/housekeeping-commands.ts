@@ -3,6 +3,7 @@ import { type ConfigFlags, loadConfig } from "../config/load-config.js";
 import { FinalityError } from "../core/errors.js";
 import { type PruneCounts, pruneOnce } from "../engine/retention.js";
 import { openStore, requireExistingDatabase } from "../host/node/finality-from-config.js";
+import { refuseWhileHeld } from "../host/node/ledger-holders.js";
 import { PRUNE_TARGETS, type PruneTarget } from "../store/housekeeping-store.js";
 import { backupSqlite, checkSqliteBackup, restoreSqlite } from "../store/sqlite/sqlite-backup.js";
 
@@ -64,6 +65,8 @@ export async function backup(options: CommandOptions & { target: string }) {
 /** `finality restore <backup> [--force]`: checks a backup and puts it in place of the configured database. */
 export async function restore(options: CommandOptions & { backup: string; force: boolean }) {
   const target = sqlitePath(options, "restore");
+  // A process with the file open would keep writing into the replaced file: lost on its restart.
+  refuseWhileHeld(target, "restore");
   return {
     backup: options.backup,
     target,

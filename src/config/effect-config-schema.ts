@@ -14,6 +14,9 @@ const secret = z
     "a whsec_ secret must be followed by base64",
   );
 
+/** The smallest `maxMessageBytes`: a job's metadata (64 KB) and the rest of the message fit in it. */
+export const MIN_MESSAGE_BYTES = 128 * 1024;
+
 const positiveSeconds = z.number().finite().positive();
 
 /** A NATS subject: dot-separated tokens, no wildcards or whitespace (a publish names one subject). */
@@ -85,6 +88,11 @@ export const effectSchema = z
     /** The message: Finality's own JSON (the default), or a CloudEvents 1.0 event. */
     format: z.enum(["finality", "cloudevents"]).optional(),
     cloudevents: cloudEventsOptionsSchema.optional(),
+    /**
+     * The largest message the destination takes (the lower of this and what a broker announces).
+     * At least 128 KiB: room for a job whose result and error are cut, with its 64 KB metadata.
+     */
+    maxMessageBytes: z.number().int().min(MIN_MESSAGE_BYTES).optional(),
     on: z
       .array(z.enum(["succeeded", "failed", "cancelled", "expired", "lost", "stuck", "orphaned"]))
       .min(1)

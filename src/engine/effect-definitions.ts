@@ -56,6 +56,13 @@ export interface EffectDefinition {
   /** The message: Finality's own JSON (default) or a CloudEvents 1.0 event. */
   format?: "finality" | "cloudevents";
   cloudevents?: CloudEventsOptions;
+  /**
+   * The largest message the destination takes, in bytes; the lower of this and the broker's own
+   * limit (NATS `max_payload`, Redis `proto-max-bulk-len`) holds. A job too large for it is sent
+   * with its result, error or metadata cut and marked (engine/message-fit.ts). Default: none for
+   * `url`, 16 MiB for `amqp` (RabbitMQ's `max_message_size`, which it does not announce).
+   */
+  maxMessageBytes?: number;
   transactional?: (job: Job, tx: StoreTx) => Promise<void>;
 }
 

@@ -17,6 +17,11 @@ export interface EffectMessage {
   attributes: Record<string, string> | null;
   /** W3C trace context of the attempt (`traceparent`), for the broker's headers; absent when tracing is off. */
   trace?: Record<string, string>;
+  /**
+   * The job's fields cut to fit the destination's message limit (engine/message-fit.ts); each
+   * destination says so beside the body (`finality-truncated` header or field). Absent: whole.
+   */
+  cut?: readonly string[];
 }
 
 /** Finality's own body: `{type, effect, idempotencyKey, attempt, job}`, and `intent` on `intent.orphaned`. */

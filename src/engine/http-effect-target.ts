@@ -3,8 +3,9 @@ import type { SignInput, StandardWebhookHeaders } from "../webhooks/schemes/stan
 import { signStandardWebhookWeb } from "../webhooks/schemes/standard-webhooks/web.js";
 import { DeliveryError } from "./delivery-error.js";
 import type { UrlDeliverer } from "./dispatcher.js";
-import { DEFAULT_CLOUDEVENTS_SOURCE, encodeEffectMessage, prefixedAttributes } from "./effect-message.js";
+import { DEFAULT_CLOUDEVENTS_SOURCE, prefixedAttributes } from "./effect-message.js";
 import type { EffectTarget } from "./effect-target.js";
+import { fitEffectMessage, truncatedHeader } from "./message-fit.js";
 import { parseRetryAfter } from "./poller.js";
 import { activeSpan, effectPropagationHeaders } from "./tracing.js";
 
@@ -54,14 +55,22 @@ export function createHttpEffectDeliverer(
     const span = activeSpan();
     // CloudEvents over HTTP: structured mode is the event as the body; binary mode its
     // attributes as `ce-*` headers (the HTTP protocol binding) and `data` as the body.
-    const message = encodeEffectMessage(definition, delivery, options.source ?? DEFAULT_CLOUDEVENTS_SOURCE);
+    // HTTP itself has no message limit; a receiver's (often 1 MB) is the effect's `maxMessageBytes`.
+    const message = fitEffectMessage(
+      definition,
+      delivery,
+      options.source ?? DEFAULT_CLOUDEVENTS_SOURCE,
+      definition.maxMessageBytes ?? null,
+    );
     const body = message.body;
+    const truncated = truncatedHeader(message);
     const headers: Record<string, string> = {
       ...prefixedAttributes(message, "ce-"),
       "content-type": message.contentType,
       "user-agent": options.userAgent ?? "finality",
       "idempotency-key": delivery.idempotencyKey,
       "finality-attempt": String(delivery.attempt),
+      ...(truncated !== null ? { "finality-truncated": truncated } : {}),
       // W3C trace context of this attempt's span, so the receiver's trace continues it.
       ...effectPropagationHeaders(),
     };

@@ -43,6 +43,7 @@ export function ledgerOptionsFromConfig(config: FinalityConfig): {
     ...(effect.redis ? { redis: effect.redis } : {}),
     ...(effect.format ? { format: effect.format } : {}),
     ...(effect.cloudevents ? { cloudevents: effect.cloudevents } : {}),
+    ...(effect.maxMessageBytes !== undefined ? { maxMessageBytes: effect.maxMessageBytes } : {}),
     on: effect.on,
     ...(effect.providers ? { providers: effect.providers } : {}),
     ...(effect.kinds ? { kinds: effect.kinds } : {}),

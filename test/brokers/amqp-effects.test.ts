@@ -9,7 +9,7 @@ import { DeliveryError } from "../../src/engine/delivery-error.js";
 import type { EffectDefinition } from "../../src/engine/effect-definitions.js";
 import type { EffectTarget } from "../../src/engine/effect-target.js";
 import { engineOf } from "../helpers/engine.js";
-import { brokerRun } from "./broker-harness.js";
+import { brokerRun, OVERSIZED } from "./broker-harness.js";
 
 // Against the machine's RabbitMQ (127.0.0.1:5672, guest/guest), with queues of unique names. Every
 // RabbitMQ test lives in this file: it restarts the broker's app (stop_app / start_app), which no
@@ -180,6 +180,42 @@ describe("RabbitMQ effects", () => {
       } finally {
         await run.close();
       }
+    }
+  }, 60_000);
+
+  it("delivers a job at the ledger's limits whole under RabbitMQ's default max_message_size", async () => {
+    const definition = amqpEffect();
+    const run = brokerRun(definition, createAmqpEffectTarget());
+    try {
+      await run.settleOversized("whole");
+      expect((await run.firstOutcome()).outcome).toBe("delivered");
+      const [message] = await drain(definition.amqp?.queue ?? "");
+      expect(message?.headers["finality-truncated"]).toBeUndefined();
+      expect(JSON.parse(message?.body ?? "{}").job).toMatchObject({ ...OVERSIZED });
+    } finally {
+      await run.close();
+    }
+  }, 60_000);
+
+  it("fits the message to the effect's maxMessageBytes (RabbitMQ does not announce its limit), cut and marked", async () => {
+    const limit = 512 * 1024;
+    const definition = amqpEffect({ maxMessageBytes: limit });
+    const run = brokerRun(definition, createAmqpEffectTarget());
+    try {
+      await run.settleOversized("big");
+      const first = await run.firstOutcome();
+      expect(first.error).toBeUndefined();
+      expect(first.outcome).toBe("delivered");
+      const [message] = await drain(definition.amqp?.queue ?? "");
+      if (!message) throw new Error("no message");
+      expect(new TextEncoder().encode(message.body).length).toBeLessThan(limit);
+      expect(String(message.headers["finality-truncated"]).split(",").sort()).toEqual(["error", "result"]);
+      const { job } = JSON.parse(message.body);
+      for (const field of ["result", "error"] as const)
+        expect(job[field]).toMatchObject({ truncated: true, reason: "message-too-large", limitBytes: limit });
+      expect(job.metadata).toEqual(OVERSIZED.metadata);
+    } finally {
+      await run.close();
     }
   }, 60_000);
 });

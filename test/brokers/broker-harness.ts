@@ -15,8 +15,15 @@ export interface BrokerRun {
   attempts: DeliveryAttempt[];
   /** Settles jobs `prefix-0` … `prefix-(n-1)` through the normal ingest path. */
   settle(prefix: string, n: number): Promise<void>;
+  /**
+   * Registers and fails job `id` at the ledger's limits: ~60 KB metadata, a 511 KB result and a
+   * 511 KB error (~1.1 MB encoded, over NATS's default max_payload of 1 MB). All legal.
+   */
+  settleOversized(id: string): Promise<void>;
   /** Resolves once `count` effects have been delivered (rows `delivered` in the store). */
   delivered(count: number): Promise<void>;
+  /** The outcome of the first attempt that ended, delivered or not (never waits for a retry). */
+  firstOutcome(): Promise<DeliveryAttempt>;
   /** Resolves once `count` attempts failed. */
   failures(count: number): Promise<void>;
   /** The idempotency keys of the outbox rows. */
@@ -66,7 +73,23 @@ export function brokerRun(definition: EffectDefinition, target: EffectTarget): B
           deliveryId: `d-${prefix}-${i}`,
         });
     },
+    async settleOversized(id) {
+      await finality.register({ provider: "acme", id, metadata: OVERSIZED.metadata });
+      await finality.ingest({
+        provider: "acme",
+        id,
+        state: "failed",
+        source: "webhook",
+        deliveryId: `d-${id}`,
+        result: OVERSIZED.result,
+        error: OVERSIZED.error,
+      });
+    },
     delivered: (count) => until(() => attempts.filter((a) => a.outcome === "delivered").length >= count),
+    async firstOutcome() {
+      await until(() => attempts.length > 0);
+      return attempts[0] as DeliveryAttempt;
+    },
     failures: (count) => until(() => attempts.filter((a) => a.outcome === "retry").length >= count),
     async keys() {
       const { items } = await engineOf(finality).store.listEffects({ limit: 500 });
@@ -81,3 +104,10 @@ export function brokerRun(definition: EffectDefinition, target: EffectTarget): B
     },
   };
 }
+
+/** The values of `settleOversized`: each just under its limit (64 KB metadata, 512 KB result and error). */
+export const OVERSIZED = {
+  metadata: { note: "m".repeat(60 * 1024) },
+  result: { text: "r".repeat(511 * 1024) },
+  error: { message: "e".repeat(511 * 1024) },
+};

@@ -67,6 +67,11 @@ describe("broker effect configuration", () => {
       'needs format: "cloudevents"',
     ],
     [
+      "a maxMessageBytes too small for a job's metadata and the rest of its message",
+      { redis: REDIS, maxMessageBytes: 65_536 },
+      "effects.0.maxMessageBytes",
+    ],
+    [
       "an unknown mode",
       { redis: REDIS, format: "cloudevents", cloudevents: { mode: "batch" } },
       "effects.0.cloudevents.mode",

@@ -8,7 +8,7 @@ import type { EffectTarget } from "../../src/engine/effect-target.js";
 import { type BrokerServer, startNatsServer } from "../helpers/broker-servers.js";
 import { engineOf } from "../helpers/engine.js";
 import { type TempDir, tempDir } from "../helpers/temp-dir.js";
-import { brokerRun } from "./broker-harness.js";
+import { brokerRun, OVERSIZED } from "./broker-harness.js";
 
 // Against a private nats-server -js (its own port and store), so it can be SIGKILLed mid-run.
 
@@ -137,6 +137,43 @@ describe("NATS JetStream effects", () => {
       } finally {
         await run.close();
       }
+    }
+  }, 60_000);
+
+  it("delivers a job at the ledger's limits within the server's max_payload, its result or error cut and marked", async () => {
+    // ~1.1 MB encoded against nats-server's default max_payload of 1 MB: this was refused
+    // (MAX_PAYLOAD_EXCEEDED) on every retry until the effect aged out and was marked dead.
+    const definition = natsEffect();
+    const run = brokerRun(definition, createNatsEffectTarget());
+    try {
+      await run.settleOversized("big");
+      const first = await run.firstOutcome();
+      expect(first.error).toBeUndefined();
+      expect(first.outcome).toBe("delivered");
+      inspector ??= await connect({ servers: server.url });
+      const maxPayload = inspector.info?.max_payload ?? 0;
+      expect(maxPayload).toBe(1024 * 1024);
+      const [message] = await streamMessages(definition.nats?.stream ?? "");
+      if (!message) throw new Error("no message");
+      expect(new TextEncoder().encode(message.body).length).toBeLessThan(maxPayload);
+      const { job } = JSON.parse(message.body);
+      const cut = message.headers["finality-truncated"]?.split(",") ?? [];
+      expect(cut).toHaveLength(1);
+      for (const field of ["result", "error"] as const)
+        if (cut.includes(field))
+          expect(job[field]).toMatchObject({
+            truncated: true,
+            reason: "message-too-large",
+            limitBytes: maxPayload,
+          });
+        else expect(job[field]).toEqual(OVERSIZED[field]);
+      expect(job.metadata).toEqual(OVERSIZED.metadata);
+      // The ledger keeps the whole values: the marker is the message's only.
+      const stored = await run.finality.getJob({ provider: "acme", id: "big" });
+      expect(stored?.result).toEqual(OVERSIZED.result);
+      expect(stored?.error).toEqual(OVERSIZED.error);
+    } finally {
+      await run.close();
     }
   }, 60_000);
 

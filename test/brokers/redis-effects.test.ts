@@ -7,7 +7,7 @@ import type { EffectDefinition } from "../../src/engine/effect-definitions.js";
 import type { EffectTarget } from "../../src/engine/effect-target.js";
 import { type BrokerServer, startRedisServer } from "../helpers/broker-servers.js";
 import { type TempDir, tempDir } from "../helpers/temp-dir.js";
-import { brokerRun } from "./broker-harness.js";
+import { brokerRun, OVERSIZED } from "./broker-harness.js";
 
 // Against a private redis-server (its own port; an fsync-always AOF so the stream outlives a
 // SIGKILL), so the test can kill it, or its clients (CLIENT KILL), mid-run.
@@ -146,6 +146,53 @@ describe("Redis Streams effects", () => {
       } finally {
         await run.close();
       }
+    }
+  }, 60_000);
+
+  it("appends a job at the ledger's limits whole under the default proto-max-bulk-len (512 MB)", async () => {
+    const definition = redisEffect();
+    const run = brokerRun(definition, createRedisEffectTarget());
+    try {
+      await run.settleOversized("whole");
+      expect((await run.firstOutcome()).outcome).toBe("delivered");
+      const [entry] = await entries(definition.redis?.stream ?? "");
+      expect(entry?.truncated).toBeUndefined();
+      const { job } = JSON.parse(entry?.body ?? "{}");
+      expect(job).toMatchObject({ ...OVERSIZED });
+    } finally {
+      await run.close();
+    }
+  }, 60_000);
+
+  it("fits the body to a server whose proto-max-bulk-len is lower, cutting and marking what did not fit", async () => {
+    // 1 MB is the least Redis allows; the job encodes to ~1.1 MB, which the server refuses
+    // ("invalid bulk length") on every retry.
+    const limit = 1024 * 1024;
+    await withRedis((redis) => redis.config("SET", "proto-max-bulk-len", String(limit)));
+    const definition = redisEffect();
+    const run = brokerRun(definition, createRedisEffectTarget());
+    try {
+      await run.settleOversized("big");
+      const first = await run.firstOutcome();
+      expect(first.error).toBeUndefined();
+      expect(first.outcome).toBe("delivered");
+      const [entry] = await entries(definition.redis?.stream ?? "");
+      if (!entry) throw new Error("no entry");
+      expect(new TextEncoder().encode(entry.body).length).toBeLessThan(limit);
+      const cut = entry.truncated?.split(",") ?? [];
+      expect(cut).toHaveLength(1);
+      const { job } = JSON.parse(entry.body ?? "{}");
+      for (const field of ["result", "error"] as const)
+        if (cut.includes(field))
+          expect(job[field]).toMatchObject({
+            truncated: true,
+            reason: "message-too-large",
+            limitBytes: limit,
+          });
+        else expect(job[field]).toEqual(OVERSIZED[field]);
+    } finally {
+      await run.close();
+      await withRedis((redis) => redis.config("SET", "proto-max-bulk-len", String(512 * 1024 * 1024)));
     }
   }, 60_000);
 });

@@ -218,6 +218,8 @@ const WIRED: Record<string, () => void | Promise<void>> = {
   "effects[].name": () => expect(effectDefinition().name).toBe(config.effects[0]?.name),
   "effects[].url": () => expect(effectDefinition().url).toBe(config.effects[0]?.url),
   "effects[].secret": () => expect(effectDefinition().secret).toBe(config.effects[0]?.secret),
+  "effects[].maxMessageBytes": () =>
+    expect(effectDefinition().maxMessageBytes).toBe(config.effects[0]?.maxMessageBytes),
   "effects[].on": () => expect(effectDefinition().on).toEqual(config.effects[0]?.on),
   "effects[].providers": () => expect(effectDefinition().providers).toEqual(config.effects[0]?.providers),
   "effects[].kinds": () => expect(effectDefinition().kinds).toEqual(config.effects[0]?.kinds),

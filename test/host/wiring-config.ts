@@ -46,6 +46,7 @@ export function CONFIG(at: { sqlite: string; port: number }) {
         name: "notify",
         url: "http://127.0.0.1:9/effects",
         secret: SECRET,
+        maxMessageBytes: 300_000,
         on: ["succeeded", "stuck"],
         providers: ["acme"],
         kinds: ["render"],

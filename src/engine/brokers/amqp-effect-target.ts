@@ -3,6 +3,7 @@ import { redactUrl } from "../../core/url-redaction.js";
 import { DeliveryError } from "../delivery-error.js";
 import { prefixedAttributes } from "../effect-message.js";
 import type { EffectTarget } from "../effect-target.js";
+import { truncatedHeader } from "../message-fit.js";
 import { type BrokerTargetOptions, createBrokerTarget } from "./broker-target.js";
 
 // RabbitMQ (AMQP 0-9-1). A confirm channel: delivered means the broker confirmed the message,
@@ -10,6 +11,13 @@ import { type BrokerTargetOptions, createBrokerTarget } from "./broker-target.js
 // is the idempotency key (RabbitMQ does not dedupe by itself: the consumer does, on that id).
 // Published `mandatory`, so a message no queue takes comes back (basic.return, before its
 // confirm) and counts as a failure instead of vanishing with a confirm.
+
+/**
+ * RabbitMQ's `max_message_size` by default since 4.0 (128 MiB before): the server refuses a larger
+ * body and closes the channel. It is not announced to clients, so an operator who set it lower
+ * says so with the effect's `maxMessageBytes`.
+ */
+const DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024;
 
 interface AmqpConnection {
   connection: ChannelModel;
@@ -50,8 +58,10 @@ export function createAmqpEffectTarget(options: BrokerTargetOptions = {}): Effec
         }
       },
       close: ({ connection }) => connection.close(),
+      limitBytes: () => DEFAULT_MAX_MESSAGE_SIZE,
       publish({ channel, returned }, amqp, message, delivery) {
         const key = delivery.idempotencyKey;
+        const truncated = truncatedHeader(message);
         return new Promise<void>((resolve, reject) => {
           channel.publish(
             amqp.exchange,
@@ -65,6 +75,7 @@ export function createAmqpEffectTarget(options: BrokerTargetOptions = {}): Effec
               // CloudEvents AMQP binding, binary mode: attributes as `cloudEvents_` properties.
               headers: {
                 "finality-attempt": delivery.attempt,
+                ...(truncated !== null ? { "finality-truncated": truncated } : {}),
                 ...prefixedAttributes(message, "cloudEvents_"),
                 ...message.trace,
               },

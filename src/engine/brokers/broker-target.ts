@@ -1,7 +1,7 @@
 import { redactUrl, redactUrlsIn } from "../../core/url-redaction.js";
 import { DeliveryError } from "../delivery-error.js";
 import type { EffectDefinition, EffectDelivery } from "../effect-definitions.js";
-import { DEFAULT_CLOUDEVENTS_SOURCE, type EffectMessage, encodeEffectMessage } from "../effect-message.js";
+import { DEFAULT_CLOUDEVENTS_SOURCE, type EffectMessage } from "../effect-message.js";
 import {
   type BrokerKind,
   type DestinationStatus,
@@ -9,6 +9,7 @@ import {
   destinationUrls,
   type EffectTarget,
 } from "../effect-target.js";
+import { fitEffectMessage, messageLimit } from "../message-fit.js";
 import { effectPropagationHeaders } from "../tracing.js";
 import { type ConnectionKeeper, keepConnection } from "./connection-keeper.js";
 
@@ -28,6 +29,11 @@ export interface BrokerClient<C, K extends BrokerKind> {
     broke: (reason?: unknown) => void,
   ): Promise<C>;
   close(connection: C): Promise<void>;
+  /**
+   * The largest message (body and headers) this connection's server takes, as the server
+   * announces it or as the broker's documented default; `null`: no limit worth checking.
+   */
+  limitBytes(connection: C, destination: BrokerDestination<K>): number | null;
   /** Publishes one message; resolves once the broker has it (ack, confirm, reply). */
   publish(
     connection: C,
@@ -108,8 +114,11 @@ export function createBrokerTarget<C, K extends BrokerKind>(
       const trace = effectPropagationHeaders();
       const keeper = keeperFor(definition);
       const connection = await keeper.get();
-      const message = { ...encodeEffectMessage(definition, delivery, source), trace };
-      await client.publish(connection, destinationIn(definition), message, delivery);
+      const destination = destinationIn(definition);
+      // Never a message the broker must refuse: that one would be retried until it died.
+      const limit = messageLimit(definition.maxMessageBytes, client.limitBytes(connection, destination));
+      const message = fitEffectMessage(definition, delivery, source, limit, trace);
+      await client.publish(connection, destination, message, delivery);
     },
     status(): DestinationStatus[] {
       return [...keepers].map(([effect, keeper]) => ({

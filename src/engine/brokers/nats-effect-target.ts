@@ -1,6 +1,7 @@
 import { connect, headers, type JetStreamClient, type NatsConnection, nanos, StorageType } from "nats";
 import { prefixedAttributes } from "../effect-message.js";
 import type { EffectTarget } from "../effect-target.js";
+import { truncatedHeader } from "../message-fit.js";
 import { type BrokerTargetOptions, createBrokerTarget } from "./broker-target.js";
 
 // NATS JetStream. Each message carries `Nats-Msg-Id` = the idempotency key, so a retry within the
@@ -16,6 +17,9 @@ interface NatsConnectionAndStream {
 
 /** How long a publish waits for its ack; the dispatcher's own timeout stops it sooner if shorter. */
 const PUBLISH_TIMEOUT_MS = 10_000;
+
+/** nats-server's default `max_payload`, for a server whose INFO said none. */
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 
 export function createNatsEffectTarget(options: BrokerTargetOptions = {}): EffectTarget {
   return createBrokerTarget<NatsConnectionAndStream, "nats">(
@@ -38,10 +42,15 @@ export function createNatsEffectTarget(options: BrokerTargetOptions = {}): Effec
         return { nc, js: nc.jetstream() };
       },
       close: ({ nc }) => nc.close(),
+      // The server announces its `max_payload` (headers and payload together) in INFO: a larger
+      // publish is refused (MAX_PAYLOAD_EXCEEDED) however often it is retried.
+      limitBytes: ({ nc }) => nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD,
       async publish({ js }, nats, message, delivery) {
         const h = headers();
         h.set("content-type", message.contentType);
         h.set("finality-attempt", String(delivery.attempt));
+        const truncated = truncatedHeader(message);
+        if (truncated !== null) h.set("finality-truncated", truncated);
         // CloudEvents NATS binding, binary mode: the attributes as `ce-` headers.
         for (const [name, value] of Object.entries(prefixedAttributes(message, "ce-"))) h.set(name, value);
         for (const [name, value] of Object.entries(message.trace ?? {})) h.set(name, value);

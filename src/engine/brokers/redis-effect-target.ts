@@ -1,5 +1,6 @@
 import { Redis } from "ioredis";
 import type { EffectTarget } from "../effect-target.js";
+import { truncatedHeader } from "../message-fit.js";
 import { type BrokerTargetOptions, createBrokerTarget } from "./broker-target.js";
 
 // Redis Streams. Redis has no message id to dedupe on, so one Lua script (atomic on the server)
@@ -7,7 +8,8 @@ import { type BrokerTargetOptions, createBrokerTarget } from "./broker-target.js
 // XADD did land (its reply was lost) finds the guard and gets the first entry's id back instead
 // of appending again. Delivered means the script's reply came back.
 //
-// Entry fields: `idempotencyKey`, `attempt` (of the first append), `contentType`, `body`, and for
+// Entry fields: `idempotencyKey`, `attempt` (of the first append), `contentType`, `body`,
+// `truncated` (the job's fields cut to fit the server's limit, when any), and for
 // CloudEvents binary mode one `ce-<attribute>` field each. Redis has no CloudEvents binding: this
 // follows the NATS/HTTP binary binding's `ce-` names, and structured mode puts the whole event in
 // `body` with contentType `application/cloudevents+json`.
@@ -33,13 +35,36 @@ type RedisWithAppend = Redis & {
   finalityAppendOnce(stream: string, guard: string, ...args: (string | number)[]): Promise<[string, number]>;
 };
 
+/** A connection and the largest field value its server takes. */
+interface RedisConnection {
+  client: RedisWithAppend;
+  maxBulkBytes: number;
+}
+
+/** Redis's default `proto-max-bulk-len` (512 MB), for a server that will not say (CONFIG disabled). */
+const DEFAULT_MAX_BULK_BYTES = 512 * 1024 * 1024;
+
+/**
+ * The server's `proto-max-bulk-len`: a field value over it is refused ("Protocol error: invalid
+ * bulk length") on every retry. Managed Redis often refuses CONFIG: then the default.
+ */
+async function maxBulkBytes(client: Redis): Promise<number> {
+  try {
+    const answer = (await client.config("GET", "proto-max-bulk-len")) as string[];
+    const value = Number(answer[1]);
+    return Number.isSafeInteger(value) && value > 0 ? value : DEFAULT_MAX_BULK_BYTES;
+  } catch {
+    return DEFAULT_MAX_BULK_BYTES;
+  }
+}
+
 /** The guard key of an idempotency key on a stream. */
 export function redisGuardKey(stream: string, idempotencyKey: string): string {
   return `${stream}:finality-dedupe:${idempotencyKey}`;
 }
 
 export function createRedisEffectTarget(options: BrokerTargetOptions = {}): EffectTarget {
-  return createBrokerTarget<RedisWithAppend, "redis">(
+  return createBrokerTarget<RedisConnection, "redis">(
     {
       kind: "redis",
       async open(redis, definition, broke) {
@@ -61,12 +86,13 @@ export function createRedisEffectTarget(options: BrokerTargetOptions = {}): Effe
           throw error;
         }
         client.once("end", () => broke(new Error("connection closed")));
-        return client;
+        return { client, maxBulkBytes: await maxBulkBytes(client) };
       },
-      async close(client) {
+      async close({ client }) {
         client.disconnect();
       },
-      async publish(client, redis, message, delivery) {
+      limitBytes: ({ maxBulkBytes }) => maxBulkBytes,
+      async publish({ client }, redis, message, delivery) {
         const fields: string[] = [
           "idempotencyKey",
           delivery.idempotencyKey,
@@ -80,6 +106,8 @@ export function createRedisEffectTarget(options: BrokerTargetOptions = {}): Effe
         for (const [name, value] of Object.entries(message.attributes ?? {}))
           fields.push(`ce-${name}`, value);
         for (const [name, value] of Object.entries(message.trace ?? {})) fields.push(name, value);
+        const truncated = truncatedHeader(message);
+        if (truncated !== null) fields.push("truncated", truncated);
         await client.finalityAppendOnce(
           redis.stream,
           redisGuardKey(redis.stream, delivery.idempotencyKey),

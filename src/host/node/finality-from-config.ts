@@ -13,6 +13,7 @@ import type { PostgresStoreOptions } from "../../store/postgres/postgres-store.j
 import { createSqliteStore } from "../../store/sqlite/sqlite-store.js";
 import type { Store } from "../../store/store.js";
 import { ledgerOptionsFromConfig, reconcilerFromConfig } from "../from-config.js";
+import { holdLedger } from "./ledger-holders.js";
 
 /**
  * Opens the ledger the configuration describes; with PostgreSQL, fails fast when it is unreachable.
@@ -39,7 +40,24 @@ export async function openStore(store: StoreConfig): Promise<Store> {
     const { openPostgresStore } = await import("../../store/postgres/postgres-store.js");
     return openPostgresStore(postgresStoreOptions(store));
   }
-  return createSqliteStore({ path: store.sqlite, synchronous: store.synchronous });
+  // Recorded before the file is opened, so that `finality restore` never replaces it under us.
+  const held = holdLedger(store.sqlite);
+  let opened: Store;
+  try {
+    opened = createSqliteStore({ path: store.sqlite, synchronous: store.synchronous });
+  } catch (error) {
+    held.release();
+    throw error;
+  }
+  const close = opened.close.bind(opened);
+  opened.close = async () => {
+    try {
+      await close();
+    } finally {
+      held.release();
+    }
+  };
+  return opened;
 }
 
 /**

@@ -1,0 +1,103 @@
+import { jsonSize, LIMITS, utf8Length } from "../core/validation.js";
+import { DeliveryError } from "./delivery-error.js";
+import type { EffectDefinition, EffectDelivery } from "./effect-definitions.js";
+import { type EffectMessage, encodeEffectMessage } from "./effect-message.js";
+
+// A delivery encoded so that its destination can take it. A legal job (64 KB metadata, 512 KB
+// result, 512 KB error) encodes to ~1.1 MB, over NATS's default max_payload (1 MB): such a
+// message was refused on every retry until it aged out and was marked dead. Instead the largest
+// of the job's result, error and metadata are replaced, one at a time, by a marker saying so,
+// until the message fits. The ledger keeps them whole: GET the job for the full values.
+
+/** Bytes kept free under a destination's limit for what travels beside the body (protocol headers). */
+export const MESSAGE_HEADROOM_BYTES = 1024;
+
+/** The job fields a message may carry cut, largest first. */
+const CUTTABLE = ["result", "error", "metadata"] as const;
+export type CutField = (typeof CUTTABLE)[number];
+
+/**
+ * What a message carries in place of a value its destination had no room for. The same shape as
+ * a stored value cut by the ledger (core/bounded-value.ts), with its own reason: this one is cut
+ * from the message only, and the job in the ledger still holds it whole.
+ */
+export interface MessageCutValue {
+  truncated: true;
+  reason: "message-too-large";
+  /** The value's JSON size. */
+  bytes: number;
+  /** The largest message the destination takes. */
+  limitBytes: number;
+  limitDepth: number;
+}
+
+/** An encoded delivery and the fields cut from it to fit (empty: the message is whole). */
+export interface FittedMessage extends EffectMessage {
+  cut: CutField[];
+}
+
+/** The limit that holds: the lower of the effect's `maxMessageBytes` and the destination's own. */
+export function messageLimit(configured: number | undefined, destination: number | null): number | null {
+  if (configured === undefined) return destination;
+  return destination === null ? configured : Math.min(configured, destination);
+}
+
+/** The value of the `finality-truncated` header or field: the cut fields, comma-separated. */
+export function truncatedHeader(message: EffectMessage): string | null {
+  return message.cut && message.cut.length > 0 ? message.cut.join(",") : null;
+}
+
+/**
+ * The delivery encoded as its effect's `format` asks (with the attempt's `trace` headers), at
+ * most `limitBytes` with what travels beside it (`null`: no limit). Throws a DeliveryError when even the message with every cuttable field
+ * cut does not fit: the destination's limit is below what any message needs.
+ */
+export function fitEffectMessage(
+  definition: EffectDefinition,
+  delivery: EffectDelivery,
+  source: string,
+  limitBytes: number | null,
+  trace?: Record<string, string>,
+): FittedMessage {
+  const encode = (d: EffectDelivery): EffectMessage => ({
+    ...encodeEffectMessage(definition, d, source),
+    ...(trace !== undefined ? { trace } : {}),
+  });
+  const whole = encode(delivery);
+  if (limitBytes === null || fits(whole, delivery, limitBytes)) return { ...whole, cut: [] };
+  const sizes = CUTTABLE.map((field) => ({ field, bytes: jsonSize(delivery.job[field]) ?? 0 }))
+    .filter(({ field }) => delivery.job[field] !== null && delivery.job[field] !== undefined)
+    .sort((a, b) => b.bytes - a.bytes);
+  let job = delivery.job;
+  const cut: CutField[] = [];
+  for (const { field, bytes } of sizes) {
+    const marker: MessageCutValue = {
+      truncated: true,
+      reason: "message-too-large",
+      bytes,
+      limitBytes,
+      limitDepth: LIMITS.jsonDepth,
+    };
+    job = { ...job, [field]: marker };
+    cut.push(field);
+    const message = encode({ ...delivery, job });
+    if (fits(message, delivery, limitBytes)) return { ...message, cut };
+  }
+  throw new DeliveryError(
+    `effect "${definition.name}": the message does not fit the destination's limit of ${limitBytes} bytes even with the job's result, error and metadata cut`,
+  );
+}
+
+/** Whether the message and what travels beside it (attributes, trace, key, headroom) fit. */
+function fits(message: EffectMessage, delivery: EffectDelivery, limitBytes: number): boolean {
+  // A body at most a third of the budget in UTF-16 units fits without being encoded (hot path).
+  let beside = MESSAGE_HEADROOM_BYTES + delivery.idempotencyKey.length;
+  for (const [name, value] of [
+    ...Object.entries(message.attributes ?? {}),
+    ...Object.entries(message.trace ?? {}),
+  ])
+    beside += utf8Length(name) + utf8Length(value) + 8;
+  const budget = limitBytes - beside;
+  if (message.body.length * 3 <= budget) return true;
+  return utf8Length(message.body) <= budget;
+}
