@@ -90,6 +90,14 @@ export async function ingestInTx(
   await appendEvent(tx, obs, ctx.now, result.applied, reason);
   const settled = result.applied && result.settled;
   const effects = settled && job !== null ? await fireEffects(tx, job, job.state, ctx) : [];
+  if (current === null && job !== null) {
+    // A job created here (a discovery sweep's adoption, an `adopt` webhook after the policy was
+    // `registered-only`) may have completions parked for it: they wait for no registration that
+    // may never come. Applied in this transaction, as registration applies them.
+    const parked = await applyAllParked(tx, job, ctx);
+    job = parked.job;
+    effects.push(...parked.effects);
+  }
   return { applied: result.applied, reason, job, settled, effects };
 }
 
@@ -159,13 +167,30 @@ export async function registerInTx(
   });
   if (job === null) throw new Error("unreachable: registration left no job");
   const effects = current === null ? [] : await fireNewlyMatching(tx, current, job, ctx);
-  const parked = await tx.takeParked(reg);
+  const parked = await applyAllParked(tx, job, ctx);
+  effects.push(...parked.effects);
+  return { created: result.created, job: parked.job, effects, parked: parked.count };
+}
+
+/**
+ * Takes the job's parked observations and applies them oldest first, in the caller's transaction.
+ * Every path that creates a job or registers it calls this: a completion parked for a job that
+ * came to exist another way would otherwise wait in the inbox until it expired.
+ */
+async function applyAllParked(
+  tx: StoreTx,
+  job: Job,
+  ctx: IngestContext,
+): Promise<{ job: Job; effects: string[]; count: number }> {
+  const parked = await tx.takeParked(job);
+  const effects: string[] = [];
+  let current = job;
   for (const observation of parked) {
-    const applied = await applyParked(tx, job, observation, ctx);
-    job = applied.job;
+    const applied = await applyParked(tx, current, observation, ctx);
+    current = applied.job;
     effects.push(...applied.effects);
   }
-  return { created: result.created, job, effects, parked: parked.length };
+  return { job: current, effects, count: parked.length };
 }
 
 /**
