@@ -184,6 +184,16 @@ const workersSchema = z.strictObject({
   maxUnstartedReleases: z.number().int().min(0).max(1000).default(5),
 });
 
+/** What every observation is held to on the one ingest path, whatever its source. */
+const ingestSchema = z.strictObject({
+  /**
+   * How far ahead of its receipt an observation's `updateTime` may be and still order its job;
+   * a time further ahead is cut to the receipt time (and the event says so), so that one skewed
+   * clock cannot make every later same-rank update `stale`. 0: never ahead of the receipt.
+   */
+  maxClockSkewSeconds: z.number().finite().min(0).max(86_400).default(300),
+});
+
 /**
  * OpenTelemetry traces (docs/telemetry.md). Off unless `otlpUrl` is set (or
  * OTEL_EXPORTER_OTLP_ENDPOINT): off costs nothing on any path.
@@ -203,6 +213,7 @@ export const configSchema = z
     providers: z.record(providerNameSchema, providerSchema).default({}),
     reconcile: reconcileSchema.default(reconcileSchema.parse({})),
     effects: z.array(effectSchema).default([]),
+    ingest: ingestSchema.default(ingestSchema.parse({})),
     /** Seconds an intent may stay without a remote id before it is flagged orphaned (15 min). */
     intentTimeoutSeconds: positiveSeconds.default(900),
     effectDelivery: effectDeliverySchema.default(effectDeliverySchema.parse({})),
@@ -293,3 +304,4 @@ export type ReconcileConfig = FinalityConfig["reconcile"];
 export type EffectDeliveryConfig = FinalityConfig["effectDelivery"];
 export type RetentionConfig = FinalityConfig["retention"];
 export type TelemetryConfig = FinalityConfig["telemetry"];
+export type IngestConfig = FinalityConfig["ingest"];

@@ -26,6 +26,10 @@ const OVERRIDES: readonly {
   { variable: "FINALITY_API_TOKEN", apply: (c, v) => set(c, ["server", "apiToken"], v) },
   { variable: "FINALITY_LOG_LEVEL", apply: (c, v) => set(c, ["log", "level"], v) },
   {
+    variable: "FINALITY_MAX_CLOCK_SKEW_SECONDS",
+    apply: (c, v) => set(c, ["ingest", "maxClockSkewSeconds"], numeric(v)),
+  },
+  {
     variable: "DATABASE_URL",
     apply: (c, v, file) => {
       // The URL changes per deployment; the schema the file names for Finality's tables, and the

@@ -2,6 +2,7 @@ import { uuidv7 } from "uuidv7";
 import { type Clock, systemClock } from "../core/clock.js";
 import { FinalityError } from "../core/errors.js";
 import type { Job, JobEvent, JobKey, Observation, UnknownJobPolicy } from "../core/model.js";
+import { DEFAULT_MAX_CLOCK_SKEW_MS } from "../core/ordering-time.js";
 import { RUNS_PROVIDER } from "../core/run-model.js";
 import { parseJobKey, parseObservation, parseRegistration } from "../core/validation.js";
 import type { Settlement } from "../store/settlement-feed.js";
@@ -53,6 +54,11 @@ export interface FinalityOptions {
   intentTimeoutSeconds?: number;
   /** Default grace before an open job's first reconcile poll (90 s). */
   graceSeconds?: number;
+  /**
+   * How far ahead of its receipt an observation's `updateTime` may be and still order the job
+   * (300 s); a time further ahead is cut to the receipt time (`ingest.maxClockSkewSeconds`).
+   */
+  maxClockSkewSeconds?: number;
   /** The ledger's time. Default: the store's clock where it has one (PostgreSQL: the database's), else the system clock. */
   clock?: Clock;
   newId?: () => string;
@@ -105,6 +111,12 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
   const effects = options.effects ?? [];
   const providers = options.providers;
   validateEffects(effects);
+  const maxClockSkewMs = (options.maxClockSkewSeconds ?? DEFAULT_MAX_CLOCK_SKEW_MS / 1000) * 1000;
+  if (!Number.isFinite(maxClockSkewMs) || maxClockSkewMs < 0) {
+    throw new FinalityError("invalid-config", "maxClockSkewSeconds must be a number of seconds, 0 or more", {
+      details: { maxClockSkewSeconds: options.maxClockSkewSeconds },
+    });
+  }
 
   function policyFor(provider: string): ProviderPolicy {
     // Runs on the application's own workers are mirrored as jobs of this reserved provider:
@@ -134,6 +146,7 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
       newId,
       firstCheckAt: (job) => (policy.reconcile === false ? null : job.submittedAt + graceMs),
       traceParent: currentTraceParent(),
+      maxClockSkewMs,
     };
   }
 

@@ -1,7 +1,7 @@
 import { boundObservation, truncatedFields } from "../core/bounded-value.js";
-import { checkObservationTimes } from "../core/bounds.js";
 import { FinalityError } from "../core/errors.js";
 import type { IgnoreReason, Job, Observation, UnknownJobPolicy } from "../core/model.js";
+import { DEFAULT_MAX_CLOCK_SKEW_MS, orderingTimeOf, type TimeAdjustment } from "../core/ordering-time.js";
 import { type Registration, reduce, register } from "../core/reducer.js";
 import type { ParkedObservation } from "../store/lifecycle-store.js";
 import type { StoreTx } from "../store/store.js";
@@ -16,6 +16,11 @@ export interface IngestContext {
   firstCheckAt: (job: Job) => number | null;
   /** The span the transaction runs under, as a traceparent, stored with each effect it enqueues. */
   traceParent?: string | null;
+  /**
+   * How far ahead of `now` an observation's `updateTime` may be and still order it
+   * (`ingest.maxClockSkewSeconds`; default `DEFAULT_MAX_CLOCK_SKEW_MS`).
+   */
+  maxClockSkewMs?: number;
 }
 
 export interface IngestOutcome {
@@ -49,12 +54,12 @@ export async function ingestInTx(
    */
   amend?: (next: Job) => Job,
 ): Promise<IngestOutcome> {
-  // Every source passes here: an out-of-range time is refused before anything is written, and
-  // an unstorable result or error is cut (and marked) rather than costing the state.
-  checkObservationTimes(input);
-  const obs = boundObservation(input);
+  // Every source passes here: a time out of range or too far ahead orders nothing it should not
+  // (dropped, or cut to now, and the event says why) but never costs the state, and an
+  // unstorable result or error is cut (and marked) rather than costing the state.
+  const { obs, timeAdjusted } = withOrderingTime(boundObservation(input), ctx);
   if (obs.deliveryId !== undefined && !(await tx.recordDelivery(obs.provider, obs.deliveryId, ctx.now))) {
-    await appendEvent(tx, obs, ctx.now, false, "duplicate-delivery");
+    await appendEvent(tx, obs, ctx.now, false, "duplicate-delivery", timeAdjusted);
     return {
       applied: false,
       reason: "duplicate-delivery",
@@ -68,6 +73,7 @@ export async function ingestInTx(
     const tombstone = await tx.getTombstone(obs);
     if (tombstone !== null) {
       await appendEvent(tx, obs, ctx.now, false, "already-settled-pruned", {
+        ...timeAdjusted,
         tombstone: { state: tombstone.state, settledAt: tombstone.settledAt },
       });
       return ignored("already-settled-pruned");
@@ -77,7 +83,7 @@ export async function ingestInTx(
   if (!result.applied && result.reason === "unregistered") {
     // Durably kept (and its delivery id recorded): the sender's 2xx is honest, its retry a duplicate.
     await tx.parkObservation(obs, ctx.now);
-    await appendEvent(tx, obs, ctx.now, false, "parked");
+    await appendEvent(tx, obs, ctx.now, false, "parked", timeAdjusted);
     return ignored("parked");
   }
   let job = current;
@@ -87,10 +93,33 @@ export async function ingestInTx(
     await writeJob(tx, current, job);
   }
   const reason = result.applied ? null : result.reason;
-  await appendEvent(tx, obs, ctx.now, result.applied, reason);
+  await appendEvent(tx, obs, ctx.now, result.applied, reason, timeAdjusted);
   const settled = result.applied && result.settled;
   const effects = settled && job !== null ? await fireEffects(tx, job, job.state, ctx) : [];
+  if (current === null && job !== null) {
+    // A job created here (a discovery sweep's adoption, an `adopt` webhook after the policy was
+    // `registered-only`) may have completions parked for it: they wait for no registration that
+    // may never come. Applied in this transaction, as registration applies them.
+    const parked = await applyAllParked(tx, job, ctx);
+    job = parked.job;
+    effects.push(...parked.effects);
+  }
   return { applied: result.applied, reason, job, settled, effects };
+}
+
+/**
+ * The observation with the `updateTime` the reducer may order by (core/ordering-time.ts), and,
+ * when that is not the time that came, the event detail that says what came and why.
+ */
+function withOrderingTime(
+  obs: Observation,
+  ctx: IngestContext,
+): { obs: Observation; timeAdjusted: { timeAdjusted: TimeAdjustment } | undefined } {
+  const ordering = orderingTimeOf(obs.updateTime, ctx.now, ctx.maxClockSkewMs ?? DEFAULT_MAX_CLOCK_SKEW_MS);
+  if (ordering.adjusted === null) return { obs, timeAdjusted: undefined };
+  const { updateTime: _given, ...rest } = obs;
+  const adjusted = ordering.updateTime === undefined ? rest : { ...rest, updateTime: ordering.updateTime };
+  return { obs: adjusted, timeAdjusted: { timeAdjusted: ordering.adjusted } };
 }
 
 function ignored(reason: IgnoreReason): IngestOutcome {
@@ -159,13 +188,30 @@ export async function registerInTx(
   });
   if (job === null) throw new Error("unreachable: registration left no job");
   const effects = current === null ? [] : await fireNewlyMatching(tx, current, job, ctx);
-  const parked = await tx.takeParked(reg);
+  const parked = await applyAllParked(tx, job, ctx);
+  effects.push(...parked.effects);
+  return { created: result.created, job: parked.job, effects, parked: parked.count };
+}
+
+/**
+ * Takes the job's parked observations and applies them oldest first, in the caller's transaction.
+ * Every path that creates a job or registers it calls this: a completion parked for a job that
+ * came to exist another way would otherwise wait in the inbox until it expired.
+ */
+async function applyAllParked(
+  tx: StoreTx,
+  job: Job,
+  ctx: IngestContext,
+): Promise<{ job: Job; effects: string[]; count: number }> {
+  const parked = await tx.takeParked(job);
+  const effects: string[] = [];
+  let current = job;
   for (const observation of parked) {
-    const applied = await applyParked(tx, job, observation, ctx);
-    job = applied.job;
+    const applied = await applyParked(tx, current, observation, ctx);
+    current = applied.job;
     effects.push(...applied.effects);
   }
-  return { created: result.created, job, effects, parked: parked.length };
+  return { job: current, effects, count: parked.length };
 }
 
 /**

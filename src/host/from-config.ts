@@ -23,6 +23,7 @@ export function ledgerOptionsFromConfig(config: FinalityConfig): {
   effects: EffectDefinition[];
   graceSeconds: number;
   intentTimeoutSeconds: number;
+  maxClockSkewSeconds: number;
 } {
   const providers: Record<string, ProviderPolicy> = {};
   for (const [name, provider] of Object.entries(config.providers)) {
@@ -53,6 +54,7 @@ export function ledgerOptionsFromConfig(config: FinalityConfig): {
     effects,
     graceSeconds: config.reconcile.graceSeconds,
     intentTimeoutSeconds: config.intentTimeoutSeconds,
+    maxClockSkewSeconds: config.ingest.maxClockSkewSeconds,
   };
 }
 

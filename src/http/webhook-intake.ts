@@ -1,5 +1,4 @@
 import { storableDeliveryId } from "../core/bounded-value.js";
-import { checkObservationTimes } from "../core/bounds.js";
 import { FinalityError, isFinalityError } from "../core/errors.js";
 import type { Finality } from "../engine/finality.js";
 import { engineOf } from "../engine/finality-engine.js";
@@ -72,8 +71,8 @@ export function createWebhookIntake(options: {
         const parsed = receiver.parse(body, delivery, context);
         const observation = parsed instanceof Promise ? await parsed : parsed;
         log.jobId = observation.id;
-        // Refused (400) before the transaction; ingest checks again for every other source.
-        checkObservationTimes(observation);
+        // A provider's own time out of range or ahead of ours is not refused: a 400 would cost the
+        // job its completion. Ingest drops or cuts it and records why (core/ordering-time.ts).
         const started = performance.now();
         const outcome = await (traced
           ? resumeIn(traced, () => finality.ingestTrusted(observation))

@@ -185,6 +185,9 @@ const WIRED: Record<string, () => void | Promise<void>> = {
       config.intentTimeoutSeconds,
     );
   },
+  // What it does with it: test/engine/ordering-time.test.ts (a time ahead by more is cut).
+  "ingest.maxClockSkewSeconds": () =>
+    expect(onlyCall(createFinality)[0].maxClockSkewSeconds).toBe(config.ingest.maxClockSkewSeconds),
   "reconcile.graceSeconds": () => {
     expect(onlyCall(createFinality)[0].graceSeconds).toBe(config.reconcile.graceSeconds);
     expect(onlyCall(createFinality)[0].providers?.quiet?.graceSeconds).toBe(config.reconcile.graceSeconds);

@@ -78,6 +78,7 @@ export function CONFIG(at: { sqlite: string; port: number }) {
       },
     ],
     intentTimeoutSeconds: 654,
+    ingest: { maxClockSkewSeconds: 42 },
     effectDelivery: {
       enabled: true,
       concurrency: 7,

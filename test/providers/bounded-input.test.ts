@@ -209,9 +209,10 @@ describe("named providers: unbounded fields give a bounded, stored value", () =>
   });
 });
 
-// Timestamps: the years 2000 to 2200 (core/bounds.ts), the same on every edge. A webhook outside
-// them is refused with a typed 400 that changes nothing; a poll answer outside them is a failed
-// poll (it cannot be refused), and the job is left as it was.
+// Timestamps: the years 2000 to 2200 (core/bounds.ts). The generic body is the sender's own format:
+// a time outside them is a typed 400 that changes nothing, and its sender sees why. A provider's
+// own time (its webhook's, its status answer's) is an ordering hint, never a gate (issue 33,
+// defect 6): the state applies, the time is dropped or cut to the receipt, and the event says why.
 
 const AT_MAX = "2200-12-31T23:59:59.999Z";
 const PAST_MAX = "2201-01-01T00:00:00Z";
@@ -225,7 +226,7 @@ async function expectRefusedTime(provider: string, id: string, answer: { status:
   expect(await app.finality.jobEvents({ provider, id })).toEqual([]);
 }
 
-describe("timestamps out of range: refused at every webhook edge, nothing stored", () => {
+describe("timestamps out of range in the generic body: refused, nothing stored", () => {
   it.each([
     [PAST_MAX, 400],
     [BEFORE_MIN, 400],
@@ -262,17 +263,33 @@ describe("timestamps out of range: refused at every webhook edge, nothing stored
     });
     expect(await app.post("acme", later)).toMatchObject({ status: 200, body: { outcome: "applied" } });
   });
+});
 
-  it("Replicate: completed_at in the year 9999 → 400", async () => {
+/** The job's last event says which time came and why it was not used as it came. */
+async function expectTimeAdjusted(provider: string, id: string, reason: string) {
+  const job = await app.finality.getJob({ provider, id });
+  expect(job).not.toBeNull();
+  const now = Date.now();
+  if (job?.maxUpdateTime !== null) expect(job?.maxUpdateTime).toBeLessThanOrEqual(now);
+  const events = await app.finality.jobEvents({ provider, id });
+  const adjusted = events.map(
+    (e) => (e.detail as { timeAdjusted?: { reason: string } } | null)?.timeAdjusted,
+  );
+  expect(adjusted).toContainEqual(expect.objectContaining({ reason }));
+  return job;
+}
+
+describe("a provider's webhook time out of range: the state applies, the time does not", () => {
+  it("Replicate: completed_at in the year 9999", async () => {
     const object = prediction("t-rep", "succeeded", { completed_at: "9999-01-01T00:00:00Z" });
-    await expectRefusedTime(
-      "replicate",
-      "t-rep",
-      await app.post("replicate", standardWebhook(replicate.secret, object)),
-    );
+    const answer = await app.post("replicate", standardWebhook(replicate.secret, object));
+    expect(answer).toMatchObject({ status: 200, body: { outcome: "applied" } });
+    expect(await expectTimeAdjusted("replicate", "t-rep", "after-range")).toMatchObject({
+      state: "succeeded",
+    });
   });
 
-  it("OpenAI: created_at of 10^12 seconds (the year 33658) → 400", async () => {
+  it("OpenAI: created_at of 10^12 seconds (the year 33658)", async () => {
     const body = {
       id: "evt_t",
       object: "event",
@@ -280,43 +297,39 @@ describe("timestamps out of range: refused at every webhook edge, nothing stored
       type: "response.cancelled",
       data: { id: "resp_t" },
     };
-    await expectRefusedTime("openai", "resp_t", await app.post("openai", standardWebhook(SECRET, body)));
+    openai.set(openaiResponse("resp_t", "cancelled"));
+    expect((await app.post("openai", standardWebhook(SECRET, body))).status).toBe(200);
+    expect(await expectTimeAdjusted("openai", "resp_t", "after-range")).toMatchObject({ state: "cancelled" });
   });
 
-  it("Gemini: timestamp in 2300 → 400", async () => {
-    const body = {
-      type: "batch.failed",
-      version: "v1",
-      timestamp: "2300-01-01T00:00:00Z",
-      data: { id: "batches/t" },
-    };
-    await expectRefusedTime("gemini", "batches/t", await app.post("gemini", standardWebhook(SECRET, body)));
-  });
-
-  it("Anthropic: created_at in 1970 → 400", async () => {
+  it("Anthropic: created_at in 1970", async () => {
     const body = {
       ...anthropicWebhookEvent("session.status_run_started", "sesn_t"),
       created_at: "1970-01-02T00:00:00Z",
     };
-    await expectRefusedTime(
-      "anthropic",
-      "sesn_t",
-      await app.post("anthropic", standardWebhook(SECRET, body)),
-    );
+    expect((await app.post("anthropic", standardWebhook(SECRET, body))).status).toBe(200);
+    await expectTimeAdjusted("anthropic", "sesn_t", "before-range");
   });
 });
 
-describe("timestamps out of range in a poll answer: a failed poll, the job unchanged", () => {
+describe("a time out of range in a poll answer: the state applies, the time does not", () => {
   it.each([
     [
       "replicate",
       "t-poll-rep",
+      "after-range",
       () => replicate.set(prediction("t-poll-rep", "succeeded", { completed_at: PAST_MAX })),
     ],
-    ["mapped", "t-poll-gen", () => genericAnswers.set("t-poll-gen", { status: "succeeded", updated: 1e300 })],
+    [
+      "mapped",
+      "t-poll-gen",
+      "after-range",
+      () => genericAnswers.set("t-poll-gen", { status: "succeeded", updated: 1e300 }),
+    ],
     [
       "acme",
       "t-poll-body",
+      "after-range",
       () =>
         genericAnswers.set("t-poll-body", {
           jobId: "t-poll-body",
@@ -324,16 +337,24 @@ describe("timestamps out of range in a poll answer: a failed poll, the job uncha
           updateTime: "2999-01-01T00:00:00Z",
         }),
     ],
-  ])("%s", async (provider, id, answer) => {
+    [
+      "replicate",
+      "t-poll-1971",
+      "before-range",
+      () =>
+        replicate.set(
+          prediction("t-poll-1971", "succeeded", {
+            created_at: "1971-01-01T00:00:00Z",
+            started_at: null,
+            completed_at: null,
+          }),
+        ),
+    ],
+  ])("%s (%s)", async (provider, id, reason, answer) => {
     answer();
     await app.register(provider, id);
     await app.reconciler.runOnce();
-    const job = await app.finality.getJob({ provider, id });
-    expect(job).toMatchObject({ state: "pending", maxUpdateTime: null, pollAttempts: 1 });
-    const warned = app.logs.find((line) => line.message === "reconcile poll");
-    expect(warned?.fields).toMatchObject({ result: "failed", jobId: id });
-    expect(String((warned?.fields as { error?: string } | undefined)?.error)).toContain(
-      "outside the accepted range",
-    );
+    const job = await expectTimeAdjusted(provider, id, reason);
+    expect(job).toMatchObject({ state: "succeeded" });
   });
 });

@@ -138,6 +138,42 @@ describe("discovery sweep (generic list API)", () => {
     expect(job?.nextCheckAt).toBeLessThanOrEqual(engineOf(finality).clock.now());
   });
 
+  // Issue 33, defect 3: `registered-only`, discovery, no polling. The early completion is parked,
+  // the sweep adopts the job while the list still says running: the parked completion settles it.
+  it("applies the completion parked for a job the sweep adopts while the list still shows it running", async () => {
+    await finality.close();
+    const strict = createFinality({
+      store: { sqlite: dir.file("strict.db") },
+      providers: { acme: { unknownJobs: "registered-only" } },
+      effects: [{ name: "done", on: ["succeeded"], handler: async (d) => void delivered.push(d.job.id) }],
+    });
+    finality = strict;
+    const completion = {
+      provider: "acme",
+      id: "job-1",
+      state: "succeeded",
+      source: "webhook",
+      deliveryId: "w-1",
+    };
+    expect(await strict.ingest(completion)).toMatchObject({ reason: "parked" });
+    addJobs(1, 1, "running");
+    expect(await sweep(20, strict)).toMatchObject({ adopted: 1 });
+    expect(await strict.getJob({ provider: "acme", id: "job-1" })).toMatchObject({
+      state: "succeeded",
+      settledBy: "webhook",
+    });
+    // Later sweeps leave the known job alone; the redelivery is a duplicate of what was applied.
+    expect(await sweep(20, strict)).toMatchObject({ adopted: 0 });
+    expect(await strict.ingest(completion)).toMatchObject({ reason: "duplicate-delivery" });
+    const events = await strict.jobEvents({ provider: "acme", id: "job-1" });
+    expect(events.map((e) => [e.source, e.state, e.reason])).toEqual([
+      ["webhook", "succeeded", "parked"],
+      ["discovery", "running", null],
+      ["webhook", "succeeded", null],
+      ["webhook", "succeeded", "duplicate-delivery"],
+    ]);
+  });
+
   it("leaves alone a job known already and one older than the lookback", async () => {
     await finality.register({ provider: "acme", id: "job-1", kind: "k" });
     fake.addJob("job-1", [{ afterMs: 0, state: "succeeded" }]);

@@ -87,7 +87,7 @@ export function createGenericPoller(provider: string, options: GenericPollOption
 }
 
 function fromGenericBody(provider: string, body: Uint8Array): Observation {
-  const { deliveryId: _ignored, ...observation } = parseGenericWebhook(body, provider, "poll");
+  const { deliveryId: _ignored, ...observation } = parseGenericWebhook(body, provider, "poll", "keep");
   return { ...observation, source: "reconcile" };
 }
 

@@ -12,7 +12,16 @@ import { LIMITS } from "../../core/validation.js";
  * Checked by hand rather than with zod: it runs on every webhook, and for a body this small the
  * schema walk cost more than the HMAC. The rules are those of `observationSchema`.
  */
-export function parseGenericWebhook(body: Uint8Array, provider: string, deliveryId: string): Observation {
+export function parseGenericWebhook(
+  body: Uint8Array,
+  provider: string,
+  deliveryId: string,
+  /**
+   * `refuse` (a webhook): an `updateTime` outside 2000–2200 is a typed 400 its sender sees.
+   * `keep` (a poll answer, which cannot be refused): it is kept, and ingest drops or cuts it.
+   */
+  outOfRangeTimes: "refuse" | "keep" = "refuse",
+): Observation {
   const value = parseJson(body);
   if (typeof value !== "object" || value === null || Array.isArray(value))
     throw invalid("(root)", "expected a JSON object");
@@ -28,7 +37,7 @@ export function parseGenericWebhook(body: Uint8Array, provider: string, delivery
   observation.rawState = observation.state;
   if (fields.seq !== undefined && fields.seq !== null) observation.seq = seq(fields.seq);
   if (fields.updateTime !== undefined && fields.updateTime !== null)
-    observation.updateTime = rfc3339(fields.updateTime);
+    observation.updateTime = rfc3339(fields.updateTime, outOfRangeTimes);
   if (fields.kind !== undefined && fields.kind !== null)
     observation.kind = text(fields.kind, "kind", LIMITS.kindLength);
   // An oversized, too deep or unstorable result or error is not refused: the ingest path keeps
@@ -75,12 +84,13 @@ function seq(value: unknown): number {
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
 
-function rfc3339(value: unknown): number {
+function rfc3339(value: unknown, outOfRange: "refuse" | "keep"): number {
   if (typeof value !== "string" || !RFC3339.test(value))
     throw invalid("updateTime", "expected an RFC 3339 date-time such as 2026-01-01T12:00:00Z");
   const millis = Date.parse(value);
   if (!Number.isFinite(millis)) throw invalid("updateTime", "is not a valid date-time");
-  if (!isTimestampInBounds(millis)) throw timestampOutOfBounds("updateTime", millis);
+  if (outOfRange === "refuse" && !isTimestampInBounds(millis))
+    throw timestampOutOfBounds("updateTime", millis);
   return millis;
 }
 

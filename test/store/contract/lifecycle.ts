@@ -316,6 +316,56 @@ export function describeLifecycle(scope: ContractScope): void {
       expect((await store.listParked({})).items).toEqual([]);
     });
 
+    // Issue 33, defect 3: a discovery sweep adopted the job (the list still said running) and the
+    // completion parked for it waited for a registration that never came; its redelivery was a
+    // duplicate. Every path that creates a job applies what is parked for it, in its transaction.
+    it("a job created by an adopting observation (discovery) applies the completion parked for it", async () => {
+      const store = scope.store();
+      const ran: string[] = [];
+      const effects = definitions(ran);
+      const early = context(T0, effects, "registered-only");
+      expect(await observe(store, settle("d-1"), early)).toMatchObject({ reason: "parked" });
+      const listed: Observation = { ...key, state: "running", source: "discovery" };
+      const adopted = await observe(store, listed, context(T0 + 10, effects, "adopt"));
+      expect(adopted).toMatchObject({
+        applied: true,
+        effects: ["all", "ledger"],
+        job: { state: "succeeded", settledBy: "webhook" },
+      });
+      expect(await store.getJob(key)).toMatchObject({ state: "succeeded", settledAt: T0 + 10 });
+      expect((await store.listParked({})).items).toEqual([]);
+      expect(await outbox(store)).toEqual(["all:succeeded:pending"]);
+      expect(ran).toEqual([key.id]);
+      const events = await store.jobEvents(key);
+      expect(events.map((e) => [e.source, e.state, e.applied, e.reason])).toEqual([
+        ["webhook", "succeeded", false, "parked"],
+        ["discovery", "running", true, null],
+        ["webhook", "succeeded", true, null],
+      ]);
+      expect(events[2]?.detail).toMatchObject({ parkedAt: T0 });
+      // The sender's redelivery stays a duplicate, and now the job says why.
+      expect(await observe(store, settle("d-1"), context(T0 + 20, effects, "registered-only"))).toMatchObject(
+        {
+          reason: "duplicate-delivery",
+          job: { state: "succeeded" },
+        },
+      );
+    });
+
+    it("a completion parked while an adopting observation creates its job is applied, never left behind", async () => {
+      const store = scope.store();
+      const effects = definitions([]);
+      for (let i = 0; i < 20; i++) {
+        const id = `adopt-race-${i}`;
+        await Promise.all([
+          observe(store, { ...settle(`d-${i}`), id }, context(T0 + i, effects, "registered-only")),
+          observe(store, { ...key, id, state: "running", source: "discovery" }, context(T0 + i, effects)),
+        ]);
+        expect(await store.getJob({ ...key, id })).toMatchObject({ state: "succeeded" });
+      }
+      expect((await store.listParked({})).items).toEqual([]);
+    });
+
     it("lists parked observations newest first, page by page, and prunes them after their window", async () => {
       const store = scope.store();
       const early = context(T0, [], "registered-only");
