@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { FinalityConfig } from "../config/config-schema.js";
 import { FinalityError } from "../core/errors.js";
 import type { DashboardReads } from "../dashboard/dashboard-reads.js";
@@ -9,7 +9,8 @@ import type { DestinationStatus } from "../engine/effect-target.js";
 import type { Finality } from "../engine/finality.js";
 import { type ApiReferenceAssets, addApiReferenceRoutes } from "../http/api-reference-routes.js";
 import type { AppEnv } from "../http/app-env.js";
-import { bearerAuth } from "../http/bearer-auth.js";
+import { bearerAuth, bearerTokenOf } from "../http/bearer-auth.js";
+import { constantTimeEqual } from "../http/constant-time-equal.js";
 import { crossSiteGuard, isUnguardedPath } from "../http/cross-site-guard.js";
 import { addEffectRoutes } from "../http/effect-routes.js";
 import { addIntentRoutes } from "../http/intent-routes.js";
@@ -88,8 +89,12 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
 
   const app = new Hono<AppEnv>();
   app.use(requestLog(logger, metrics));
-  app.use("/v1/*", traceApiRequests);
   const runs = options.runs;
+  const authorizeWorker = runs
+    ? (options.authorizeWorker ??
+      createWorkerAuthorizer(config.workers.pools, { allowAnonymous: config.server.apiToken === undefined }))
+    : undefined;
+  app.use("/v1/*", traceApiRequests(trustedTraceCaller(config, authorizeWorker)));
   // Every route but the webhooks and the health checks (see isUnguardedPath): the API, the
   // dashboard's pages and forms, /metrics, and the 404s and 405s. Registered before every route.
   const loopbackOnly = config.server.apiToken === undefined;
@@ -101,15 +106,13 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     return (path === "/v1" || path.startsWith("/v1/") ? apiGuard : pageGuard)(c, next);
   });
   // Worker routes carry their pool's token, not the API token: registered before its check.
-  if (runs) {
-    const authorizeWorker =
-      options.authorizeWorker ??
-      createWorkerAuthorizer(config.workers.pools, { allowAnonymous: config.server.apiToken === undefined });
-    addWorkerRoutes(app, { runs, authorizeWorker, metrics, bodyLimitBytes });
-  }
+  if (runs && authorizeWorker) addWorkerRoutes(app, { runs, authorizeWorker, metrics, bodyLimitBytes });
   if (config.server.apiToken !== undefined) app.use("/v1/*", bearerAuth(config.server.apiToken));
 
-  addWebhookRoutes(app, intake, bodyLimitBytes);
+  addWebhookRoutes(app, intake, {
+    bodyLimitBytes,
+    trustTraceparent: config.telemetry.trustIncomingTraceparent,
+  });
   addJobRoutes(app, { finality, metrics, bodyLimitBytes });
   addEffectRoutes(app, finality);
   addParkedRoutes(app, finality);
@@ -192,4 +195,24 @@ const API_PREFIXES = ["/v1/", "/webhooks/", "/metrics", "/health", "/__finality/
 function wantsPage(path: string, accept: string | undefined): boolean {
   if (accept === undefined || !accept.includes("text/html")) return false;
   return !API_PREFIXES.some((prefix) => path === prefix.replace(/\/$/, "") || path.startsWith(prefix));
+}
+
+/**
+ * Whose `traceparent` the API follows: nobody's unless `telemetry.trustIncomingTraceparent`, and
+ * then only a caller holding a credential this server takes (the API token, or a worker pool's;
+ * any caller of a loopback-only server without a token). The span starts before the route's own
+ * check, so the credential is checked here.
+ */
+function trustedTraceCaller(
+  config: FinalityConfig,
+  authorizeWorker: WorkerAuthorizer | undefined,
+): (c: Context<AppEnv>) => boolean {
+  if (!config.telemetry.trustIncomingTraceparent) return () => false;
+  const apiToken = config.server.apiToken;
+  // Without an API token the server listens on loopback only and takes every caller.
+  if (apiToken === undefined) return () => true;
+  return (c) => {
+    const token = bearerTokenOf(c.req.header("authorization"));
+    return constantTimeEqual(token, apiToken) || authorizeWorker?.(token) != null;
+  };
 }

@@ -246,6 +246,9 @@ async function* shardEvents(reader: ReadableStreamDefaultReader<Uint8Array>): As
   }
 }
 
+/** Encoded events the merged stream queues for a client that has not taken them yet (64 KiB). */
+const MERGED_QUEUE_BYTES = 64 * 1024;
+
 export interface MergedStreamOptions {
   /** How often an idle stream sends a comment, so that proxies keep it open (15 s). */
   heartbeatMs?: number;
@@ -302,46 +305,70 @@ export async function mergedSettlementStream(
   const sources = readers.map(shardEvents);
   let ended = false;
   let heartbeat: ReturnType<typeof setInterval> | undefined;
+  // Pumps waiting for the client to make room (see `pull`).
+  let waitingForRoom: (() => void)[] = [];
   // Cancelling a reader ends its pending read, so every pump returns and every shard stream closes.
   const endAll = () => {
     ended = true;
     clearInterval(heartbeat);
+    for (const wake of waitingForRoom.splice(0)) wake();
     for (const reader of readers) void reader.cancel().catch(() => {});
   };
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      const write = (text: string) => {
-        if (!ended) controller.enqueue(encoder.encode(text));
-      };
-      write(`retry: 2000\n: settlements over ${shards.length} shards\n\n`);
-      heartbeat = setInterval(() => write(": heartbeat\n\n"), heartbeatMs);
-      const pumps = sources.map(async (source, s) => {
-        const name = shards[s] as string;
-        for await (const event of source) {
+  // Pulled, like each shard's own stream: a shard's next event is read only once the client has
+  // taken what is queued, so a client that stops reading stops the reads (and the shards' reads
+  // behind them) instead of the Worker holding the whole backlog.
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        const write = (text: string) => {
+          if (!ended) controller.enqueue(encoder.encode(text));
+        };
+        const room = () =>
+          ended || (controller.desiredSize ?? 0) > 0
+            ? Promise.resolve()
+            : new Promise<void>((resolve) => waitingForRoom.push(resolve));
+        write(`retry: 2000\n: settlements over ${shards.length} shards\n\n`);
+        heartbeat = setInterval(() => {
+          if ((controller.desiredSize ?? 0) > 0) write(": heartbeat\n\n");
+        }, heartbeatMs);
+        const pumps = sources.map(async (source, s) => {
+          const name = shards[s] as string;
+          for (;;) {
+            await room();
+            if (ended) return;
+            const next = await source.next();
+            if (next.done || ended) return;
+            const event = next.value;
+            if (event.event !== "settlement") continue;
+            const item = JSON.parse(event.data) as ShardItem;
+            positions.set(name, positionOf(item, name, positions));
+            const cursor = encodeMergedCursor(positions);
+            write(`id: ${cursor}\nevent: settlement\ndata: ${JSON.stringify({ ...item, cursor })}\n\n`);
+          }
+        });
+        // The first shard stream to end (or fail) ends the merged one: the client resumes from its last id.
+        void Promise.race(pumps.map((p) => p.catch(() => {}))).then(() => {
           if (ended) return;
-          if (event.event !== "settlement") continue;
-          const item = JSON.parse(event.data) as ShardItem;
-          positions.set(name, positionOf(item, name, positions));
-          const cursor = encodeMergedCursor(positions);
-          write(`id: ${cursor}\nevent: settlement\ndata: ${JSON.stringify({ ...item, cursor })}\n\n`);
-        }
-      });
-      // The first shard stream to end (or fail) ends the merged one: the client resumes from its last id.
-      void Promise.race(pumps.map((p) => p.catch(() => {}))).then(() => {
-        if (ended) return;
-        write(": stream ended\n\n");
+          write(": stream ended\n\n");
+          endAll();
+          try {
+            controller.close();
+          } catch {
+            // already closed
+          }
+        });
+      },
+      pull() {
+        const woken = waitingForRoom;
+        waitingForRoom = [];
+        for (const wake of woken) wake();
+      },
+      cancel() {
         endAll();
-        try {
-          controller.close();
-        } catch {
-          // already closed
-        }
-      });
+      },
     },
-    cancel() {
-      endAll();
-    },
-  });
+    new ByteLengthQueuingStrategy({ highWaterMark: MERGED_QUEUE_BYTES }),
+  );
   return new Response(body, {
     headers: {
       "content-type": "text/event-stream; charset=utf-8",

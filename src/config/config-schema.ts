@@ -32,6 +32,18 @@ const serverSchema = z.strictObject({
   host: z.string().min(1).default("127.0.0.1"),
   port: z.number().int().min(0).max(65535).default(8787),
   bodyLimitBytes: z.number().int().positive().default(1_048_576),
+  /**
+   * Request bodies being read at once, all connections together (64 MiB): a body that would pass
+   * it is refused with 503 at once, so slow senders cannot hold memory without bound.
+   */
+  bodyBytesInFlight: z.number().int().positive().default(67_108_864),
+  /**
+   * How long an idle keep-alive connection stays open (65 s): above the idle timeouts of common
+   * proxies and load balancers (60 s), so that the proxy, not the server, closes an idle connection.
+   */
+  keepAliveTimeoutMs: z.number().int().min(1000).max(3_600_000).default(65_000),
+  /** Time to receive a request's headers (default keepAliveTimeoutMs + 1000; must be above it). */
+  headersTimeoutMs: z.number().int().min(1000).max(3_600_000).optional(),
   /** Bearer token for /v1; without one the server only binds to loopback. */
   apiToken: z.string().min(16, "must be at least 16 characters").optional(),
 });
@@ -204,6 +216,11 @@ const telemetrySchema = z.strictObject({
   serviceName: z.string().min(1).max(256).default("finality"),
   /** The share of new traces kept (a trace continued from a caller follows the caller's choice). */
   sampleRatio: z.number().min(0).max(1).default(1),
+  /**
+   * False (default): a caller's `traceparent` on a webhook or API request is ignored. True: it is
+   * followed (as the parent, and for the sampling decision) once the request is verified.
+   */
+  trustIncomingTraceparent: z.boolean().default(false),
 });
 
 export const configSchema = z
@@ -266,6 +283,7 @@ export const configSchema = z
           message: `must be longer than store.statementTimeoutSeconds (${statement} s): a statement the client gave up on would go on running on the server, holding its locks, until statement_timeout`,
         });
     }
+    checkServerLimits(config.server, ctx);
     const { leaseSeconds, timeoutSeconds } = config.effectDelivery;
     if (leaseSeconds !== undefined && leaseSeconds <= timeoutSeconds)
       ctx.addIssue({
@@ -293,6 +311,29 @@ export const configSchema = z
       }
     });
   });
+
+/** Combinations of `server` keys the server cannot keep its promise under, refused naming the keys. */
+function checkServerLimits(server: z.output<typeof serverSchema>, ctx: z.RefinementCtx): void {
+  // Below the body limit, a body the limit allows could never be read.
+  if (server.bodyBytesInFlight < server.bodyLimitBytes)
+    ctx.addIssue({
+      code: "custom",
+      path: ["server", "bodyBytesInFlight"],
+      message: `must be at least server.bodyLimitBytes (${server.bodyLimitBytes}): a body of the allowed size could never be read`,
+    });
+  // A connection's next request must not be cut for slow headers while it may still be idle.
+  if (server.headersTimeoutMs !== undefined && server.headersTimeoutMs <= server.keepAliveTimeoutMs)
+    ctx.addIssue({
+      code: "custom",
+      path: ["server", "headersTimeoutMs"],
+      message: `must be above server.keepAliveTimeoutMs (${server.keepAliveTimeoutMs})`,
+    });
+}
+
+/** The headers timeout the server uses: the configured one, or 1 s above the keep-alive timeout. */
+export function headersTimeoutOf(server: FinalityConfig["server"]): number {
+  return server.headersTimeoutMs ?? server.keepAliveTimeoutMs + 1000;
+}
 
 export type FinalityConfig = z.output<typeof configSchema>;
 export type ProviderConfig = FinalityConfig["providers"][string];

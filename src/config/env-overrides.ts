@@ -23,6 +23,18 @@ const OVERRIDES: readonly {
     variable: "FINALITY_BODY_LIMIT_BYTES",
     apply: (c, v) => set(c, ["server", "bodyLimitBytes"], numeric(v)),
   },
+  {
+    variable: "FINALITY_BODY_BYTES_IN_FLIGHT",
+    apply: (c, v) => set(c, ["server", "bodyBytesInFlight"], numeric(v)),
+  },
+  {
+    variable: "FINALITY_KEEP_ALIVE_TIMEOUT_MS",
+    apply: (c, v) => set(c, ["server", "keepAliveTimeoutMs"], numeric(v)),
+  },
+  {
+    variable: "FINALITY_HEADERS_TIMEOUT_MS",
+    apply: (c, v) => set(c, ["server", "headersTimeoutMs"], numeric(v)),
+  },
   { variable: "FINALITY_API_TOKEN", apply: (c, v) => set(c, ["server", "apiToken"], v) },
   { variable: "FINALITY_LOG_LEVEL", apply: (c, v) => set(c, ["log", "level"], v) },
   {

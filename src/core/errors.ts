@@ -20,6 +20,7 @@ export const ERROR_CODES = {
   "effect-failed": { retryable: true },
   "store-unavailable": { retryable: true },
   "shutting-down": { retryable: true },
+  overloaded: { retryable: true },
   internal: { retryable: true },
 } as const;
 export type ErrorCode = keyof typeof ERROR_CODES;

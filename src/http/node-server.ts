@@ -16,24 +16,41 @@ export interface NodeServer {
   close(timeoutMs?: number): Promise<void>;
 }
 
+export interface NodeServerOptions {
+  host: string;
+  port: number;
+  fastPath?: NodeRequestHandler | undefined;
+  /** How long an idle keep-alive connection stays open (`server.keepAliveTimeoutMs`, 65 s). */
+  keepAliveTimeoutMs?: number | undefined;
+  /** Time to receive a request's headers (`server.headersTimeoutMs`, keep-alive + 1 s). */
+  headersTimeoutMs?: number | undefined;
+}
+
+/** Above the idle timeouts of common proxies and load balancers (AWS ALB's and nginx's upstream 60 s). */
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 65_000;
+/** The whole request (headers and body) must arrive within this, or the headers timeout if longer. */
+const REQUEST_TIMEOUT_MS = 30_000;
+
 /**
  * Serves the app with @hono/node-server on one host and port. `fastPath` may take a request
  * before the app does (the webhook route, see node-webhook-handler.ts).
  */
-export async function startNodeServer(
-  app: Hono<AppEnv>,
-  options: { host: string; port: number; fastPath?: NodeRequestHandler },
-): Promise<NodeServer> {
+export async function startNodeServer(app: Hono<AppEnv>, options: NodeServerOptions): Promise<NodeServer> {
   const listener = getRequestListener(app.fetch, { hostname: options.host });
   const fastPath = options.fastPath;
   const server = createServer((request, response) => {
     if (fastPath?.(request, response)) return;
     void listener(request, response);
   });
-  // Slow or idle clients cannot hold sockets for ever.
-  server.requestTimeout = 30_000;
-  server.headersTimeout = 20_000;
-  server.keepAliveTimeout = 5_000;
+  // Slow or idle clients cannot hold sockets for ever. An idle keep-alive connection is closed by
+  // the proxy in front (whose idle timeout is shorter), never by the server while the proxy may be
+  // sending a request onto it; the headers timeout stays above it, and Node wants the request
+  // timeout at least as long as the headers timeout.
+  const keepAliveTimeout = options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS;
+  const headersTimeout = options.headersTimeoutMs ?? keepAliveTimeout + 1000;
+  server.keepAliveTimeout = keepAliveTimeout;
+  server.headersTimeout = headersTimeout;
+  server.requestTimeout = Math.max(REQUEST_TIMEOUT_MS, headersTimeout);
   let stopping = false;
   // Node's close() waits for keep-alive sockets to time out: while stopping, answers say
   // `Connection: close` and each socket that turns idle is closed at once.

@@ -2,13 +2,14 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:
 import { FinalityError } from "../core/errors.js";
 import { captureContext, inSpanSync, resumeIn, tracingOn } from "../engine/tracing.js";
 import type { ReceivedWebhookHeaders } from "../webhooks/schemes/standard-webhooks/node.js";
+import { type BodyBudget, createBodyBudget } from "./body-budget.js";
 import { problemHeaders, toProblem } from "./problem.js";
 import { tooLarge } from "./read-body.js";
 import type { Logger } from "./request-log.js";
 import type { ServiceMetrics } from "./service-metrics.js";
-import type { WebhookAnswer, WebhookIntake } from "./webhook-intake.js";
+import type { AfterVerify, WebhookAnswer, WebhookIntake } from "./webhook-intake.js";
 import { WEBHOOK_ROUTE } from "./webhook-routes.js";
-import { traceWebhook } from "./webhook-tracing.js";
+import { continueVerifiedTrace, traceWebhook } from "./webhook-tracing.js";
 
 /** Only plain provider names take the fast path; anything odd goes to the router. */
 const WEBHOOK_PATH = /^\/webhooks\/([a-z0-9][a-z0-9_-]{0,63})(?:\?|$)/;
@@ -25,10 +26,16 @@ export type NodeRequestHandler = (request: IncomingMessage, response: ServerResp
 export function createNodeWebhookHandler(options: {
   intake: WebhookIntake;
   bodyLimitBytes: number;
+  /** Bytes of webhook bodies read at once, all connections together (`server.bodyBytesInFlight`, 64 MiB). */
+  bodyBytesInFlight?: number | undefined;
+  /** Follow a verified sender's `traceparent` (`telemetry.trustIncomingTraceparent`); else it is ignored. */
+  trustTraceparent?: boolean | undefined;
   logger: Logger;
   metrics: ServiceMetrics;
 }): NodeRequestHandler {
   const { intake, bodyLimitBytes, logger, metrics } = options;
+  const budget = createBodyBudget(options.bodyBytesInFlight ?? DEFAULT_BODY_BYTES_IN_FLIGHT);
+  const trustTraceparent = options.trustTraceparent === true;
 
   // One async function per request rather than a chain of closures: fewer allocations on the
   // route that carries nearly all the traffic. It runs synchronously up to reading the body, so
@@ -39,17 +46,21 @@ export function createNodeWebhookHandler(options: {
     url: string,
     provider: string,
     log: Record<string, unknown>,
+    afterVerify?: AfterVerify,
   ) {
     const started = performance.now();
     const traced = captureContext();
+    // What this request's body holds of the budget, given back once it is answered.
+    const held = { bytes: 0 };
     try {
       let answer: WebhookAnswer | undefined;
       try {
         answer = await intake.receive(
           provider,
           new NodeWebhookHeaders(request.headers),
-          () => readNodeBody(request, bodyLimitBytes),
+          () => readNodeBody(request, bodyLimitBytes, budget, held),
           log,
+          afterVerify,
         );
       } catch (error) {
         const { problem, exposed } = toProblem(error);
@@ -80,6 +91,8 @@ export function createNodeWebhookHandler(options: {
     } catch (error) {
       // Nothing above should throw; if it does, it must not become an unhandled rejection.
       logger.error({ err: error, path: WEBHOOK_ROUTE }, "webhook handler failed");
+    } finally {
+      budget.give(held.bytes);
     }
   }
 
@@ -91,9 +104,15 @@ export function createNodeWebhookHandler(options: {
     const provider = match[1] as string;
     if (tracingOn()) {
       const log: Record<string, unknown> = {};
+      // A sender's traceparent only when trusted, and then only once its signature is verified.
+      const traceParent = trustTraceparent ? single(request.headers.traceparent) : undefined;
+      if (traceParent !== undefined) {
+        void handle(request, response, url, provider, log, continueVerifiedTrace(provider, traceParent, log));
+        return true;
+      }
       void traceWebhook(
         provider,
-        single(request.headers.traceparent),
+        undefined,
         log,
         () => response.statusCode,
         () => handle(request, response, url, provider, log),
@@ -140,20 +159,48 @@ function sendJson(response: ServerResponse, body: string): void {
   response.end(body);
 }
 
-/** The body as bytes, refusing more than the limit as soon as it is passed (chunked or not). */
-function readNodeBody(request: IncomingMessage, limitBytes: number): Promise<Uint8Array> {
+const DEFAULT_BODY_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
+
+/**
+ * The body as bytes, refusing more than the limit as soon as it is passed (chunked or not). The
+ * bytes are taken from `budget` before they are held (a declared length at once, else chunk by
+ * chunk) and counted in `held`, so that all requests together hold no more than the budget.
+ */
+function readNodeBody(
+  request: IncomingMessage,
+  limitBytes: number,
+  budget: BodyBudget,
+  held: { bytes: number },
+): Promise<Uint8Array> {
   const declared = request.headers["content-length"];
   if (declared !== undefined && Number(declared) > limitBytes) return Promise.reject(tooLarge(limitBytes));
+  try {
+    // The parser never delivers more than the declared length: one reservation covers the body.
+    if (declared !== undefined) budget.take(Number(declared));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  if (declared !== undefined) held.bytes = Number(declared);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;
+    const stop = (error: FinalityError) => {
+      request.off("data", onData);
+      request.pause();
+      reject(error);
+    };
     const onData = (chunk: Buffer) => {
       total += chunk.length;
-      if (total > limitBytes) {
-        request.off("data", onData);
-        request.pause();
-        reject(tooLarge(limitBytes));
-      } else chunks.push(chunk);
+      if (total > limitBytes) return stop(tooLarge(limitBytes));
+      if (declared === undefined) {
+        try {
+          budget.take(chunk.length);
+        } catch (error) {
+          return stop(error as FinalityError);
+        }
+        held.bytes += chunk.length;
+      }
+      chunks.push(chunk);
     };
     request.on("data", onData);
     request.once("end", () =>

@@ -21,6 +21,7 @@ export const PROBLEM_STATUS: Readonly<Record<ErrorCode, number>> = {
   "effect-failed": 500,
   "store-unavailable": 503,
   "shutting-down": 503,
+  overloaded: 503,
   internal: 500,
 };
 

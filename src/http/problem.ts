@@ -32,6 +32,7 @@ const TITLES: Record<ErrorCode, string> = {
   "effect-failed": "Effect failed",
   "store-unavailable": "Store unavailable",
   "shutting-down": "Shutting down",
+  overloaded: "Overloaded",
   internal: "Internal error",
 };
 

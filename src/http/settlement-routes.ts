@@ -5,7 +5,12 @@ import { LIMITS, parseWith } from "../core/validation.js";
 import type { Finality } from "../engine/finality.js";
 import { engineOf } from "../engine/finality-engine.js";
 import { followSettlements, readSettlementsWaiting, settlementToJson } from "../engine/settlement-stream.js";
-import { MAX_SETTLEMENT_LIMIT, type SettlementPage, settlementNumber } from "../store/settlement-feed.js";
+import {
+  MAX_SETTLEMENT_LIMIT,
+  type Settlement,
+  type SettlementPage,
+  settlementNumber,
+} from "../store/settlement-feed.js";
 import type { AppEnv } from "./app-env.js";
 
 /** Longest long poll a client may ask for, in seconds. */
@@ -67,44 +72,10 @@ export function addSettlementRoutes(app: Hono<AppEnv>, options: SettlementRouteO
     const after = lastEventId === undefined || lastEventId === "" ? query.after : lastEventId;
     checkCursor(after, lastEventId === undefined || lastEventId === "" ? "after" : "Last-Event-ID");
     const stop = eitherAborts(c.req.raw.signal, shutdown);
-    let cancelled = false;
-    const encoder = new TextEncoder();
-    let heartbeat: ReturnType<typeof setInterval> | undefined;
-    const body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        const send = (text: string) => {
-          if (!cancelled) controller.enqueue(encoder.encode(text));
-        };
-        // Written at once: the client (and any proxy) sees the stream open before the first event.
-        send(`retry: 2000\n: settlements after ${after ?? "the start"}\n\n`);
-        heartbeat = setInterval(() => send(": heartbeat\n\n"), heartbeatMs);
-        void (async () => {
-          try {
-            for await (const settlement of followSettlements(store, {
-              ...query,
-              after,
-              signal: stop.signal,
-            }))
-              send(
-                `id: ${settlement.cursor}\nevent: settlement\ndata: ${JSON.stringify(settlementToJson(settlement))}\n\n`,
-              );
-          } catch {
-            // The store failed (closed, unreachable): end the stream; the client reconnects with its last id.
-            send(": stream ended\n\n");
-          } finally {
-            clearInterval(heartbeat);
-            stop.abort();
-            // Cancelled (the client left): the stream is closed already.
-            if (!cancelled) closeQuietly(controller);
-          }
-        })();
-      },
-      cancel() {
-        cancelled = true;
-        clearInterval(heartbeat);
-        stop.abort();
-      },
-    });
+    const body = settlementEventStream(
+      followSettlements(store, { ...query, after, signal: stop.signal, batch: STREAM_BATCH }),
+      { after, heartbeatMs, stop },
+    );
     return new Response(body, {
       headers: {
         "content-type": "text/event-stream; charset=utf-8",
@@ -113,6 +84,76 @@ export function addSettlementRoutes(app: Hono<AppEnv>, options: SettlementRouteO
       },
     });
   });
+}
+
+/** Settlements a stream reads from the store at once: what one stream holds besides its queue. */
+export const STREAM_BATCH = 16;
+/** Encoded events a stream queues for a client that has not taken them yet (64 KiB). */
+export const STREAM_QUEUE_BYTES = 64 * 1024;
+
+/**
+ * The SSE body, pulled: the next settlement is read from the feed only when the client has taken
+ * what was queued (the queue holds STREAM_QUEUE_BYTES, and the Node server writes a chunk only
+ * once the socket drained). A client that stops reading therefore stops the reads: one stream
+ * holds at most one batch of the feed and one queue, whatever the backlog behind its cursor.
+ */
+function settlementEventStream(
+  settlements: AsyncGenerator<Settlement, void, undefined>,
+  options: { after: string | undefined; heartbeatMs: number; stop: AbortController },
+): ReadableStream<Uint8Array> {
+  const { stop } = options;
+  const encoder = new TextEncoder();
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  let ended = false;
+  const end = () => {
+    ended = true;
+    clearInterval(heartbeat);
+    stop.abort();
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        // Written at once: the client (and any proxy) sees the stream open before the first event.
+        controller.enqueue(
+          encoder.encode(`retry: 2000\n: settlements after ${options.after ?? "the start"}\n\n`),
+        );
+        // Only into room the client has made: a client that reads nothing needs no keep-alive.
+        heartbeat = setInterval(() => {
+          if (!ended && (controller.desiredSize ?? 0) > 0)
+            controller.enqueue(encoder.encode(": heartbeat\n\n"));
+        }, options.heartbeatMs);
+      },
+      async pull(controller) {
+        let next: IteratorResult<Settlement, void>;
+        try {
+          next = await settlements.next();
+        } catch {
+          // The store failed (closed, unreachable): end the stream; the client reconnects with its last id.
+          next = { done: true, value: undefined };
+          if (!ended) controller.enqueue(encoder.encode(": stream ended\n\n"));
+        }
+        // Cancelled meanwhile (the client left): the stream is closed already.
+        if (ended) return;
+        if (next.done) {
+          end();
+          closeQuietly(controller);
+          return;
+        }
+        const settlement = next.value;
+        controller.enqueue(
+          encoder.encode(
+            `id: ${settlement.cursor}\nevent: settlement\ndata: ${JSON.stringify(settlementToJson(settlement))}\n\n`,
+          ),
+        );
+      },
+      cancel() {
+        end();
+        // Ends the feed's wait (the abort above) and lets its page go.
+        void settlements.return(undefined).catch(() => {});
+      },
+    },
+    new ByteLengthQueuingStrategy({ highWaterMark: STREAM_QUEUE_BYTES }),
+  );
 }
 
 /** A bad cursor is a 400 before the stream starts, named by where it came from. */

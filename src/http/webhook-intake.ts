@@ -1,3 +1,4 @@
+import type { Context } from "@opentelemetry/api";
 import { storableDeliveryId } from "../core/bounded-value.js";
 import { FinalityError, isFinalityError } from "../core/errors.js";
 import type { Finality } from "../engine/finality.js";
@@ -5,6 +6,7 @@ import { engineOf } from "../engine/finality-engine.js";
 import { captureContext, inSpan, resumeIn, tracingOn } from "../engine/tracing.js";
 import type { WebhookParseContext, WebhookReceiver } from "../webhooks/receiver-types.js";
 import type { ReceivedWebhookHeaders } from "../webhooks/schemes/standard-webhooks/node.js";
+import type { VerifiedWebhook } from "../webhooks/signature-common.js";
 import type { ServiceMetrics, WebhookOutcome } from "./service-metrics.js";
 
 /** The 200 answer to a webhook: how the ledger took it. */
@@ -24,14 +26,19 @@ export interface WebhookIntake {
    * payload fetches the object from the provider's status API), ingest. Resolves once
    * the ingest has committed; throws a FinalityError for anything refused, which changed nothing.
    * Every outcome is counted, and `log` receives the fields for the request's log line.
+   * `afterVerify`, when given, runs the part after the signature check (parse, ingest) inside
+   * it, and nothing before it is traced: a verified sender's trace (webhook-tracing.ts).
    */
   receive(
     provider: string,
     headers: ReceivedWebhookHeaders,
     readBody: () => Promise<Uint8Array>,
     log: Record<string, unknown>,
+    afterVerify?: AfterVerify,
   ): Promise<WebhookAnswer>;
 }
+
+export type AfterVerify = <T>(rest: () => Promise<T>) => Promise<T>;
 
 /** Shared by the Hono route and the Node fast path, so both behave the same by construction. */
 export function createWebhookIntake(options: {
@@ -45,8 +52,42 @@ export function createWebhookIntake(options: {
     getJob: (key) => finality.getJob(key),
     deliveryRecorded: (provider, deliveryId) => finality.store.hasDelivery(provider, deliveryId),
   };
+  /** The part after the signature check: parse, ingest, count; `traced` is the span to resume in. */
+  async function take(
+    receiver: WebhookReceiver,
+    provider: string,
+    body: Uint8Array,
+    delivery: VerifiedWebhook,
+    log: Record<string, unknown>,
+    traced: Context | undefined,
+  ): Promise<WebhookAnswer> {
+    const parsed = receiver.parse(body, delivery, context);
+    const observation = parsed instanceof Promise ? await parsed : parsed;
+    log.jobId = observation.id;
+    // A provider's own time out of range or ahead of ours is not refused: a 400 would cost the
+    // job its completion. Ingest drops or cuts it and records why (core/ordering-time.ts).
+    const started = performance.now();
+    const outcome = await (traced
+      ? resumeIn(traced, () => finality.ingestTrusted(observation))
+      : finality.ingestTrusted(observation));
+    metrics.ingestCommitted((performance.now() - started) / 1000);
+    const result: WebhookOutcome = outcome.reason ?? "applied";
+    metrics.eventRecorded("webhook", outcome.applied, outcome.reason);
+    metrics.webhookReceived(provider, result);
+    if (outcome.settled && outcome.job !== null) metrics.jobSettled(outcome.job);
+    log.outcome = result;
+    return {
+      outcome: result,
+      applied: outcome.applied,
+      provider,
+      jobId: observation.id,
+      state: outcome.job?.state ?? null,
+      version: outcome.job?.version ?? null,
+    };
+  }
+
   return {
-    async receive(provider, headers, readBody, log) {
+    async receive(provider, headers, readBody, log, afterVerify) {
       log.provider = provider;
       // The intake's span, to resume in after each await (see engine/tracing.ts).
       const traced = captureContext();
@@ -57,40 +98,22 @@ export function createWebhookIntake(options: {
             details: { provider },
           });
         }
+        // Before the body: a request that cannot be signed is refused without reading (or holding) it.
+        receiver.checkHeaders?.(headers);
         const body = await readBody();
         // Receivers that can answer at once do (the generic one always does): awaiting only a real
         // promise keeps the hot path free of extra microtask turns.
-        const verified = tracingOn()
-          ? resumeIn(traced, () => inSpan("verify", {}, async () => receiver.verify(body, headers)))
-          : receiver.verify(body, headers);
+        const verified =
+          tracingOn() && afterVerify === undefined
+            ? resumeIn(traced, () => inSpan("verify", {}, async () => receiver.verify(body, headers)))
+            : receiver.verify(body, headers);
         const sent = verified instanceof Promise ? await verified : verified;
         // The id the ledger keys the delivery by, the same for the redelivery check and the write.
         const id = storableDeliveryId(sent.id);
         const delivery = id === sent.id ? sent : { ...sent, id };
         log.deliveryId = delivery.id;
-        const parsed = receiver.parse(body, delivery, context);
-        const observation = parsed instanceof Promise ? await parsed : parsed;
-        log.jobId = observation.id;
-        // A provider's own time out of range or ahead of ours is not refused: a 400 would cost the
-        // job its completion. Ingest drops or cuts it and records why (core/ordering-time.ts).
-        const started = performance.now();
-        const outcome = await (traced
-          ? resumeIn(traced, () => finality.ingestTrusted(observation))
-          : finality.ingestTrusted(observation));
-        metrics.ingestCommitted((performance.now() - started) / 1000);
-        const result: WebhookOutcome = outcome.reason ?? "applied";
-        metrics.eventRecorded("webhook", outcome.applied, outcome.reason);
-        metrics.webhookReceived(provider, result);
-        if (outcome.settled && outcome.job !== null) metrics.jobSettled(outcome.job);
-        log.outcome = result;
-        return {
-          outcome: result,
-          applied: outcome.applied,
-          provider,
-          jobId: observation.id,
-          state: outcome.job?.state ?? null,
-          version: outcome.job?.version ?? null,
-        };
+        if (afterVerify === undefined) return await take(receiver, provider, body, delivery, log, traced);
+        return await afterVerify(() => take(receiver, provider, body, delivery, log, captureContext()));
       } catch (error) {
         const outcome = refusalOutcome(error);
         // Unknown names share one label: a caller cannot grow the metric without bound.
@@ -117,6 +140,7 @@ function refusalOutcome(error: unknown): WebhookOutcome {
       return "malformed";
     case "shutting-down":
     case "store-unavailable":
+    case "overloaded":
       return "unavailable";
     default:
       return "error";

@@ -4,8 +4,8 @@ import { genericWebhookBodySchema, webhookAnswerSchema } from "./api-schemas.js"
 import type { AppEnv } from "./app-env.js";
 import type { RouteDoc } from "./openapi/route-doc.js";
 import { readBody } from "./read-body.js";
-import type { WebhookIntake } from "./webhook-intake.js";
-import { traceWebhook } from "./webhook-tracing.js";
+import type { AfterVerify, WebhookIntake } from "./webhook-intake.js";
+import { continueVerifiedTrace, traceWebhook } from "./webhook-tracing.js";
 
 export const WEBHOOK_ROUTE = "/webhooks/:provider";
 
@@ -14,10 +14,19 @@ export const WEBHOOK_ROUTE = "/webhooks/:provider";
  * events are 200 too (the body says which) so that the sender stops retrying. On Node the same
  * intake is also reached through a fast path that skips the router (node-webhook-handler.ts).
  */
-export function addWebhookRoutes(app: Hono<AppEnv>, intake: WebhookIntake, bodyLimitBytes: number): void {
+export function addWebhookRoutes(
+  app: Hono<AppEnv>,
+  intake: WebhookIntake,
+  options: {
+    bodyLimitBytes: number;
+    /** Follow a verified sender's `traceparent` (`telemetry.trustIncomingTraceparent`); else it is ignored. */
+    trustTraceparent?: boolean | undefined;
+  },
+): void {
+  const { bodyLimitBytes } = options;
   app.post(WEBHOOK_ROUTE, async (c) => {
     c.set("route", WEBHOOK_ROUTE);
-    const receive = () =>
+    const receive = (afterVerify?: AfterVerify) =>
       intake.receive(
         c.req.param("provider"),
         {
@@ -28,12 +37,17 @@ export function addWebhookRoutes(app: Hono<AppEnv>, intake: WebhookIntake, bodyL
         },
         () => readBody(c.req.raw, bodyLimitBytes),
         c.var.log,
+        afterVerify,
       );
     if (!tracingOn()) return c.json(await receive());
+    // A sender's traceparent only when trusted, and then only once its signature is verified.
+    const traceParent = options.trustTraceparent ? c.req.header("traceparent") : undefined;
+    if (traceParent !== undefined)
+      return c.json(await receive(continueVerifiedTrace(c.req.param("provider"), traceParent, c.var.log)));
     let response: Response | undefined;
     await traceWebhook(
       c.req.param("provider"),
-      c.req.header("traceparent"),
+      undefined,
       c.var.log,
       () => response?.status ?? 500,
       async () => {

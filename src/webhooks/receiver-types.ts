@@ -21,6 +21,12 @@ export interface WebhookParseContext {
  */
 export interface WebhookReceiver {
   readonly provider: string;
+  /**
+   * Throws `signature-invalid` when the headers cannot carry a signature of the provider's scheme
+   * (missing, or a stale timestamp): checked before the body is read, so an unsigned sender is
+   * refused at once rather than held while its body trickles in. Absent: only `verify` checks.
+   */
+  checkHeaders?: SignatureHeaderCheck | undefined;
   /** Throws `signature-invalid` unless the headers sign these exact bytes. */
   verify(body: Uint8Array, headers: ReceivedWebhookHeaders): VerifiedWebhook | Promise<VerifiedWebhook>;
   /**
@@ -34,6 +40,9 @@ export interface WebhookReceiver {
     context: WebhookParseContext,
   ): Observation | Promise<Observation>;
 }
+
+/** A scheme's look at the headers alone, before the body is read (see `checkHeaders`). */
+export type SignatureHeaderCheck = (headers: ReceivedWebhookHeaders) => void;
 
 /** The verification half of a receiver: one signature scheme with its secrets. */
 export type WebhookVerifier = WebhookReceiver["verify"];

@@ -1,8 +1,12 @@
 import { assertNever, FinalityError } from "../core/errors.js";
-import type { WebhookVerifier } from "./receiver-types.js";
-import type { HmacHeaderVerifierOptions } from "./schemes/hmac/header.js";
-import type { StandardWebhookVerifierOptions } from "./schemes/standard-webhooks/header.js";
-import type { StripeSignatureVerifierOptions } from "./schemes/stripe/header.js";
+import type { SignatureHeaderCheck, WebhookVerifier } from "./receiver-types.js";
+import { type HmacHeaderVerifierOptions, readHmacSignatureHeader } from "./schemes/hmac/header.js";
+import {
+  readStandardWebhook,
+  type StandardWebhookVerifierOptions,
+} from "./schemes/standard-webhooks/header.js";
+import { readStripeSignatureHeader, type StripeSignatureVerifierOptions } from "./schemes/stripe/header.js";
+import { DEFAULT_TOLERANCE_SECONDS } from "./signature-common.js";
 
 /** A provider instance's `webhook` settings, as far as signature checking goes. */
 export interface WebhookSignatureConfig {
@@ -66,6 +70,44 @@ export function webhookVerifiersFrom(schemes: SchemeVerifiers): WebhookVerifiers
       }
     },
   };
+}
+
+/**
+ * The headers half of the configured scheme, on both runtimes alike (no cryptography): throws
+ * `signature-invalid` when the headers the scheme signs with are missing (or, for schemes with
+ * a timestamp, stale), so that such a request is refused before its body is read.
+ */
+export function signatureHeaderCheck(
+  provider: string,
+  config: WebhookSignatureConfig | undefined,
+  now: () => number,
+): SignatureHeaderCheck {
+  const secrets = config?.secrets ?? [];
+  if (config === undefined || secrets.length === 0) {
+    const refuse = refuseAll(provider);
+    return (headers) => void refuse(new Uint8Array(0), headers);
+  }
+  const scheme = config.scheme ?? "standard-webhooks";
+  switch (scheme) {
+    case "standard-webhooks": {
+      const tolerance = config.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
+      return (headers) => void readStandardWebhook(headers, tolerance, now);
+    }
+    case "hmac-sha256": {
+      const options = {
+        header: config.header ?? "x-signature",
+        encoding: config.encoding ?? "hex",
+        prefix: config.prefix ?? "",
+      };
+      return (headers) => void readHmacSignatureHeader(headers, options);
+    }
+    case "stripe": {
+      const options = { header: config.header, toleranceSeconds: config.toleranceSeconds, now };
+      return (headers) => void readStripeSignatureHeader(headers, options);
+    }
+    default:
+      return assertNever(scheme, "webhook signature scheme");
+  }
 }
 
 export function refuseAll(provider: string): WebhookVerifier {

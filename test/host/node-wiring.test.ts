@@ -10,6 +10,7 @@ import { createNodeHttpTransport } from "../../src/engine/node-http-transport.js
 import { createReconciler } from "../../src/engine/reconciler.js";
 import { createRetentionLoop } from "../../src/engine/retention.js";
 import { type RunningService, serve } from "../../src/host/node/serve.js";
+import { startNodeServer } from "../../src/http/node-server.js";
 import { createNodeWebhookHandler } from "../../src/http/node-webhook-handler.js";
 import { createWebhookIntake } from "../../src/http/webhook-intake.js";
 import { createWorkerAuthorizer } from "../../src/http/worker-auth.js";
@@ -80,6 +81,10 @@ vi.mock("../../src/http/node-webhook-handler.js", async (importOriginal) => {
   const actual = await importOriginal<typeof import("../../src/http/node-webhook-handler.js")>();
   return { ...actual, createNodeWebhookHandler: vi.fn(actual.createNodeWebhookHandler) };
 });
+vi.mock("../../src/http/node-server.js", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("../../src/http/node-server.js")>();
+  return { ...actual, startNodeServer: vi.fn(actual.startNodeServer) };
+});
 vi.mock("../../src/http/webhook-intake.js", async (importOriginal) => {
   const actual = await importOriginal<typeof import("../../src/http/webhook-intake.js")>();
   return { ...actual, createWebhookIntake: vi.fn(actual.createWebhookIntake) };
@@ -144,12 +149,21 @@ const WIRED: Record<string, () => void | Promise<void>> = {
   "server.port": () => expect(Number(new URL(service.url).port)).toBe(config.server.port),
   "server.bodyLimitBytes": async () => {
     expect(onlyCall(createNodeWebhookHandler)[0].bodyLimitBytes).toBe(config.server.bodyLimitBytes);
+    // Signed: a request without signature headers is refused (401) before its body is read.
+    const body = "x".repeat(config.server.bodyLimitBytes + 1);
     const answer = await fetch(`${service.url}/webhooks/acme`, {
       method: "POST",
-      body: "x".repeat(config.server.bodyLimitBytes + 1),
+      headers: signWith(SECRET, body),
+      body,
     });
     expect(answer.status).toBe(413);
   },
+  "server.bodyBytesInFlight": () =>
+    expect(onlyCall(createNodeWebhookHandler)[0].bodyBytesInFlight).toBe(config.server.bodyBytesInFlight),
+  "server.keepAliveTimeoutMs": () =>
+    expect(onlyCall(startNodeServer)[1].keepAliveTimeoutMs).toBe(config.server.keepAliveTimeoutMs),
+  "server.headersTimeoutMs": () =>
+    expect(onlyCall(startNodeServer)[1].headersTimeoutMs).toBe(config.server.headersTimeoutMs),
   "server.apiToken": async () => {
     expect((await fetch(`${service.url}/v1/jobs`)).status).toBe(401);
     const authorised = await fetch(`${service.url}/v1/jobs`, {

@@ -10,6 +10,9 @@ export function CONFIG(at: { sqlite: string; port: number }) {
       host: "127.0.0.1",
       port: at.port,
       bodyLimitBytes: 4096,
+      bodyBytesInFlight: 40_960,
+      keepAliveTimeoutMs: 71_000,
+      headersTimeoutMs: 73_000,
       apiToken: "wiring-api-token-0123456789",
     },
     store: { sqlite: at.sqlite, synchronous: "NORMAL" as const },
@@ -141,6 +144,8 @@ export const ELSEWHERE: Record<string, { test: string } | { unchecked: string }>
   "telemetry.serviceName": { test: "test/telemetry/webhook-trace.test.ts" },
   "telemetry.sampleRatio": { test: "test/telemetry/webhook-trace.test.ts" },
   "telemetry.otlpUrl": { test: "test/telemetry/otlp-export.test.ts" },
+  // Read by the webhook fast path and the API's tracing, both only while tracing is on.
+  "telemetry.trustIncomingTraceparent": { test: "test/telemetry/traceparent-trust.test.ts" },
   $schema: { unchecked: "an editor's hint, ignored by design" },
   // Read by the host's discovery loops (host/discovery-from-config.ts) on a real `serve`.
   "providers.<name>.discover.enabled": { test: "test/chaos/intent-crash.test.ts" },

@@ -25,6 +25,18 @@ export class AwaitedSpanExporter extends InMemorySpanExporter {
   }
 }
 
+/**
+ * An exporter whose spans outlive the service's stop: InMemorySpanExporter empties itself on
+ * shutdown, so a test that stops the service (flushing every span) and then reads the exporter
+ * would find nothing whatever had been exported, and a "no span" check could not fail.
+ */
+export class KeptSpanExporter extends AwaitedSpanExporter {
+  override shutdown(): Promise<void> {
+    this._stopped = true;
+    return this.forceFlush();
+  }
+}
+
 /** A loopback effect receiver: answers each request with the next status of `statuses` (then 200). */
 export async function startReceiver(statuses: number[] = []): Promise<{
   url: string;

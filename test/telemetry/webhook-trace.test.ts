@@ -3,7 +3,14 @@ import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from "@open
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tracingOn } from "../../src/engine/tracing.js";
 import { sendWebhook } from "../http/helpers/webhooks.js";
-import { AwaitedSpanExporter, byName, only, serveWithEffect, startReceiver } from "./helpers.js";
+import {
+  AwaitedSpanExporter,
+  byName,
+  KeptSpanExporter,
+  only,
+  serveWithEffect,
+  startReceiver,
+} from "./helpers.js";
 
 // One completion's story as one trace: a signed webhook settles a job with a URL effect; the
 // receiver refuses the first attempt (503) and takes the second. All in-process over loopback:
@@ -19,7 +26,7 @@ describe("a webhook that settles a job with an HTTP effect", () => {
     receiver = await startReceiver([503]);
     served = await serveWithEffect({
       receiverUrl: receiver.url,
-      telemetry: { serviceName: "finality-trace-test", sampleRatio: 1 },
+      telemetry: { serviceName: "finality-trace-test", sampleRatio: 1, trustIncomingTraceparent: true },
       spanExporter: exporter,
     });
   }, 60_000);
@@ -102,7 +109,8 @@ describe("a webhook that settles a job with an HTTP effect", () => {
 
 describe("sampleRatio 0", () => {
   it("records no span, and still propagates the (unsampled) trace context", async () => {
-    const exporter = new InMemorySpanExporter();
+    // Kept through the stop: an InMemorySpanExporter would be empty after it whatever it got.
+    const exporter = new KeptSpanExporter();
     const receiver = await startReceiver();
     const served = await serveWithEffect({
       receiverUrl: receiver.url,

@@ -12,7 +12,11 @@ describe("a worker callback that ends a run", () => {
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    served = await serveWithEffect({ receiverUrl: receiver.url, telemetry: {}, spanExporter: exporter });
+    served = await serveWithEffect({
+      receiverUrl: receiver.url,
+      telemetry: { trustIncomingTraceparent: true },
+      spanExporter: exporter,
+    });
   }, 60_000);
   afterAll(async () => {
     await served?.cleanup();

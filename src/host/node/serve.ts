@@ -2,7 +2,7 @@ import { createServer } from "node:net";
 import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import { pino } from "pino";
 import { createApp } from "../../app/create-app.js";
-import type { FinalityConfig } from "../../config/config-schema.js";
+import { type FinalityConfig, headersTimeoutOf } from "../../config/config-schema.js";
 import type { Environment } from "../../config/env-overrides.js";
 import { type ConfigFlags, loadConfig } from "../../config/load-config.js";
 import { usesBuiltInProvider } from "../../config/parse-config.js";
@@ -106,9 +106,22 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
       destinations: brokers.status,
       shutdown: shutdown.signal,
     });
-    const bodyLimitBytes = config.server.bodyLimitBytes;
-    const fastPath = createNodeWebhookHandler({ intake, bodyLimitBytes, logger, metrics });
-    server = await startNodeServer(app, { host: config.server.host, port: config.server.port, fastPath });
+    const { bodyLimitBytes, bodyBytesInFlight } = config.server;
+    const fastPath = createNodeWebhookHandler({
+      intake,
+      bodyLimitBytes,
+      bodyBytesInFlight,
+      trustTraceparent: config.telemetry.trustIncomingTraceparent,
+      logger,
+      metrics,
+    });
+    server = await startNodeServer(app, {
+      host: config.server.host,
+      port: config.server.port,
+      fastPath,
+      keepAliveTimeoutMs: config.server.keepAliveTimeoutMs,
+      headersTimeoutMs: headersTimeoutOf(config.server),
+    });
   } catch (error) {
     await finality.close();
     await telemetry?.stop();

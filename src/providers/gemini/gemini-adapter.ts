@@ -2,8 +2,13 @@ import type { ProviderConfigOf } from "../../config/config-schema.js";
 import type { Observation } from "../../core/model.js";
 import { isTerminal } from "../../core/states.js";
 import { createJwtVerifier, isCompactJwt } from "../../webhooks/jwt-signature.js";
-import type { WebhookParseContext, WebhookVerifier } from "../../webhooks/receiver-types.js";
+import type {
+  SignatureHeaderCheck,
+  WebhookParseContext,
+  WebhookVerifier,
+} from "../../webhooks/receiver-types.js";
 import type { VerifiedWebhook } from "../../webhooks/signature-common.js";
+import { signatureHeaderCheck } from "../../webhooks/verifier-choice.js";
 import type { AdapterDeps, ProviderAdapter } from "../adapter-types.js";
 import { decodeJsonObject, requireText } from "../json-body.js";
 import { fromRfc3339, objectOf, textOf } from "../json-fields.js";
@@ -38,6 +43,7 @@ export function createGeminiAdapter(
     lister: createGeminiBatchLister(client, config.apiVersion),
     receiver: {
       provider,
+      checkHeaders: geminiHeaderCheck(provider, config, deps),
       verify: geminiVerifier(provider, config, deps),
       parse: (body, delivery, context) =>
         parseGeminiWebhook(provider, body, delivery, observe, fetchTimeoutMs, context),
@@ -66,6 +72,23 @@ function geminiVerifier(
   });
   return (body, headers) =>
     isCompactJwt(headers.signature) ? verifyJwt(headers.signature, headers, body) : standard(body, headers);
+}
+
+/** The headers the verifier above needs: a JWT in webhook-signature, else Standard Webhooks' three. */
+function geminiHeaderCheck(
+  provider: string,
+  config: ProviderConfigOf<"gemini">,
+  deps: AdapterDeps,
+): SignatureHeaderCheck {
+  const standard = signatureHeaderCheck(
+    provider,
+    config.webhook?.secrets ? config.webhook : undefined,
+    deps.now,
+  );
+  if (config.webhook?.jwt === undefined) return standard;
+  return (headers) => {
+    if (!isCompactJwt(headers.signature)) standard(headers);
+  };
 }
 
 export function parseGeminiWebhook(

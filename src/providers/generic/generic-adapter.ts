@@ -1,5 +1,6 @@
 import type { ProviderConfigOf } from "../../config/config-schema.js";
 import type { WebhookReceiver } from "../../webhooks/receiver-types.js";
+import { signatureHeaderCheck } from "../../webhooks/verifier-choice.js";
 import type { AdapterDeps, ProviderAdapter } from "../adapter-types.js";
 import { mapState } from "../state-map.js";
 import { createGenericLister } from "./generic-lister.js";
@@ -20,6 +21,7 @@ export function createGenericAdapter(
   const poll = config.poll;
   const receiver: WebhookReceiver = {
     provider,
+    checkHeaders: signatureHeaderCheck(provider, config.webhook, deps.now),
     verify: deps.verifiers.webhook(provider, config.webhook, deps.now),
     // The hot path: synchronous, and without a state table nothing but the body parser runs.
     parse:

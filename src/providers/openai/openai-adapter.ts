@@ -1,6 +1,7 @@
 import type { ProviderConfigOf } from "../../config/config-schema.js";
 import type { Observation } from "../../core/model.js";
 import type { WebhookParseContext } from "../../webhooks/receiver-types.js";
+import { signatureHeaderCheck } from "../../webhooks/verifier-choice.js";
 import type { AdapterDeps, ProviderAdapter } from "../adapter-types.js";
 import { decodeJsonObject, requireText } from "../json-body.js";
 import { fromUnixSeconds, objectOf } from "../json-fields.js";
@@ -34,6 +35,7 @@ export function createOpenAIAdapter(
     lister: createOpenAIBatchLister(client),
     receiver: {
       provider,
+      checkHeaders: signatureHeaderCheck(provider, config.webhook, deps.now),
       verify: deps.verifiers.webhook(provider, config.webhook, deps.now),
       parse: (body, delivery, context) =>
         parseOpenAIWebhook(provider, body, delivery.id, observe, fetchTimeoutMs, context),

@@ -1,6 +1,7 @@
 import type { ProviderConfigOf } from "../../config/config-schema.js";
 import type { Observation } from "../../core/model.js";
 import { isTerminal } from "../../core/states.js";
+import { signatureHeaderCheck } from "../../webhooks/verifier-choice.js";
 import type { AdapterDeps, ProviderAdapter } from "../adapter-types.js";
 import { boundedResult } from "../bounded-result.js";
 import { decodeJsonObject, requireText } from "../json-body.js";
@@ -46,6 +47,7 @@ export function createReplicateAdapter(
     lister: client === null ? undefined : createReplicateLister(client),
     receiver: {
       provider,
+      checkHeaders: signatureHeaderCheck(provider, config.webhook, deps.now),
       verify: deps.verifiers.webhook(provider, config.webhook, deps.now),
       parse(body, delivery) {
         const prediction = decodeJsonObject(body);
