@@ -2,6 +2,7 @@ import type { Environment } from "../config/env-overrides.js";
 import { type ConfigFlags, loadConfig } from "../config/load-config.js";
 import { FinalityError } from "../core/errors.js";
 import { type PruneCounts, pruneOnce } from "../engine/retention.js";
+import { retentionWindowsFromConfig } from "../host/from-config.js";
 import { openStore, requireExistingDatabase } from "../host/node/finality-from-config.js";
 import { refuseWhileHeld } from "../host/node/ledger-holders.js";
 import { PRUNE_TARGETS, type PruneTarget } from "../store/housekeeping-store.js";
@@ -26,7 +27,7 @@ export async function prune(
   const store = await openStore(config.store);
   try {
     const totals = Object.fromEntries(PRUNE_TARGETS.map((t) => [t, 0])) as PruneCounts;
-    const rows = await pruneOnce(store, config.retention, Date.now(), {
+    const rows = await pruneOnce(store, retentionWindowsFromConfig(config), Date.now(), {
       dryRun: options.dryRun,
       onProgress: (target, n) => {
         totals[target] += n;

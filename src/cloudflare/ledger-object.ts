@@ -1,5 +1,6 @@
 import { toError } from "../core/errors.js";
 import { type PruneCounts, pruneOnce } from "../engine/retention.js";
+import { retentionWindowsFromConfig } from "../host/from-config.js";
 import { type WorkersLedger, workersLedgerFromConfig } from "../host/workers/ledger-from-config.js";
 import { problemResponse, toProblem } from "../http/problem.js";
 import { sweepOnce } from "../providers/discovery-sweep.js";
@@ -140,7 +141,7 @@ export class FinalityLedger {
     const delivered = await this.#deliverEffects();
     const pruned = await pruneOnce(
       ledger.finality.store,
-      ledger.config.retention,
+      retentionWindowsFromConfig(ledger.config),
       ledger.finality.clock.now(),
       {
         batchSize: limits.pruneBatch,

@@ -57,4 +57,9 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     name: "last_polled_at",
     sql: "-- When a status poll last asked the provider about the job (epoch milliseconds); NULL until the\n-- first. With poll_attempts and next_check_at it tells an operator the poller is alive for this\n-- job. Shown by the API, `finality jobs show` and the dashboard.\nALTER TABLE jobs ADD COLUMN last_polled_at INTEGER;\n",
   },
+  {
+    version: 12,
+    name: "settlement_amendments",
+    sql: "-- Settlement amendments (store/settlement-feed.ts). A job adopted from an early webhook settles\n-- with no kind; its kind arrives later, with a registration or an intent's attach. Its feed row\n-- keeps kind NULL, so a reader filtered by kind would never see the job. When a settled job's\n-- kind arrives, this trigger writes an amendment in the same transaction: a second row for the\n-- same settlement, with the kind, marked amendment = 1. Kind-filtered readers read amendments\n-- (the original row, kind NULL, never matches them); every other reader skips them, so an\n-- unfiltered reader still sees each settlement once. A kind is only ever filled, never changed\n-- (registration fills what is missing), so a job has at most one amendment.\nALTER TABLE settlements ADD COLUMN amendment INTEGER NOT NULL DEFAULT 0;\n\nCREATE TRIGGER jobs_kind_after_settled AFTER UPDATE OF kind ON jobs\n  WHEN OLD.settled_at IS NOT NULL AND OLD.kind IS NULL AND NEW.kind IS NOT NULL BEGIN\n  INSERT INTO settlements (provider, job_id, kind, state, settled_at, settled_by, amendment)\n    VALUES (NEW.provider, NEW.id, NEW.kind, NEW.state, NEW.settled_at, NEW.settled_by, 1);\nEND;\n",
+  },
 ];

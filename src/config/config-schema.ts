@@ -8,6 +8,7 @@ import {
   providerSchema,
   reconcileFields,
 } from "./provider-config-schema.js";
+import { tombstoneTooShort } from "./tombstone-cover.js";
 
 export { PROVIDER_TYPES, type ProviderType };
 
@@ -149,7 +150,8 @@ const retentionSchema = z.strictObject({
   settledRunsDays: days.default(14),
   /**
    * A pruned job's tombstone, counted from when it settled: until then a late or replayed
-   * webhook for it is `already-settled-pruned` and fires nothing (must be ≥ settledJobsDays).
+   * webhook for it is `already-settled-pruned` and fires nothing. Must be at least
+   * settledJobsDays + the longest window in which a pruned job can come back (tombstone-cover.ts).
    */
   tombstonesDays: days.default(400),
   /** The early-completion inbox: how long an observation for an unregistered job waits for it. */
@@ -267,13 +269,11 @@ export const configSchema = z
         });
       }
     }
-    // A tombstone pruned before its job would leave that job's id unguarded from the start.
-    if (config.retention.tombstonesDays < config.retention.settledJobsDays)
-      ctx.addIssue({
-        code: "custom",
-        path: ["retention", "tombstonesDays"],
-        message: `must be at least settledJobsDays (${config.retention.settledJobsDays}): a pruned job's tombstone must outlive it`,
-      });
+    // A tombstone pruned while its job can still come back (a redelivery, a discovery sweep)
+    // leaves that job's id unguarded: it would be adopted again and fire its effects twice.
+    const tooShort = tombstoneTooShort(config);
+    if (tooShort !== null)
+      ctx.addIssue({ code: "custom", path: ["retention", "tombstonesDays"], message: tooShort });
     if ("postgres" in config.store && config.store.queryTimeoutSeconds !== undefined) {
       const statement = config.store.statementTimeoutSeconds ?? DEFAULT_STATEMENT_TIMEOUT_SECONDS;
       if (config.store.queryTimeoutSeconds <= statement)

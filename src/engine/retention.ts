@@ -21,6 +21,12 @@ export interface RetentionWindows {
   parkedDays: number;
   /** How long the settlement feed keeps a settlement, counted from when the job settled. */
   settlementsDays: number;
+  /**
+   * The longest time after settlement in which a pruned job can come back besides a redelivery
+   * (`deliveriesDays`, always counted): a discovery sweep's lookback, a webhook's signature
+   * tolerance. The hosts pass `longestComeBackDays(config)` (config/tombstone-cover.ts).
+   */
+  comeBackDays?: number | undefined;
 }
 
 export const DEFAULT_RETENTION: RetentionWindows = {
@@ -34,7 +40,7 @@ export const DEFAULT_RETENTION: RetentionWindows = {
   settlementsDays: 14,
 };
 
-const WINDOW_OF: Record<PruneTarget, keyof RetentionWindows> = {
+const WINDOW_OF: Record<PruneTarget, Exclude<keyof RetentionWindows, "comeBackDays">> = {
   deliveries: "deliveriesDays",
   events: "eventsDays",
   settledJobs: "settledJobsDays",
@@ -59,6 +65,23 @@ export interface PruneOptions {
 export type PruneCounts = Record<PruneTarget, number>;
 
 /**
+ * The window tombstones are actually pruned after: `tombstonesDays`, and never less than the job's
+ * own window plus every way it can still come back (config/tombstone-cover.ts). The config check
+ * refuses a shorter `tombstonesDays`; this is the same rule once more, inside the pass, for the
+ * windows that never went through it (`finality.prune({retention})`, a library's own loop): a
+ * tombstone pruned with its job would let a replay or a sweep bring the job back and fire its
+ * effects again.
+ */
+export function tombstoneWindowDays(windows: RetentionWindows): number {
+  const comeBack = Math.max(windows.deliveriesDays, windows.comeBackDays ?? 0);
+  return Math.max(windows.tombstonesDays, windows.settledJobsDays + comeBack);
+}
+
+function windowDays(target: PruneTarget, windows: RetentionWindows): number {
+  return target === "tombstones" ? tombstoneWindowDays(windows) : windows[WINDOW_OF[target]];
+}
+
+/**
  * One retention pass: for each target, deletes its rows older than its window in small batches,
  * yielding to the event loop between batches so that ingest transactions interleave with them,
  * then gives freed pages back where the store can.
@@ -72,7 +95,7 @@ export async function pruneOnce(
   const batchSize = options.batchSize ?? 500;
   const counts = Object.fromEntries(PRUNE_TARGETS.map((t) => [t, 0])) as PruneCounts;
   for (const target of PRUNE_TARGETS) {
-    const before = now - windows[WINDOW_OF[target]] * DAY_MS;
+    const before = now - windowDays(target, windows) * DAY_MS;
     if (options.dryRun) {
       counts[target] = await store.countPrunable(target, before);
       options.onProgress?.(target, counts[target]);

@@ -1,4 +1,5 @@
 import type { FinalityConfig } from "../config/config-schema.js";
+import { longestComeBackDays } from "../config/tombstone-cover.js";
 import { RUNS_PROVIDER } from "../core/run-model.js";
 import { createDispatcher, type Dispatcher, type DispatcherOptions } from "../engine/dispatcher.js";
 import type { EffectDefinition } from "../engine/effect-definitions.js";
@@ -10,6 +11,7 @@ import {
   type EffectTransport,
 } from "../engine/http-effect-target.js";
 import { createReconciler, type ProviderReconcileOptions, type Reconciler } from "../engine/reconciler.js";
+import type { RetentionWindows } from "../engine/retention.js";
 import type { Logger } from "../http/request-log.js";
 import type { ServiceMetrics } from "../http/service-metrics.js";
 import type { ProviderRegistry } from "../providers/provider-registry.js";
@@ -199,4 +201,13 @@ export function reconcilerFromConfig(
       await reconciler.stop();
     },
   };
+}
+
+/**
+ * The retention windows of a configuration, with the longest way a pruned job can come back
+ * (`comeBackDays`): the pass never prunes a tombstone before it (engine/retention.ts), whatever
+ * `tombstonesDays` says. Every host's pass (serve's loop, `finality prune`, the Workers cron) reads this.
+ */
+export function retentionWindowsFromConfig(config: FinalityConfig): RetentionWindows {
+  return { ...config.retention, comeBackDays: longestComeBackDays(config) };
 }

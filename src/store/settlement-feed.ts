@@ -13,13 +13,28 @@ import { clampLimit, decodeCursor, encodeCursor } from "./json-column.js";
  * SQLite has one writer, so its row numbers are commit order. PostgreSQL numbers the rows at
  * COMMIT under an advisory lock (migration 0007): a plain sequence, numbered at insert, could
  * commit 6 before 5, and a reader at 6 would never see 5.
+ *
+ * Kinds that arrive late. A job adopted from an early webhook settles with no kind; its kind comes
+ * later, with a registration or an intent's attach. The database then writes an **amendment** in
+ * that transaction (SQLite migration 0012, PostgreSQL 0011): a second entry for the same
+ * settlement, with the kind, at its own place in commit order. A reader filtered by kind reads
+ * amendments (the first entry, kind null, never matches it), so it sees the job once, by its
+ * final kind, when the kind arrives; every other reader skips them and sees each settlement once.
  */
 export interface Settlement {
   cursor: string;
   provider: string;
   id: string;
-  /** The job's kind when it settled (a later registration does not move it between filters). */
+  /**
+   * The job's kind when it settled; on an amendment, the kind that arrived after it settled.
+   * A kind is filled once and never changed, so a job matches at most one kind filter.
+   */
   kind: string | null;
+  /**
+   * True: not a new settlement but the kind of a job that settled without one, arriving. Only
+   * a reader filtered by kind is given amendments; every other reader saw the settlement itself.
+   */
+  amendment: boolean;
   state: TerminalState;
   settledAt: number;
   settledBy: string | null;
@@ -61,6 +76,8 @@ export interface SettlementRow<Time> {
   state: string;
   settled_at: Time;
   settled_by: string | null;
+  /** 1: the kind of a job that settled without one, arriving (migration 0012 / 0011). */
+  amendment: number;
 }
 
 /** The feed's item for a row, given its time in epoch ms and its job as it is now (null: deleted). */
@@ -77,6 +94,7 @@ export function settlementFromRow(
     state: row.state as TerminalState,
     settledAt,
     settledBy: row.settled_by,
+    amendment: Number(row.amendment) === 1,
     job,
   };
 }
@@ -112,7 +130,10 @@ export function settlementPageSql(
   };
   const where = [`settlement_no > ${param(settlementNumber(query.after))}`];
   if (query.provider !== undefined) where.push(`provider = ${param(query.provider)}`);
+  // A kind filter reads amendments: the kind of a job that settled without one arrived since
+  // (its first entry, kind null, never matches). Every other reader saw that settlement already.
   if (query.kind !== undefined) where.push(`kind = ${param(query.kind)}`);
+  else where.push("amendment = 0");
   const limit = param(clampLimit(query.limit, 100, MAX_SETTLEMENT_LIMIT));
   return { sql: `WHERE ${where.join(" AND ")} ORDER BY settlement_no LIMIT ${limit}`, values };
 }

@@ -17,7 +17,7 @@ describe("the cron run's retention pass on Workers", () => {
   beforeAll(async () => {
     worker = await startWorkerLedger({
       providers: { acme: { type: "generic", webhook: { secrets: [SECRET] } } },
-      retention: { settledJobsDays: WINDOW_DAYS, eventsDays: WINDOW_DAYS, tombstonesDays: WINDOW_DAYS },
+      retention: { settledJobsDays: WINDOW_DAYS, eventsDays: WINDOW_DAYS },
       cloudflare: { pruneBatch: PRUNE_BATCH },
       log: { level: "info" },
     });

@@ -332,3 +332,76 @@ describe("the settlement feed across a reshard from 2 to 4 under load", () => {
     expect([...positions.keys()].some((name) => name.endsWith("-of-4"))).toBe(true);
   }, 600_000);
 });
+
+describe("the merged settlement feed filtered by a kind that arrives after the job settled", () => {
+  let worker: ShardedWorker;
+  const fetch: Fetch = (path, init) => worker.fetch("v", path, init);
+  beforeAll(async () => {
+    worker = await startShardedWorkers([{ name: "v", config: { ...base, cloudflare: { shards: 4 } } }]);
+  }, 120_000);
+  afterAll(async () => {
+    await worker?.dispose();
+  });
+
+  const register = async (id: string, kind: string) => {
+    const response = await fetch("/v1/jobs", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ provider: "acme", id, kind }),
+    });
+    expect(response.status).toBeLessThan(300);
+    await response.arrayBuffer();
+  };
+  /** Every item after `after` under `query`, page by page (a kind reader's cursor moves over gaps). */
+  const readFiltered = async (query: string, after: string | null) => {
+    const items: Settlement[] = [];
+    let cursor = after;
+    for (;;) {
+      const got = await page(
+        fetch,
+        `?limit=2${query}${cursor ? `&after=${encodeURIComponent(cursor)}` : ""}`,
+      );
+      if (got.items.length === 0) return { items, cursor };
+      items.push(...got.items);
+      cursor = got.cursor;
+    }
+  };
+
+  it("gives a kind reader each job by its final kind once, on every shard, resumed and streamed; the others once", async () => {
+    // Settled by webhooks before anyone knew their kind, one on each shard; one registered first.
+    const early = [0, 1, 2, 3].map((shard) => idOnShard("early", shard, 4));
+    const known = idOnShard("known", 2, 4);
+    await register(known, "render");
+    for (const id of [...early, known]) await settle(fetch, id);
+    const before = await readFiltered("&kind=render", null);
+    expect(ids(before.items)).toEqual([known]);
+    const stream = await fetch(`/v1/settlements/stream?kind=render`, {
+      headers: { "last-event-id": before.cursor ?? "" },
+    });
+    expect(stream.status).toBe(200);
+    const events = sseReader(stream.body as ReadableStream<Uint8Array>);
+
+    // The kinds arrive: render for the jobs on shards 1 and 3, text for the one on shard 0.
+    await register(early[1] as string, "render");
+    await register(early[3] as string, "render");
+    await register(early[0] as string, "text");
+    await register(early[1] as string, "render"); // again: nothing more
+
+    const resumed = await readFiltered("&kind=render", before.cursor);
+    expect(ids(resumed.items).sort()).toEqual([early[1], early[3]].sort());
+    // The stream opened before the kinds came is given the same two, live.
+    const streamed = [await events.next(), await events.next()];
+    expect(streamed.map((e) => JSON.parse(e?.data ?? "{}").id).sort()).toEqual([early[1], early[3]].sort());
+    await events.cancel();
+    for (const item of resumed.items) expect(item.job).toMatchObject({ id: item.id });
+    expect(ids((await readFiltered("&kind=render", null)).items).sort()).toEqual(
+      [known, early[1], early[3]].sort(),
+    );
+    expect(ids((await readFiltered("&kind=text", null)).items)).toEqual([early[0]]);
+    // Unfiltered and by provider: each settlement once, as before the kinds came.
+    for (const query of ["", "&provider=acme"]) {
+      const all = ids((await readFiltered(query, null)).items);
+      expect(all.sort(), query).toEqual([...early, known].sort());
+    }
+  }, 60_000);
+});

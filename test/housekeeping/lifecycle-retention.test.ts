@@ -65,8 +65,11 @@ describe("retention windows of tombstones and parked observations", () => {
       parked: 0,
     });
     expect(await tombstone()).toMatchObject({ state: "succeeded" });
-    // Kept 15: it goes too; and parked observations kept 1 day go.
-    expect((await pass({ tombstonesDays: 15, parkedDays: 1 })).rows).toMatchObject({
+    // Kept 15 (jobs kept 1 day, redeliveries 1 day: 15 covers both): it goes too; and parked
+    // observations kept 1 day go.
+    expect(
+      (await pass({ settledJobsDays: 1, deliveriesDays: 1, tombstonesDays: 15, parkedDays: 1 })).rows,
+    ).toMatchObject({
       tombstones: 1,
       parked: 1,
     });
@@ -79,7 +82,7 @@ describe("retention windows of tombstones and parked observations", () => {
     }
   });
 
-  it("a tombstone window shorter than the settled jobs' is refused", () => {
+  it("a tombstone window shorter than the settled jobs' (or equal to it) is refused", () => {
     const refused = (() => {
       try {
         return parseConfig({ retention: { settledJobsDays: 30, tombstonesDays: 20 } }, {});
@@ -89,10 +92,14 @@ describe("retention windows of tombstones and parked observations", () => {
     })();
     expect(isFinalityError(refused, "invalid-config")).toBe(true);
     expect(String((refused as Error).message)).toContain("retention.tombstonesDays");
+    // Equal: one pass would delete the job and its tombstone (tombstone-cover.test.ts has the rest).
+    expect(() => parseConfig({ retention: { settledJobsDays: 30, tombstonesDays: 30 } }, {})).toThrow(
+      "retention.settledJobsDays (30)",
+    );
     expect(
-      parseConfig({ retention: { settledJobsDays: 30, tombstonesDays: 30 } }, {}).retention,
+      parseConfig({ retention: { settledJobsDays: 30, tombstonesDays: 37 } }, {}).retention,
     ).toMatchObject({
-      tombstonesDays: 30,
+      tombstonesDays: 37,
       parkedDays: 7,
     });
   });

@@ -1,5 +1,7 @@
 import { TIMESTAMP_BOUNDS } from "../../src/core/bounds.js";
 import { DEFAULT_RETENTION, pruneOnce } from "../../src/engine/retention.js";
+import type { PruneTarget } from "../../src/store/housekeeping-store.js";
+import type { Store } from "../../src/store/store.js";
 import { engineOf } from "../helpers/engine.js";
 import { deliverMessage } from "./sim-network.js";
 import { key, observedFields } from "./sim-provider.js";
@@ -11,15 +13,18 @@ const DAY_MS = 86_400_000;
 
 /**
  * Retention in the middle of a schedule, with a settled-jobs window of seconds: jobs settled
- * that long ago whose effects are all delivered go, each leaving its tombstone. The other
- * windows stay as deployed (days), so the events the end checks read are kept.
+ * that long ago whose effects are all delivered go, each leaving its tombstone. The tombstones'
+ * window is as short as the jobs' (issue 33: windows that never went through the config check),
+ * so only the pass's own rule keeps a tombstone while its job can come back. The other windows
+ * stay as deployed (days), so the events the end checks read are kept.
  */
 export async function retentionPass(
   world: SimWorld,
   step: Extract<Step, { kind: "retention" }>,
 ): Promise<void> {
   const store = engineOf(world.proc.finality).store;
-  const windows = { ...DEFAULT_RETENTION, settledJobsDays: step.windowMs / DAY_MS };
+  const days = step.windowMs / DAY_MS;
+  const windows = { ...DEFAULT_RETENTION, settledJobsDays: days, tombstonesDays: days };
   const candidates = [
     ...[...world.truth.jobs.values()].map((j) => ({ provider: j.plan.provider, id: j.plan.id })),
     ...world.runIds.map((id) => ({ provider: "runs", id })),
@@ -28,7 +33,9 @@ export async function retentionPass(
   // at the end: reading them here would hide a store that never writes or never reads them).
   const before = [];
   for (const job of candidates) if ((await store.getJob(job)) !== null) before.push(job);
-  await survive(world, () => pruneOnce(store, windows, world.now()));
+  const now = world.now();
+  const pass = tombstoneWindowOnly() ? withTombstonesPrunedAfter(store, now - days * DAY_MS) : store;
+  await survive(world, () => pruneOnce(pass, windows, now));
   if (world.power.dead) return;
   for (const job of before) {
     if ((await store.getJob(job)) !== null) continue;
@@ -37,6 +44,19 @@ export async function retentionPass(
     world.count("retention-pruned");
     world.log(`  pruned ${name}`);
   }
+}
+
+/**
+ * The mutant `tombstone-window-only` (test/sim/mutant-retention.test.ts): the pass before issue
+ * 33, which pruned tombstones after `tombstonesDays` alone, so with the jobs' window they went
+ * in the same pass as their jobs.
+ */
+const tombstoneWindowOnly = () => process.env.FINALITY_SIM_MUTANT === "tombstone-window-only";
+function withTombstonesPrunedAfter(store: Store, before: number): Store {
+  return Object.assign(Object.create(store) as Store, {
+    prune: (target: PruneTarget, at: number, limit: number) =>
+      store.prune(target, target === "tombstones" ? before : at, limit),
+  });
 }
 
 /**

@@ -11,7 +11,7 @@ import { createLeaseSweeper } from "../../runs/lease-sweeper-loop.js";
 import type { RunService } from "../../runs/run-service.js";
 import { signStandardWebhook } from "../../webhooks/schemes/standard-webhooks/node.js";
 import { discoveryLoopsFromConfig } from "../discovery-from-config.js";
-import { dispatcherFromConfig, reconcilerFromConfig } from "../from-config.js";
+import { dispatcherFromConfig, reconcilerFromConfig, retentionWindowsFromConfig } from "../from-config.js";
 import { type BrokerTargets, cloudEventsSource } from "./broker-targets.js";
 
 /** A loop that runs beside the HTTP server: the outbox dispatcher, the reconciler, ... */
@@ -73,7 +73,7 @@ export function createBackgroundLoops(context: {
   });
   loops.push({ name: "reconciler", start: () => reconciler.start(), stop: () => reconciler.stop() });
 
-  const retention = createRetentionLoop(engineOf(finality).store, config.retention, {
+  const retention = createRetentionLoop(engineOf(finality).store, retentionWindowsFromConfig(config), {
     intervalMs: config.retention.intervalMinutes * 60_000,
     now: () => engineOf(finality).clock.now(),
     onPass: (counts) => {

@@ -5,6 +5,7 @@ import type { SettlementPage } from "../../../src/store/settlement-feed.js";
 import type { Store } from "../../../src/store/store.js";
 import { makeJob, T0 } from "../../helpers/records.js";
 import { type ContractScope, insertJobs } from "./harness.js";
+import { describeSettlementFilters } from "./settlement-filters.js";
 
 const settle = (job: Job, at: number): Job => ({
   ...job,
@@ -39,6 +40,7 @@ async function readAll(store: Store, limit: number, filter: { provider?: string;
 }
 
 export function describeSettlements(scope: ContractScope): void {
+  describeSettlementFilters(scope);
   describe("settlement feed", () => {
     it("has one row per first terminal state, in commit order, written with the job", async () => {
       const store = scope.store();

@@ -169,7 +169,7 @@ CREATE TABLE settlements (
   state         TEXT NOT NULL,
   settled_at    INTEGER NOT NULL,
   settled_by    TEXT
-);
+, amendment INTEGER NOT NULL DEFAULT 0);
 
 CREATE TABLE tombstones (
   provider     TEXT NOT NULL,
@@ -267,6 +267,12 @@ CREATE TRIGGER jobs_counted_update AFTER UPDATE OF state ON jobs WHEN OLD.state 
   UPDATE row_counts SET n = n - 1 WHERE tbl = 'jobs' AND key = OLD.state;
   INSERT INTO row_counts (tbl, key, n) VALUES ('jobs', NEW.state, 1)
     ON CONFLICT (tbl, key) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER jobs_kind_after_settled AFTER UPDATE OF kind ON jobs
+  WHEN OLD.settled_at IS NOT NULL AND OLD.kind IS NULL AND NEW.kind IS NOT NULL BEGIN
+  INSERT INTO settlements (provider, job_id, kind, state, settled_at, settled_by, amendment)
+    VALUES (NEW.provider, NEW.id, NEW.kind, NEW.state, NEW.settled_at, NEW.settled_by, 1);
 END;
 
 CREATE TRIGGER jobs_settled_insert AFTER INSERT ON jobs WHEN NEW.settled_at IS NOT NULL BEGIN
