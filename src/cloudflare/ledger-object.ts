@@ -5,12 +5,15 @@ import { type WorkersLedger, workersLedgerFromConfig } from "../host/workers/led
 import { problemResponse, toProblem } from "../http/problem.js";
 import { sweepOnce } from "../providers/discovery-sweep.js";
 import type { StoreStats } from "../store/store.js";
-import type { DurableObjectState } from "./cloudflare-types.js";
+import type { DurableObjectNamespace, DurableObjectState } from "./cloudflare-types.js";
 import { DurableCounters } from "./durable-counters.js";
 import { createDurableObjectStore, nextAlarmDueAt } from "./durable-object-store.js";
 import { withItemCursors } from "./item-cursors.js";
 import { answerDashboardPart, DASHBOARD_PART_PATH, dashboardReadsOf } from "./shard-dashboard.js";
 import { SHARD_HEADERS, ShardFence } from "./shard-fence.js";
+import { shardLayouts } from "./shard-layout.js";
+import { answerPlacedWrite, shardPlacement } from "./shard-placement.js";
+import { ShardRouter } from "./shard-router.js";
 import { configFromBindings } from "./worker-config.js";
 
 /** The path the Worker's cron trigger calls on the ledger object; never reachable from outside. */
@@ -53,6 +56,8 @@ export class FinalityLedger {
   #alarmAt: number | null = null;
   readonly #fence: ShardFence;
   readonly #counters: DurableCounters;
+  /** Where jobs live on a sharded Worker (shard-placement.ts); null for one ledger. */
+  #placement: ReturnType<typeof shardPlacement> | null = null;
 
   constructor(ctx: DurableObjectState, env: Readonly<Record<string, unknown>>) {
     this.#ctx = ctx;
@@ -73,7 +78,7 @@ export class FinalityLedger {
     const path = url.pathname;
     if (path === TICK_PATH)
       return request.method === "POST"
-        ? Response.json(await this.tick())
+        ? Response.json(await this.tick(request.headers.get(SHARD_HEADERS.sweeps) !== "elsewhere"))
         : new Response(null, { status: 405 });
     if (path === STATS_PATH)
       return Response.json({
@@ -83,7 +88,7 @@ export class FinalityLedger {
     if (path === DASHBOARD_PART_PATH) return this.#dashboardPart(ledger, request);
     try {
       return await this.#fence.handle(request, async (admitted) => {
-        const answer = await ledger.app.fetch(admitted);
+        const answer = (await answerPlacedWrite(ledger, admitted)) ?? (await ledger.app.fetch(admitted));
         // A claim or heartbeat moved a lease: the alarm must go off when it runs out.
         if (RUN_PATHS.test(path)) {
           const due = nextAlarmDueAt(this.#ctx.storage);
@@ -125,7 +130,7 @@ export class FinalityLedger {
    * One scheduled run: polls what webhooks missed, flags intents past their timeout, delivers due
    * effects, prunes expired rows.
    */
-  async tick(): Promise<TickSummary> {
+  async tick(sweeps = true): Promise<TickSummary> {
     const ledger = this.#ledger;
     if (ledger === null) throw this.#failure;
     const limits = ledger.config.cloudflare;
@@ -133,9 +138,11 @@ export class FinalityLedger {
     await this.#sweepLeases();
     const orphaned = (await ledger.finality.flagOrphanedIntents()).length;
     let discovered = 0;
-    // One sweep per instance per cron run: the cron's schedule is the sweeps' interval here.
-    for (const sweep of ledger.discovery) {
-      const result = await sweepOnce(ledger.finality, sweep);
+    // One sweep per instance per cron run: the cron's schedule is the sweeps' interval here. On a
+    // sharded Worker only the runs home sweeps (`sweeps`), adopting each job on its shard.
+    for (const sweep of sweeps ? ledger.discovery : []) {
+      const placed = this.#placement ? { ...sweep, placement: this.#placement.listings } : sweep;
+      const result = await sweepOnce(ledger.finality, placed);
       discovered += result.adopted + result.attached;
     }
     const delivered = await this.#deliverEffects();
@@ -156,9 +163,20 @@ export class FinalityLedger {
   /** The Workers host on this object's own SQLite database. */
   #open(env: Readonly<Record<string, unknown>>): WorkersLedger {
     const store = createDurableObjectStore(this.#ctx.storage);
-    return workersLedgerFromConfig(configFromBindings(env), store, () => void this.#wakeAt(Date.now()), {
+    const config = configFromBindings(env);
+    const layouts = shardLayouts(config.cloudflare);
+    const namespace = env.FINALITY_LEDGER as DurableObjectNamespace | undefined;
+    if (namespace !== undefined && (layouts.current.count > 1 || layouts.previous !== null)) {
+      const self = this.#ctx.id?.toString();
+      this.#placement = shardPlacement(
+        new ShardRouter(config, namespace),
+        (name) => self !== undefined && String(namespace.idFromName(name)) === self,
+      );
+    }
+    return workersLedgerFromConfig(config, store, () => void this.#wakeAt(Date.now()), {
       metrics: this.#counters.metrics(),
       dashboardReads: dashboardReadsOf(this.#ctx, env),
+      ...(this.#placement ? { intentJobPlacement: this.#placement.intents } : {}),
     });
   }
 

@@ -21,6 +21,11 @@ export const SHARD_HEADERS = {
   notHere: "x-finality-not-here",
   /** Asks for the row cursor of every item of a list page (the Worker merges shards with them). */
   itemCursors: "x-finality-item-cursors",
+  /**
+   * On a cron run's tick: "here" for the object that runs the discovery sweeps (the runs home),
+   * "elsewhere" for every other one; absent (one ledger), the object sweeps on its own.
+   */
+  sweeps: "x-finality-sweeps",
   /** On a dashboard page: every object that may hold jobs, comma-separated (the page reads them all). */
   shards: "x-finality-shards",
 } as const;

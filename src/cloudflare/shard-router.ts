@@ -9,6 +9,7 @@ import { type CounterSample, renderSummedCounters } from "./durable-counters.js"
 import { mergeableList } from "./item-cursors.js";
 import { STATS_PATH, TICK_PATH } from "./ledger-object.js";
 import { encodeShardKey, SHARD_HEADERS } from "./shard-fence.js";
+import { mergedIntents } from "./shard-intents.js";
 import { type ShardLayouts, SINGLE_LEDGER_NAME, shardLayouts, shardNameOf } from "./shard-layout.js";
 import { mergedList } from "./shard-lists.js";
 import { mergedSettlementStream, mergedSettlements } from "./shard-settlements.js";
@@ -18,6 +19,13 @@ type Role = "current" | "previous" | "runs";
 
 /** The routes of runs and the worker API: all on the runs home. */
 const RUN_ROUTES = /^\/v1\/(runs|workers|attempts)(\/|$)/;
+
+/**
+ * Intents live on the runs home too (never moved by a reshard, like runs): recording, reading,
+ * attaching (the home registers the job on its shard, shard-placement.ts) and the dashboard's
+ * intents page. Only the list is merged (an attached intent's copy sits beside its job).
+ */
+const INTENT_ROUTES = /^(\/v1)?\/intents(\/|$)/;
 
 /** The provider name runs are mirrored under as jobs (reserved: config refuses it for a provider). */
 const RUNS_PROVIDER = "runs";
@@ -78,6 +86,10 @@ export class ShardRouter {
     }
     if (RUN_ROUTES.test(path))
       return this.#send(SINGLE_LEDGER_NAME, this.#roleOf(SINGLE_LEDGER_NAME), request);
+    if (path === "/v1/intents" && (method === "GET" || method === "HEAD"))
+      return mergedIntents(request, this.shardNames(), SINGLE_LEDGER_NAME, (name, r) => this.sendTo(name, r));
+    if (INTENT_ROUTES.test(path))
+      return this.#send(SINGLE_LEDGER_NAME, this.#roleOf(SINGLE_LEDGER_NAME), request);
     if (path === "/v1/jobs" && method === "POST") return this.#toJob(await registeredKey(request), request);
     if (path.startsWith("/v1/jobs/")) return this.#toJob(jobKeyOfPath(path, "/v1/jobs/"), request);
     // The dashboard's job page, from the job's shard; its runs page, from the runs home.
@@ -101,7 +113,11 @@ export class ShardRouter {
     return this.shards().map((s) => s.name);
   }
 
-  /** One scheduled run on every shard at once, each with its own budget; one failure fails the run. */
+  /**
+   * One scheduled run on every shard at once, each with its own budget; one failure fails the run.
+   * Discovery sweeps run on the runs home only (it holds the intents and the sweeps' cursors), which
+   * adopts each listed job on its shard: one list call per provider instance per run.
+   */
   async tick(): Promise<void> {
     const results = await Promise.allSettled(
       this.shards().map(async ({ name, layout }) => {
@@ -109,6 +125,7 @@ export class ShardRouter {
           name,
           layout,
           new Request(`https://finality.internal${TICK_PATH}`, { method: "POST" }),
+          { [SHARD_HEADERS.sweeps]: name === SINGLE_LEDGER_NAME ? "here" : "elsewhere" },
         );
         if (!response.ok) throw new Error(`${name}: ${response.status} ${await response.text()}`);
         await response.arrayBuffer();
@@ -124,7 +141,15 @@ export class ShardRouter {
    * signature check; the first current shard refuses it and counts it, as the single ledger did).
    */
   async #toJob(key: JobKey | null, request: Request): Promise<Response> {
-    if (key === null) return this.#send(this.#home(), "current", request);
+    return key === null ? this.#send(this.#home(), "current", request) : this.sendToJob(key, request);
+  }
+
+  /**
+   * To the object that holds `key` or takes it: during a reshard the draining layout's shard when
+   * it knows the job, else the current one (the fence makes that answer final, shard-fence.ts).
+   * Used by the Worker, and by the runs home for the jobs it attaches and adopts.
+   */
+  async sendToJob(key: JobKey, request: Request): Promise<Response> {
     // A run's job (provider "runs") lives beside its run.
     if (key.provider === RUNS_PROVIDER)
       return this.#send(SINGLE_LEDGER_NAME, this.#roleOf(SINGLE_LEDGER_NAME), request);
@@ -181,6 +206,11 @@ export class ShardRouter {
       () => new Request(`https://finality.internal${STATS_PATH}${query}`),
       (name, r) => this.#send(name, this.#roleOf(name), r),
     );
+  }
+
+  /** To the named object, addressed in the role it has in these layouts. */
+  sendTo(name: string, request: Request): Promise<Response> {
+    return this.#send(name, this.#roleOf(name), request);
   }
 
   #home(): string {

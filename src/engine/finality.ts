@@ -17,7 +17,7 @@ import {
   registerInTx,
 } from "./ingest.js";
 import { traceIngest } from "./ingest-tracing.js";
-import { createIntentApi, type IntentApi } from "./intent-api.js";
+import { createIntentApi, type IntentApi, type IntentJobPlacement } from "./intent-api.js";
 import {
   DEFAULT_RETENTION,
   type PruneCounts,
@@ -52,6 +52,8 @@ export interface FinalityOptions {
   effects?: readonly EffectDefinition[];
   /** Default seconds an intent may stay without a remote id before it is orphaned (900). */
   intentTimeoutSeconds?: number;
+  /** Where jobs live when not in this store (the sharded Worker's ledger objects); absent: here. */
+  intentJobPlacement?: IntentJobPlacement;
   /** Default grace before an open job's first reconcile poll (90 s). */
   graceSeconds?: number;
   /**
@@ -189,6 +191,7 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
     announceEffects,
     intentTimeoutSeconds: (provider) =>
       policyFor(provider).intentTimeoutSeconds ?? options.intentTimeoutSeconds,
+    jobPlacement: options.intentJobPlacement,
   });
 
   const finality: Finality = {

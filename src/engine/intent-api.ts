@@ -12,8 +12,10 @@ import {
   attachIntentInTx,
   DEFAULT_INTENT_TIMEOUT_SECONDS,
   flagOrphanedInTx,
+  markIntentAttachedInTx,
   type RecordIntentOutcome,
   recordIntentInTx,
+  refuseOtherJob,
 } from "./intents.js";
 
 /** What `submit` hands the provider call: the tag to have the provider carry, and the idempotency key. */
@@ -53,6 +55,20 @@ export interface IntentApiParts {
   /** The provider's intent timeout in seconds (its own, else the ledger's), or the default. */
   intentTimeoutSeconds(provider: string): number | undefined;
   announceEffects(): void;
+  /** Where jobs live when not in this store (a sharded Worker); absent: every job is here. */
+  jobPlacement?: IntentJobPlacement | undefined;
+}
+
+/**
+ * A host whose jobs live in other stores than its intents (the sharded Worker: intents on the runs
+ * home, each job on its shard). Attaching then registers the job where it lives, with a copy of
+ * the intent (`attachIntentCopyInTx` there), before the intent here is marked attached: a crash
+ * between the two leaves the job registered once, on its shard, and the intent open here, which
+ * the orphan scan flags and a repeated attach (or a discovery sweep) completes.
+ */
+export interface IntentJobPlacement {
+  /** Attaches `id` to a copy of `intent` where job `id` lives; null when that is this store. */
+  attachWhereTheJobLives(intent: Intent, id: string, by: AttachedBy): Promise<AttachOutcome | null>;
 }
 
 export function createIntentApi(parts: IntentApiParts): IntentApi {
@@ -80,6 +96,19 @@ export function createIntentApi(parts: IntentApiParts): IntentApi {
     if (intent === null)
       throw new FinalityError("not-found", `no intent ${intentKey}`, { details: { key: intentKey } });
     const ctx = parts.contextFor(intent.provider, clock.now());
+    if (parts.jobPlacement !== undefined) {
+      // Refused before the job is registered anywhere (the mark below checks again).
+      refuseOtherJob(intent, jobId);
+      const there = await parts.jobPlacement.attachWhereTheJobLives(intent, jobId, by);
+      if (there !== null) {
+        const marked = await store.transaction(
+          (tx) => markIntentAttachedInTx(tx, intentKey, jobId, by, there.intent.attachedAt ?? ctx.now),
+          { lockOrder: `intent\u0000${intentKey}` },
+        );
+        // Its effects are the job's store's to deliver.
+        return { ...there, intent: marked };
+      }
+    }
     return store.transaction(
       async (tx) => {
         const outcome = await attachIntentInTx(tx, intentKey, jobId, by, ctx);

@@ -105,6 +105,60 @@ export async function attachIntentInTx(
   return { intent: next, job: registered.job, attached: true, effects: registered.effects };
 }
 
+/**
+ * Attaches `id` to a copy of `intent`, whose record lives in another store: a sharded Worker keeps
+ * every intent on its runs home and each job on the job's shard. The copy is inserted (open) when
+ * this store has none and attached at once, in the caller's transaction, so the job is registered
+ * with the intent's kind and metadata where it lives, and this store refuses a job attached to
+ * another intent as one ledger does. A copy is never open once committed: no orphan scan flags it.
+ */
+export async function attachIntentCopyInTx(
+  tx: StoreTx,
+  intent: Intent,
+  id: string,
+  by: AttachedBy,
+  ctx: IngestContext,
+): Promise<AttachOutcome> {
+  const here = await tx.getIntent(intent.key);
+  if (here === null) {
+    const open: Intent = { ...intent, jobId: null, attachedAt: null, attachedBy: null };
+    if (!(await tx.insertIntent(open)))
+      throw new FinalityError("version-conflict", `intent ${intent.key} was copied meanwhile`);
+  } else if (here.provider !== intent.provider) {
+    throw new FinalityError("conflict", `intent ${intent.key} names another provider here`, {
+      details: { key: intent.key, provider: here.provider, reason: "intent-key-reused" },
+    });
+  }
+  return attachIntentInTx(tx, intent.key, id, by, ctx);
+}
+
+/**
+ * Records on an intent's own store that its job `id` was attached where the job lives
+ * (`attachIntentCopyInTx`); registers nothing here. The same id again changes nothing.
+ */
+export async function markIntentAttachedInTx(
+  tx: StoreTx,
+  key: string,
+  id: string,
+  by: AttachedBy,
+  at: number,
+): Promise<Intent> {
+  const intent = await tx.getIntent(key);
+  if (intent === null) throw new FinalityError("not-found", `no intent ${key}`, { details: { key } });
+  if (intent.jobId === id) return intent;
+  refuseOtherJob(intent, id);
+  const next: Intent = { ...intent, jobId: id, attachedAt: at, attachedBy: by };
+  if (!(await tx.updateIntent(next, intent))) {
+    throw new FinalityError("version-conflict", `intent ${key} changed concurrently`);
+  }
+  return next;
+}
+
+/** Throws the 409 of attaching `id` to an intent attached to another job already. */
+export function refuseOtherJob(intent: Intent, id: string): void {
+  if (intent.jobId !== null && intent.jobId !== id) throw attachedElsewhere(intent, id);
+}
+
 function attachedElsewhere(intent: Intent, id: string): FinalityError {
   return new FinalityError("conflict", `intent ${intent.key} is attached to ${intent.jobId}, not ${id}`, {
     details: { key: intent.key, jobId: intent.jobId, id },

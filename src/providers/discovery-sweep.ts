@@ -1,9 +1,10 @@
+import type { Intent } from "../core/intent-model.js";
 import type { Job } from "../core/model.js";
 import { isTerminal } from "../core/states.js";
 import type { Finality } from "../engine/finality.js";
 import { engineOf } from "../engine/finality-engine.js";
 import { type IngestContext, ingestInTx } from "../engine/ingest.js";
-import { attachIntentInTx } from "../engine/intents.js";
+import { attachIntentInTx, markIntentAttachedInTx } from "../engine/intents.js";
 import type { StoreTx } from "../store/store.js";
 import type { JobLister, ListedJob } from "./discovery-types.js";
 
@@ -23,6 +24,34 @@ export interface SweepOptions {
   settleFromList?: boolean;
   /** After each page is stored: progress lines, metrics. */
   onPage?: (page: PageProgress) => void;
+  /**
+   * Where listed jobs live when not in this store (the sharded Worker: each job on its shard,
+   * intents and the cursor on the runs home). Absent: every job is adopted here.
+   */
+  placement?: ListingPlacement | undefined;
+}
+
+/** A listed job as a sweep hands it to the store where it lives: with the open intent its tag names. */
+export interface PlacedListing {
+  listed: ListedJob;
+  /** The open intent (of this provider) the job's tag names, from the sweep's store; null for none. */
+  intent: Intent | null;
+}
+
+export interface AdoptOutcome {
+  outcome: "adopted" | "attached" | "known";
+  newlyKnown: boolean;
+  settled: Job | null;
+}
+
+/**
+ * Adopts a page's jobs each in the store where it lives (`adoptPlacedInTx` there), answering each
+ * one's outcome in order. Each store applies its part in one transaction; a page is then applied
+ * at least once (a crash before the cursor is stored applies it again, which changes nothing:
+ * known jobs are left alone and an attached copy answers `attached` again).
+ */
+export interface ListingPlacement {
+  adopt(provider: string, items: PlacedListing[]): Promise<AdoptOutcome[]>;
 }
 
 export interface PageProgress {
@@ -76,27 +105,29 @@ export async function sweepOnce(finality: Finality, options: SweepOptions): Prom
     result.pages++;
     const now = engine.clock.now();
     const ctx = engine.contextFor(provider, now);
-    const page = await store.transaction(async (tx) => {
-      const counts: PageProgress = {
-        provider,
-        page: result.pages,
-        listed: answer.jobs.length,
-        adopted: 0,
-        attached: 0,
-        lagSeconds: [],
-        settled: [],
-      };
-      for (const listed of answer.jobs) {
-        if (listed.createdAt < sinceMs) continue;
-        const shown = options.settleFromList === true ? listed : withoutTerminalState(listed);
-        const { outcome, newlyKnown, settled } = await adoptListedInTx(tx, provider, shown, ctx);
-        if (outcome !== "known") counts[outcome]++;
-        if (newlyKnown) counts.lagSeconds.push(Math.max(0, now - listed.createdAt) / 1000);
-        if (settled !== null) counts.settled.push(settled);
-      }
-      await tx.setDiscoveryCursor(provider, answer.resume, now);
-      return counts;
-    });
+    const page = options.placement
+      ? await placePage(finality, options, options.placement, answer, { now, sinceMs, page: result.pages })
+      : await store.transaction(async (tx) => {
+          const counts: PageProgress = {
+            provider,
+            page: result.pages,
+            listed: answer.jobs.length,
+            adopted: 0,
+            attached: 0,
+            lagSeconds: [],
+            settled: [],
+          };
+          for (const listed of answer.jobs) {
+            if (listed.createdAt < sinceMs) continue;
+            const shown = options.settleFromList === true ? listed : withoutTerminalState(listed);
+            const { outcome, newlyKnown, settled } = await adoptListedInTx(tx, provider, shown, ctx);
+            if (outcome !== "known") counts[outcome]++;
+            if (newlyKnown) counts.lagSeconds.push(Math.max(0, now - listed.createdAt) / 1000);
+            if (settled !== null) counts.settled.push(settled);
+          }
+          await tx.setDiscoveryCursor(provider, answer.resume, now);
+          return counts;
+        });
     resume = answer.resume;
     result.listed += page.listed;
     result.adopted += page.adopted;
@@ -108,6 +139,84 @@ export async function sweepOnce(finality: Finality, options: SweepOptions): Prom
     }
   }
   return result;
+}
+
+/**
+ * One page through a placement: the jobs adopted where each lives, then, in this store's one
+ * transaction, the intents whose jobs were attached marked so and the resume mark stored.
+ */
+async function placePage(
+  finality: Finality,
+  options: SweepOptions,
+  placement: ListingPlacement,
+  answer: { jobs: ListedJob[]; resume: string | null },
+  at: { now: number; sinceMs: number; page: number },
+): Promise<PageProgress> {
+  const { provider } = options;
+  const store = engineOf(finality).store;
+  const items: PlacedListing[] = [];
+  for (const listed of answer.jobs) {
+    if (listed.createdAt < at.sinceMs) continue;
+    const shown = options.settleFromList === true ? listed : withoutTerminalState(listed);
+    const intent = listed.tag === undefined ? null : await store.getIntent(listed.tag);
+    const open = intent !== null && intent.provider === provider && intent.jobId === null;
+    items.push({ listed: shown, intent: open ? intent : null });
+  }
+  const outcomes = await placement.adopt(provider, items);
+  return store.transaction(async (tx) => {
+    const counts: PageProgress = {
+      provider,
+      page: at.page,
+      listed: answer.jobs.length,
+      adopted: 0,
+      attached: 0,
+      lagSeconds: [],
+      settled: [],
+    };
+    for (const [i, { listed, intent }] of items.entries()) {
+      const { outcome, newlyKnown, settled } = outcomes[i] ?? {
+        outcome: "known",
+        newlyKnown: false,
+        settled: null,
+      };
+      if (outcome === "attached" && intent !== null) {
+        // Attached by the application meanwhile to another id: that attach stands.
+        const now = await tx.getIntent(intent.key);
+        if (now !== null && now.jobId === null)
+          await markIntentAttachedInTx(tx, intent.key, listed.id, "discovery", at.now);
+      }
+      if (outcome !== "known") counts[outcome]++;
+      if (newlyKnown) counts.lagSeconds.push(Math.max(0, at.now - listed.createdAt) / 1000);
+      if (settled !== null) counts.settled.push(settled);
+    }
+    await tx.setDiscoveryCursor(provider, answer.resume, at.now);
+    return counts;
+  });
+}
+
+/**
+ * One listed job in the store where it lives, for a sweep run from another store (`placement`):
+ * with `intent`, a copy of it is attached here (inserted first when this store has none), as
+ * `adoptListedInTx` attaches a local one; a copy attached to this job already answers `attached`
+ * again, so that a sweep repeated after a crash still marks the intent at home.
+ */
+export async function adoptPlacedInTx(
+  tx: StoreTx,
+  provider: string,
+  { listed, intent }: PlacedListing,
+  ctx: IngestContext,
+): Promise<AdoptOutcome> {
+  if (intent === null) return adoptListedInTx(tx, provider, listed, ctx);
+  const known = { outcome: "known", newlyKnown: false, settled: null } as const;
+  if ((await tx.getTombstone({ provider, id: listed.id })) !== null) return known;
+  const copy = await tx.getIntent(intent.key);
+  if (copy?.jobId === listed.id) return { outcome: "attached", newlyKnown: false, settled: null };
+  if (
+    copy === null &&
+    !(await tx.insertIntent({ ...intent, jobId: null, attachedAt: null, attachedBy: null }))
+  )
+    return known;
+  return adoptListedInTx(tx, provider, { ...listed, tag: intent.key }, ctx);
 }
 
 /** A listed terminal state is left to the poll (it brings the result); an open one is kept. */
@@ -122,7 +231,7 @@ function withoutTerminalState(listed: ListedJob): ListedJob {
  * (due for a reconcile poll at once), else left alone. A listed state is the job's first
  * observation (source `discovery`): a job listed settled settles now, with its effects.
  */
-async function adoptListedInTx(
+export async function adoptListedInTx(
   tx: StoreTx,
   provider: string,
   listed: ListedJob,

@@ -5,6 +5,7 @@ import type { DashboardReads } from "../../dashboard/dashboard-reads.js";
 import type { Dispatcher } from "../../engine/dispatcher.js";
 import { finalityOn } from "../../engine/finality.js";
 import { engineOf, type FinalityEngine } from "../../engine/finality-engine.js";
+import type { IntentJobPlacement } from "../../engine/intent-api.js";
 import type { Reconciler } from "../../engine/reconciler.js";
 import type { Logger } from "../../http/request-log.js";
 import type { ServiceMetrics } from "../../http/service-metrics.js";
@@ -49,6 +50,8 @@ export function workersLedgerFromConfig(
     metrics?: ServiceMetrics;
     /** The dashboard's reads over every shard, for a sharded ledger; the store's when omitted. */
     dashboardReads?: (store: Store) => (request: Request) => DashboardReads | undefined;
+    /** Where jobs live when not in this store (a sharded Worker's shards); here when omitted. */
+    intentJobPlacement?: IntentJobPlacement;
   } = {},
 ): WorkersLedger {
   const { metrics, dashboardReads } = options;
@@ -69,7 +72,13 @@ export function workersLedgerFromConfig(
       { details: { field: `effects.${brokerEffect}` } },
     );
   const logger = consoleLogger(config.log.level);
-  const finality = engineOf(finalityOn({ store, ...ledgerOptionsFromConfig(config) }));
+  const finality = engineOf(
+    finalityOn({
+      store,
+      ...ledgerOptionsFromConfig(config),
+      ...(options.intentJobPlacement ? { intentJobPlacement: options.intentJobPlacement } : {}),
+    }),
+  );
   // Each adapter built once: the app takes its receiver, the reconciler its poller.
   const providers = createProviders(config, {
     now: () => finality.clock.now(),
