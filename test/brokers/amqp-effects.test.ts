@@ -3,12 +3,13 @@ import { randomUUID } from "node:crypto";
 import { promisify } from "node:util";
 import { connect } from "amqplib";
 import { type CloudEvent, HTTP } from "cloudevents";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAmqpEffectTarget } from "../../src/engine/brokers/amqp-effect-target.js";
 import { DeliveryError } from "../../src/engine/delivery-error.js";
 import type { EffectDefinition } from "../../src/engine/effect-definitions.js";
 import type { EffectTarget } from "../../src/engine/effect-target.js";
 import { engineOf } from "../helpers/engine.js";
+import { requireServer } from "../helpers/services.js";
 import { brokerRun, OVERSIZED } from "./broker-harness.js";
 
 // Against the machine's RabbitMQ (127.0.0.1:5672, guest/guest), with queues of unique names. Every
@@ -20,6 +21,8 @@ const URL = "amqp://guest:guest@127.0.0.1:5672";
 const run_ = promisify(execFile);
 const rabbitmqctl = (...args: string[]) => run_("rabbitmqctl", args, { timeout: 120_000 });
 const queues: string[] = [];
+
+beforeAll(() => requireServer("RabbitMQ", URL, 5672));
 
 afterAll(async () => {
   const connection = await connect(URL);

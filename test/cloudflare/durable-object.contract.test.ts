@@ -1,10 +1,12 @@
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { afterAll, describe, expect, it } from "vitest";
+import { requireWorkerd } from "../helpers/services.js";
 import { bundleWorker } from "./helpers/bundle.js";
 
 // The store contract runs inside workerd (Miniflare), against a Durable Object's own SQLite: the
 // suite is bundled into a Worker with "vitest" swapped for a shim that keeps vitest's `expect`.
+requireWorkerd();
 const script = await bundleWorker(new URL("./contract-worker/worker.ts", import.meta.url), {
   vitest: fileURLToPath(new URL("./contract-worker/vitest-shim.ts", import.meta.url)),
 });

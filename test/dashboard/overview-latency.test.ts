@@ -7,18 +7,26 @@ import { createDispatcher } from "../../src/engine/dispatcher.js";
 import { openPostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
-import { dropSchema, POSTGRES_TEST_URL, postgresSuite, uniqueSchemaName } from "../helpers/postgres.js";
+import {
+  adminClient,
+  dropSchema,
+  POSTGRES_TEST_URL,
+  requirePostgres,
+  uniqueSchemaName,
+} from "../helpers/postgres.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 // The overview's latency panel from stored rows, on both stores: completion (the provider's
 // updateTime) to settled, and to the effect delivered, p50 and p99 over the last hour by source.
 
-const { enabled, admin } = await postgresSuite("latency reads on PostgreSQL");
+// The SQLite tests here run without PostgreSQL; the PostgreSQL ones fail without it (requirePostgres).
+const admin = adminClient();
+afterAll(() => admin.end({ timeout: 5 }));
 const dir = tempDir("finality-latency-");
 const schemas: string[] = [];
 afterAll(async () => {
   dir.cleanup();
-  for (const schema of schemas) if (admin) await dropSchema(admin, schema);
+  for (const schema of schemas) await dropSchema(admin, schema);
 });
 
 const T = Date.UTC(2026, 5, 1, 12, 0, 0);
@@ -93,7 +101,8 @@ describe("latency over the last hour", () => {
     }
   });
 
-  it.skipIf(!enabled)("PostgreSQL", async () => {
+  it("PostgreSQL", async () => {
+    await requirePostgres("latency reads on PostgreSQL");
     const schema = uniqueSchemaName("finality_latency");
     schemas.push(schema);
     const { finality, data } = await scenario(

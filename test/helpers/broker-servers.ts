@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
+import { type Service, ServiceMissing } from "./services.js";
 
 // Private broker servers for one test file: a nats-server with JetStream or a redis-server on a
 // free port, so a test can SIGKILL and restart it without disturbing other files (or agents).
@@ -26,7 +27,13 @@ export async function freePort(): Promise<number> {
   });
 }
 
-function managed(command: string, args: (port: number) => string[], ready: RegExp, scheme: string) {
+function managed(
+  service: Service,
+  command: string,
+  args: (port: number) => string[],
+  ready: RegExp,
+  scheme: string,
+) {
   return async (options: { port?: number; start?: boolean } = {}): Promise<BrokerServer> => {
     const port = options.port ?? (await freePort());
     let child: ChildProcess | null = null;
@@ -44,6 +51,10 @@ function managed(command: string, args: (port: number) => string[], ready: RegEx
           };
           started.stdout?.on("data", onData);
           started.stderr?.on("data", onData);
+          // A missing binary fails the test with the service named, not a bare ENOENT.
+          started.once("error", (error: NodeJS.ErrnoException) =>
+            reject(error.code === "ENOENT" ? new ServiceMissing(service, `${command} is missing`) : error),
+          );
           started.once("exit", (code) =>
             reject(new Error(`${command} exited (${code}) before ready:\n${log}`)),
           );
@@ -66,6 +77,7 @@ function managed(command: string, args: (port: number) => string[], ready: RegEx
 /** nats-server -js with its store in `storeDir` (kept across restarts, so the stream survives). */
 export function startNatsServer(storeDir: string, options?: { start?: boolean }): Promise<BrokerServer> {
   return managed(
+    "NATS",
     "/usr/sbin/nats-server",
     (port) => ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", storeDir],
     /Server is ready/,
@@ -82,6 +94,7 @@ export function startRedisServer(dataDir?: string): Promise<BrokerServer> {
     ? ["--appendonly", "yes", "--appendfsync", "always", "--dir", dataDir]
     : ["--appendonly", "no"];
   return managed(
+    "Redis",
     "redis-server",
     (port) => ["--port", String(port), "--bind", "127.0.0.1", "--save", "", ...persistence],
     /Ready to accept connections/,

@@ -1,49 +1,38 @@
 import postgres from "postgres";
-import { afterAll, afterEach, beforeEach } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import { openPostgresStore, type PostgresStore } from "../../src/store/postgres/postgres-store.js";
+import { requireServer } from "./services.js";
 
 /** The local test server (trust auth). Override with FINALITY_TEST_DATABASE_URL. */
 export const POSTGRES_TEST_URL =
   process.env.FINALITY_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
 /**
- * For a test file that needs PostgreSQL: whether it runs here (see postgresTestsEnabled), and an
- * admin client that is closed after the file's tests (null when PostgreSQL is not there).
+ * For a test file that needs PostgreSQL: every test in the file fails (never skips) when the
+ * server does not answer, with the command that starts it; and an admin client, closed after the
+ * file's tests. `what` names the tests in the failure.
  */
-export async function postgresSuite(what: string): Promise<{ enabled: boolean; admin: postgres.Sql | null }> {
-  const enabled = await postgresTestsEnabled(what);
-  const admin = enabled ? adminClient() : null;
+export async function postgresSuite(what: string): Promise<{ admin: postgres.Sql }> {
+  beforeAll(() => requirePostgres(what));
+  const admin = adminClient();
   afterAll(async () => {
-    await admin?.end({ timeout: 5 });
+    await admin.end({ timeout: 5 });
   });
-  return { enabled, admin };
-}
-
-/** True when the test server answers within a couple of seconds. */
-export async function postgresReachable(url = POSTGRES_TEST_URL): Promise<boolean> {
-  const sql = postgres(url, { max: 1, connect_timeout: 2, onnotice: () => {} });
-  try {
-    await sql`SELECT 1`;
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await sql.end({ timeout: 1 }).catch(() => {});
-  }
+  return { admin };
 }
 
 /**
- * Whether PostgreSQL tests run here: always in CI (where an unreachable server must fail them),
- * elsewhere only when the server answers. Says plainly when they are skipped.
+ * Fails (throws ServiceMissing) unless the test server accepts connections: a TCP connect, which
+ * 127.0.0.1 refuses at once, so a missing server costs no timeout. Call it first in a test (or a
+ * beforeAll) that needs PostgreSQL; never turn its answer into a skip.
  */
-export async function postgresTestsEnabled(what: string): Promise<boolean> {
-  if (process.env.CI) return true;
-  if (await postgresReachable()) return true;
-  console.warn(
-    `SKIPPED: ${what} — no PostgreSQL at ${POSTGRES_TEST_URL} (start it with ` +
-      "`pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`; in CI these tests always run)",
-  );
-  return false;
+export async function requirePostgres(what: string, url = POSTGRES_TEST_URL): Promise<void> {
+  try {
+    await requireServer("PostgreSQL", url, 5432);
+  } catch (error) {
+    if (error instanceof Error) error.message = `${what}: ${error.message}`;
+    throw error;
+  }
 }
 
 let counter = 0;
@@ -68,7 +57,7 @@ export async function dropSchema(sql: postgres.Sql, schema: string): Promise<voi
  * Inside a describe: gives each test a fresh schema, and closes every store opened in it and
  * drops the schema afterwards. `open()` opens a store on the current test's schema.
  */
-export function useFreshSchema(admin: postgres.Sql | null): {
+export function useFreshSchema(admin: postgres.Sql): {
   open(): Promise<PostgresStore>;
   schema(): string;
 } {
@@ -80,7 +69,7 @@ export function useFreshSchema(admin: postgres.Sql | null): {
   afterEach(async () => {
     for (const store of stores) await store.close();
     stores = [];
-    if (admin) await dropSchema(admin, schema);
+    await dropSchema(admin, schema);
   });
   return {
     schema: () => schema,

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { POSTGRES_TEST_URL, postgresTestsEnabled } from "../helpers/postgres.js";
+import { POSTGRES_TEST_URL, requirePostgres } from "../helpers/postgres.js";
 import { type TempDir, tempDir } from "../helpers/temp-dir.js";
 
 // `finality serve` loads a library only when its configuration uses it: PostgreSQL's driver, the
@@ -75,7 +75,7 @@ describe("finality serve loads optional libraries only when configured", () => {
   });
 
   it("loads each one its configuration uses: the brokers of its effects, tracing, PostgreSQL", async () => {
-    if (!(await postgresTestsEnabled("lazy modules on PostgreSQL"))) return;
+    await requirePostgres("lazy modules on PostgreSQL");
     const loaded = await optionalLibrariesLoaded({
       providers: provider,
       store: { postgres: POSTGRES_TEST_URL, schema: "lazy_modules_test" },

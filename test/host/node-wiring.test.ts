@@ -25,7 +25,7 @@ import {
   adminClient,
   dropSchema,
   POSTGRES_TEST_URL,
-  postgresTestsEnabled,
+  requirePostgres,
   uniqueSchemaName,
 } from "../helpers/postgres.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -336,7 +336,6 @@ function brokerKeys(kind: "nats" | "amqp" | "redis", name: string, keys: string[
   );
 }
 
-const pgEnabled = await postgresTestsEnabled("the PostgreSQL store's keys reach the store");
 const POSTGRES_WIRED: Record<string, (options: Parameters<typeof openPostgresStore>[0]) => void> = {
   "store.postgres": (o) => expect(o.url).toBe(POSTGRES_TEST_URL),
   "store.schema": (o) => expect(o.schema).toBe(pgSchema),
@@ -385,10 +384,11 @@ describe("every configuration key reaches the part that uses it", () => {
     await WIRED[key]?.();
   });
 
-  describe.skipIf(!pgEnabled)("on PostgreSQL", () => {
-    const sql = pgEnabled ? adminClient() : null;
+  describe("on PostgreSQL", () => {
+    const sql = adminClient();
     let options: Parameters<typeof openPostgresStore>[0];
     beforeAll(async () => {
+      await requirePostgres("the PostgreSQL store's keys reach the store");
       const pgDir = tempDir("finality-wiring-pg-");
       const file = pgDir.file("finality.json");
       const pgConfig = {
@@ -402,10 +402,8 @@ describe("every configuration key reaches the part that uses it", () => {
       pgDir.cleanup();
     });
     afterAll(async () => {
-      if (sql) {
-        await dropSchema(sql, pgSchema);
-        await sql.end();
-      }
+      await dropSchema(sql, pgSchema);
+      await sql.end();
     });
     it.each(Object.keys(POSTGRES_WIRED))("%s", (key) => POSTGRES_WIRED[key]?.(options));
   });

@@ -13,13 +13,12 @@ import {
   adminClient,
   dropSchema,
   POSTGRES_TEST_URL,
-  postgresTestsEnabled,
+  requirePostgres,
   uniqueSchemaName,
 } from "../helpers/postgres.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const DAY = 86_400_000;
-const pg = await postgresTestsEnabled("retention on PostgreSQL");
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
@@ -34,11 +33,11 @@ const stores: [string, () => Promise<Store>][] = [
       return createSqliteStore({ path: dir.file("ledger.db") });
     },
   ],
-];
-if (pg) {
-  stores.push([
+  // Always registered: without PostgreSQL these fail (requirePostgres), they do not vanish.
+  [
     "postgres",
     async () => {
+      await requirePostgres("retention on PostgreSQL");
       const schema = uniqueSchemaName("finality_retention");
       const sql = adminClient();
       cleanups.push(async () => {
@@ -47,8 +46,8 @@ if (pg) {
       });
       return createPostgresStore({ url: POSTGRES_TEST_URL, schema });
     },
-  ]);
-}
+  ],
+];
 
 describe.each(stores)("retention on %s", (_name, openStore) => {
   async function ledger() {

@@ -8,7 +8,7 @@ import { postgresSuite, useFreshSchema } from "../helpers/postgres.js";
 
 // The two run fixes of issue 15 on PostgreSQL, where a claim's transaction does real I/O and a
 // client can leave while it commits: a withdrawn claim, and the bound on releases before start.
-const { enabled, admin } = await postgresSuite("runs on PostgreSQL: withdrawn claims, releases before start");
+const { admin } = await postgresSuite("runs on PostgreSQL: withdrawn claims, releases before start");
 
 /** The store, with `onClaimed` called inside the transaction of each claim that found a run. */
 function onEachClaim(store: Store, onClaimed: () => void): Store {
@@ -40,7 +40,7 @@ function onEachClaim(store: Store, onClaimed: () => void): Store {
   });
 }
 
-describe.skipIf(!enabled)("runs on PostgreSQL", () => {
+describe("runs on PostgreSQL", () => {
   const { open } = useFreshSchema(admin);
 
   it("a claim whose client leaves while it commits is withdrawn; the next worker gets the run", async () => {

@@ -4,7 +4,7 @@ import {
   adminClient,
   dropSchema,
   POSTGRES_TEST_URL,
-  postgresTestsEnabled,
+  requirePostgres,
   uniqueSchemaName,
 } from "../helpers/postgres.js";
 import { EffectReceiver } from "../helpers/receiver.js";
@@ -13,18 +13,17 @@ import type { Service } from "../http/helpers/service.js";
 import { sendRoundRobin, timelineNotifications, withDuplicatesShuffled } from "./load-client.js";
 import { SECRET, serveWith } from "./service-helpers.js";
 
-const enabled = await postgresTestsEnabled("three finality replicas on one PostgreSQL");
 const terminalOf = (i: number) => (i % 5 === 0 ? "failed" : "succeeded");
 
 // 20,000 webhooks through three replicas and one database on a 2-core machine take ~46 s when it is
 // quiet and more when the rest of the suite shares it (CI): the budget is the machine's, the
 // assertions are the test.
-describe.skipIf(!enabled)("finality serve replicas on one PostgreSQL", { timeout: 240_000 }, () => {
+describe("finality serve replicas on one PostgreSQL", { timeout: 240_000 }, () => {
   const dir = tempDir();
   const sql = adminClient();
   const schemas: string[] = [];
   const services: Service[] = [];
-  beforeAll(() => {});
+  beforeAll(() => requirePostgres("three finality replicas on one PostgreSQL"));
   afterAll(async () => {
     await Promise.all(services.map((s) => s.stop("SIGKILL")));
     for (const schema of schemas) await dropSchema(sql, schema);

@@ -3,7 +3,7 @@ import {
   adminClient,
   dropSchema,
   POSTGRES_TEST_URL,
-  postgresTestsEnabled,
+  requirePostgres,
   uniqueSchemaName,
 } from "../helpers/postgres.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -15,7 +15,6 @@ import { checkExactlyOnce, settleByWebhook, streamConsumer } from "./stream-cons
 // and sees nothing twice: across a SIGKILL of `finality serve` (real child processes, the built
 // dist/), and on PostgreSQL with the settlements sent to one replica and streamed from another.
 
-const pgEnabled = await postgresTestsEnabled("settlement stream across PostgreSQL replicas");
 const PROVIDERS = { acme: { type: "generic", webhook: { secrets: [SECRET] } } };
 const ids = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `job-${from + i}`);
 const ALL = ids(0, 120);
@@ -30,12 +29,12 @@ async function feedOrder(url: string): Promise<string[]> {
 describe("settlement stream across a restart", () => {
   const dir = tempDir("finality-stream-");
   const services: Service[] = [];
-  const sql = pgEnabled ? adminClient() : null;
+  const sql = adminClient();
   const schemas: string[] = [];
   afterAll(async () => {
     await Promise.all(services.map((s) => s.stop("SIGKILL")));
-    for (const schema of schemas) if (sql) await dropSchema(sql, schema);
-    await sql?.end();
+    for (const schema of schemas) await dropSchema(sql, schema);
+    await sql.end();
     dir.cleanup();
   });
   const serve = async (db: string | undefined, config: unknown, name: string) => {
@@ -74,36 +73,33 @@ describe("settlement stream across a restart", () => {
     await consumer.ended();
   }, 180_000);
 
-  it.skipIf(!pgEnabled)(
-    "PostgreSQL: settled on replica A, streamed from replica B, B SIGKILLed and restarted mid-stream",
-    async () => {
-      const schema = uniqueSchemaName("finality_stream_replicas");
-      schemas.push(schema);
-      const config = { providers: PROVIDERS, store: { postgres: POSTGRES_TEST_URL, schema } };
-      const a = await serve(undefined, config, `${schema}-a.json`);
-      let b = await serve(undefined, config, `${schema}-b.json`);
-      const consumer = streamConsumer();
-      await consumer.connect(b.url);
-      // Every webhook goes to A only: B's client learns of them through the database.
-      const sending = settleByWebhook(() => a.url, ALL, 6);
-      await consumer.until(() => consumer.received.length >= 40);
-      await b.stop("SIGKILL");
-      await consumer.ended();
-      b = await serve(undefined, config, `${schema}-b2.json`);
-      await consumer.connect(b.url);
-      expect(await sending).toEqual([]);
-      await consumer.until(() => new Set(consumer.received.map((r) => r.id)).size >= ALL.length);
-      expect(consumer.connections()).toBe(2);
-      const order = await feedOrder(b.url);
-      expect(await feedOrder(a.url)).toEqual(order);
-      expect(checkExactlyOnce(consumer.received, ALL, order)).toEqual({
-        duplicates: [],
-        missing: [],
-        inFeedOrder: true,
-      });
-      await consumer.close();
-      await Promise.all([a.stop("SIGTERM"), b.stop("SIGTERM")]);
-    },
-    180_000,
-  );
+  it("PostgreSQL: settled on replica A, streamed from replica B, B SIGKILLed and restarted mid-stream", async () => {
+    await requirePostgres("settlement stream across PostgreSQL replicas");
+    const schema = uniqueSchemaName("finality_stream_replicas");
+    schemas.push(schema);
+    const config = { providers: PROVIDERS, store: { postgres: POSTGRES_TEST_URL, schema } };
+    const a = await serve(undefined, config, `${schema}-a.json`);
+    let b = await serve(undefined, config, `${schema}-b.json`);
+    const consumer = streamConsumer();
+    await consumer.connect(b.url);
+    // Every webhook goes to A only: B's client learns of them through the database.
+    const sending = settleByWebhook(() => a.url, ALL, 6);
+    await consumer.until(() => consumer.received.length >= 40);
+    await b.stop("SIGKILL");
+    await consumer.ended();
+    b = await serve(undefined, config, `${schema}-b2.json`);
+    await consumer.connect(b.url);
+    expect(await sending).toEqual([]);
+    await consumer.until(() => new Set(consumer.received.map((r) => r.id)).size >= ALL.length);
+    expect(consumer.connections()).toBe(2);
+    const order = await feedOrder(b.url);
+    expect(await feedOrder(a.url)).toEqual(order);
+    expect(checkExactlyOnce(consumer.received, ALL, order)).toEqual({
+      duplicates: [],
+      missing: [],
+      inFeedOrder: true,
+    });
+    await consumer.close();
+    await Promise.all([a.stop("SIGTERM"), b.stop("SIGTERM")]);
+  }, 180_000);
 });

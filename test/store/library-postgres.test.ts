@@ -14,9 +14,9 @@ import { T0 } from "../helpers/records.js";
 
 // What a library user does with PostgreSQL, through the package's own entry points only
 // (`finality` and `finality/postgres`: no SQLite driver on the way).
-const { enabled, admin } = await postgresSuite("the library on PostgreSQL");
+const { admin } = await postgresSuite("the library on PostgreSQL");
 
-describe.skipIf(!enabled)("the finality library on PostgreSQL", () => {
+describe("the finality library on PostgreSQL", () => {
   it("claims and heartbeats runs with a lease of a fraction of a millisecond over whole seconds", async () => {
     const schema = uniqueSchemaName();
     const finality = finalityOn({
@@ -37,7 +37,7 @@ describe.skipIf(!enabled)("the finality library on PostgreSQL", () => {
       expect(beat).toBeTruthy();
     } finally {
       await finality.close();
-      if (admin) await dropSchema(admin, schema);
+      await dropSchema(admin, schema);
     }
   });
 
@@ -78,7 +78,7 @@ describe.skipIf(!enabled)("the finality library on PostgreSQL", () => {
       expect(await finality.getJob({ provider: "acme", id: "job-1" })).toBeNull();
     } finally {
       await finality.close();
-      if (admin) await dropSchema(admin, schema);
+      await dropSchema(admin, schema);
     }
   });
 });

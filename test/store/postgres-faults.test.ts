@@ -7,7 +7,7 @@ import { POSTGRES_TEST_URL, postgresSuite, uniqueSchemaName } from "../helpers/p
 import { makeJob } from "../helpers/records.js";
 
 // What a stalled peer or a starved pool must not do to this replica: hang it.
-const { enabled, admin } = await postgresSuite("PostgreSQL timeouts and readiness");
+const { admin } = await postgresSuite("PostgreSQL timeouts and readiness");
 
 /** Resolves when `promise` settles, with how it ended and how long it took. */
 async function timed<T>(promise: Promise<T>): Promise<{ ms: number; value?: T; error?: unknown }> {
@@ -79,12 +79,12 @@ describe("PostgreSQL store settings from the configuration", () => {
   });
 });
 
-describe.skipIf(!enabled)("PostgreSQL store under a stalled peer or a starved pool", () => {
+describe("PostgreSQL store under a stalled peer or a starved pool", () => {
   const stores: PostgresStore[] = [];
   const schemas: string[] = [];
   afterEach(async () => {
     for (const store of stores.splice(0)) await store.close();
-    for (const schema of schemas.splice(0)) await admin?.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    for (const schema of schemas.splice(0)) await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   });
   async function open(options: Parameters<typeof openPostgresStore>[0] extends infer O ? Partial<O> : never) {
     const schema = uniqueSchemaName("finality_faults");
@@ -117,7 +117,7 @@ describe.skipIf(!enabled)("PostgreSQL store under a stalled peer or a starved po
     await store.transaction((tx) => tx.insertJob(makeJob({ id: "job-1" })));
     // The peer: another session that locked the row and went quiet.
     const held = gate();
-    const peer = admin?.begin(async (tx) => {
+    const peer = admin.begin(async (tx) => {
       await tx.unsafe(`SELECT 1 FROM "${schema}".jobs WHERE id = 'job-1' FOR UPDATE`);
       await held.wait;
     });
@@ -126,7 +126,7 @@ describe.skipIf(!enabled)("PostgreSQL store under a stalled peer or a starved po
         .poll(
           async () =>
             (
-              await admin?.unsafe(
+              await admin.unsafe(
                 `SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'jobs' AND l.mode = 'RowShareLock'`,
               )
             )?.length,
@@ -157,7 +157,7 @@ describe.skipIf(!enabled)("PostgreSQL store under a stalled peer or a starved po
     await locked.wait;
     // Someone else can lock the row within a second of the timeout: the frozen session is gone.
     const other = await timed(
-      admin?.begin(async (tx) => {
+      admin.begin(async (tx) => {
         await tx.unsafe("SET LOCAL lock_timeout = '3s'");
         await tx.unsafe(`SELECT 1 FROM "${schema}".jobs WHERE id = 'job-1' FOR UPDATE`);
       }) ?? Promise.resolve(),

@@ -14,7 +14,7 @@ import { makeJob } from "../helpers/records.js";
 
 // Group commit on PostgreSQL (postgres-group-commit.ts): concurrent transactions with a lock
 // order share one transaction, each in its own savepoint, answered only after the shared COMMIT.
-const { enabled, admin } = await postgresSuite("PostgreSQL group commit");
+const { admin } = await postgresSuite("PostgreSQL group commit");
 
 const key = (id: string) => ({ provider: "generic", id });
 const order = (id: string) => ({ lockOrder: jobLockOrder(key(id)) });
@@ -24,7 +24,7 @@ const outcomes = (results: PromiseSettledResult<unknown>[]) =>
     r.status === "fulfilled" ? "ok" : isFinalityError(r.reason) ? r.reason.code : String(r.reason),
   );
 
-describe.skipIf(!enabled)("PostgreSQL group commit", () => {
+describe("PostgreSQL group commit", () => {
   let schema = "";
   let stores: PostgresStore[] = [];
   async function open(options: Partial<PostgresStoreOptions> = {}): Promise<PostgresStore> {
@@ -35,7 +35,7 @@ describe.skipIf(!enabled)("PostgreSQL group commit", () => {
   afterEach(async () => {
     for (const store of stores) await store.close();
     stores = [];
-    if (admin) await dropSchema(admin, schema);
+    await dropSchema(admin, schema);
     schema = "";
   });
   const fresh = () => {
@@ -76,7 +76,7 @@ describe.skipIf(!enabled)("PostgreSQL group commit", () => {
       store.transaction(async (tx) => {
         await tx.insertJob(makeJob({ id: "b" }));
         const [row] = await tx.execute("SELECT pg_backend_pid() AS pid");
-        await admin?.unsafe("SELECT pg_terminate_backend($1)", [row?.pid as number]);
+        await admin.unsafe("SELECT pg_terminate_backend($1)", [row?.pid as number]);
         return tx.getJob(key("b"));
       }, order("b")),
       store.transaction(insert("c"), order("c")),

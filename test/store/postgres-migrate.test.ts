@@ -3,13 +3,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadMigrations } from "../../src/store/migrations.js";
-import {
-  adminClient,
-  dropSchema,
-  POSTGRES_TEST_URL,
-  postgresTestsEnabled,
-  uniqueSchemaName,
-} from "../helpers/postgres.js";
+import { dropSchema, POSTGRES_TEST_URL, postgresSuite, uniqueSchemaName } from "../helpers/postgres.js";
 
 // The built adapter, as a deployed replica runs it (`npm run build` produces dist/).
 const BUILT = fileURLToPath(new URL("../../dist/store/postgres/postgres-store.js", import.meta.url));
@@ -76,17 +70,14 @@ function startChild(schema: string): {
   return { child, loaded, done };
 }
 
-const enabled = await postgresTestsEnabled("PostgreSQL migration race");
-const admin = enabled ? adminClient() : null;
+const { admin } = await postgresSuite("PostgreSQL migration race");
 const schemas: string[] = [];
 
 afterAll(async () => {
-  if (admin === null) return;
   for (const schema of schemas) await dropSchema(admin, schema);
-  await admin.end({ timeout: 5 });
 });
 
-describe.skipIf(!enabled)("PostgreSQL migrations raced by several processes", () => {
+describe("PostgreSQL migrations raced by several processes", () => {
   it.each(Array.from({ length: ROUNDS }, (_, i) => i + 1))(
     `round %i: ${PROCESSES} processes opening one fresh schema together apply each migration once`,
     async () => {
@@ -115,12 +106,12 @@ describe.skipIf(!enabled)("PostgreSQL migrations raced by several processes", ()
       expect(reports.flatMap((r) => r.applied).sort((a, b) => a - b)).toEqual(versions);
       expect(reports.filter((r) => r.applied.length > 0)).toHaveLength(1);
 
-      const rows = await admin!.unsafe(
+      const rows = await admin.unsafe(
         `SELECT version, count(*)::int AS n FROM "${schema}".schema_migrations GROUP BY version ORDER BY version`,
       );
       expect(rows.map((r) => [r.version, r.n])).toEqual(versions.map((v) => [v, 1]));
       const tables =
-        await admin!`SELECT table_name FROM information_schema.tables WHERE table_schema = ${schema} ORDER BY table_name`;
+        await admin`SELECT table_name FROM information_schema.tables WHERE table_schema = ${schema} ORDER BY table_name`;
       const expected = ["attempts", "deliveries", "events", "jobs", "outbox", "run_events", "runs"];
       expect(tables.map((t) => t.table_name)).toEqual(
         expect.arrayContaining([...expected, "schema_migrations"]),

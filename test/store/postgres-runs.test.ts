@@ -5,9 +5,9 @@ import { makeRun } from "./contract/runs.js";
 
 // Claims shared by replicas on PostgreSQL (round trips and the pick order are in the store
 // contract, test/store/contract/runs.ts, for every store).
-const { enabled, admin } = await postgresSuite("PostgreSQL runs store");
+const { admin } = await postgresSuite("PostgreSQL runs store");
 
-describe.skipIf(!enabled)("PostgreSQL runs store", () => {
+describe("PostgreSQL runs store", () => {
   const { open } = useFreshSchema(admin);
 
   it("replicas claiming at the same moment skip each other's locked run", async () => {

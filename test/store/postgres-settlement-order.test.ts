@@ -8,7 +8,7 @@ import { makeJob } from "../helpers/records.js";
 // connections on several replicas settle jobs with random delays inside their transactions, some
 // through the group commit, some roll back; a reader polling all the while must see every
 // committed settlement exactly once, in cursor order, and never one that rolled back.
-const { enabled, admin } = await postgresSuite("PostgreSQL settlement order");
+const { admin } = await postgresSuite("PostgreSQL settlement order");
 
 interface Seen {
   numbers: number[];
@@ -64,7 +64,7 @@ async function settleConcurrently(writers: PostgresStore[], count: number, prefi
   return committed;
 }
 
-describe.skipIf(!enabled)("PostgreSQL settlement feed order", () => {
+describe("PostgreSQL settlement feed order", () => {
   let schema = "";
   let stores: PostgresStore[] = [];
   const open = async () => {
@@ -75,7 +75,7 @@ describe.skipIf(!enabled)("PostgreSQL settlement feed order", () => {
   afterEach(async () => {
     for (const store of stores) await store.close();
     stores = [];
-    if (admin) await dropSchema(admin, schema);
+    await dropSchema(admin, schema);
   });
 
   async function race(prefix: string) {

@@ -12,9 +12,9 @@ import { makeEffect, makeJob, T0 } from "../helpers/records.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 // What only PostgreSQL has: several replicas on one database, real connection failures, SQL types.
-const { enabled, admin } = await postgresSuite("PostgreSQL store");
+const { admin } = await postgresSuite("PostgreSQL store");
 
-describe.skipIf(!enabled)("PostgreSQL store", () => {
+describe("PostgreSQL store", () => {
   const fresh = useFreshSchema(admin);
   const open = fresh.open;
 
@@ -72,7 +72,7 @@ describe.skipIf(!enabled)("PostgreSQL store", () => {
   it("keeps times as timestamptz and JSON as jsonb, converting at the edge only", async () => {
     const store = await open();
     await store.transaction((tx) => tx.insertJob(makeJob({ id: "typed", metadata: { a: [1, "x"] } })));
-    const [row] = await admin!.unsafe(
+    const [row] = await admin.unsafe(
       `SELECT pg_typeof(submitted_at)::text AS time_type, pg_typeof(metadata)::text AS json_type,
               submitted_at = to_timestamp(${T0} / 1000.0) AS same_instant, metadata -> 'a' ->> 1 AS x
        FROM "${fresh.schema()}".jobs WHERE id = 'typed'`,
@@ -92,7 +92,7 @@ describe.skipIf(!enabled)("PostgreSQL store", () => {
 
   it("a transactional effect's SQL commits with the ingest, or not at all", async () => {
     const store = await open();
-    await admin!.unsafe(`CREATE TABLE "${fresh.schema()}".published (job_id text PRIMARY KEY)`);
+    await admin.unsafe(`CREATE TABLE "${fresh.schema()}".published (job_id text PRIMARY KEY)`);
     let refuse = true;
     const finality = createFinality({
       store,
@@ -137,7 +137,7 @@ describe.skipIf(!enabled)("PostgreSQL store", () => {
         ]),
       );
       db.close();
-      const columns = await admin!<{ table_name: string; column_name: string }[]>`
+      const columns = await admin<{ table_name: string; column_name: string }[]>`
         SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = ${fresh.schema()}`;
       const tables = [...new Set(columns.map((c) => c.table_name))];
       const postgres = Object.fromEntries(

@@ -9,11 +9,11 @@ import { postgresSuite, useFreshSchema } from "../helpers/postgres.js";
 // What a provider may send that PostgreSQL cannot hold as sent: a NUL in a text column, an index
 // entry over ~2.7 KB, JSON deeper than JSON.stringify can write. Each used to fail the write (a 500
 // on every retry of the webhook, a failed transaction on every poll); each must now be stored.
-const { enabled, admin } = await postgresSuite("PostgreSQL: unstorable provider values");
+const { admin } = await postgresSuite("PostgreSQL: unstorable provider values");
 
 const deep = (depth: number): unknown => JSON.parse(`${"[".repeat(depth)}${"]".repeat(depth)}`);
 
-describe.skipIf(!enabled)("PostgreSQL keeps the state of observations with unstorable parts", () => {
+describe("PostgreSQL keeps the state of observations with unstorable parts", () => {
   const fresh = useFreshSchema(admin);
 
   it("an unknown state and raw state with NUL and 100 KB of text are recorded, not a failed write", async () => {

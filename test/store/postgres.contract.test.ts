@@ -3,9 +3,9 @@ import { openPostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { dropSchema, POSTGRES_TEST_URL, postgresSuite, uniqueSchemaName } from "../helpers/postgres.js";
 import { runStoreContract } from "./contract.js";
 
-const { enabled, admin } = await postgresSuite("PostgreSQL store contract");
+const { admin } = await postgresSuite("PostgreSQL store contract");
 
-describe.skipIf(!enabled)("PostgreSQL", () => {
+describe("PostgreSQL", () => {
   // Every test gets its own freshly created schema, dropped afterwards: runs never see each other's rows.
   runStoreContract("postgres schema", async () => {
     const schema = uniqueSchemaName();
@@ -15,7 +15,7 @@ describe.skipIf(!enabled)("PostgreSQL", () => {
       reopen: open,
       openSecond: open,
       cleanup: async () => {
-        if (admin) await dropSchema(admin, schema);
+        await dropSchema(admin, schema);
       },
     };
   });

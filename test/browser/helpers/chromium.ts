@@ -1,8 +1,9 @@
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { requireBinary } from "../../helpers/services.js";
 
 /** Debian's package (`apt-get install chromium`); .ci/run installs it when test/browser/.needs-chromium exists. */
 export const CHROMIUM = "/usr/bin/chromium";
@@ -20,9 +21,7 @@ export interface Browser {
 
 /** Headless Chromium with a fresh profile of its own, removed on close. */
 export async function openBrowser(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: apt-get update && apt-get install -y chromium`);
-  }
+  requireBinary("Chromium", CHROMIUM);
   const profile = mkdtempSync(join(tmpdir(), "finality-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,

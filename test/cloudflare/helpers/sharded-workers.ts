@@ -1,6 +1,7 @@
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
+import { requireWorkerd } from "../../helpers/services.js";
 import { bundleWorker } from "./bundle.js";
 import { outboundAnswer } from "./outbound-answer.js";
 import { TEST_API_TOKEN } from "./worker-ledger.js";
@@ -39,6 +40,7 @@ export async function startShardedWorkers(
   /** `persist`: a directory the objects' storage is kept in, so that another Miniflare restarts them on it. */
   options: { persist?: string } = {},
 ): Promise<ShardedWorker> {
+  requireWorkerd();
   const code = await script();
   const owner = versions[0]?.name ?? "";
   const mf = new Miniflare({

@@ -1,6 +1,7 @@
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
+import { requireWorkerd } from "../../helpers/services.js";
 import { bundleWorker } from "./bundle.js";
 import { outboundAnswer } from "./outbound-answer.js";
 
@@ -43,6 +44,7 @@ export async function startWorkerLedger(
   config: Record<string, unknown>,
   bindings: Record<string, string> = {},
 ): Promise<WorkerLedger> {
+  requireWorkerd();
   const outbound: string[] = [];
   const runtimeLog: string[] = [];
   const mf = new Miniflare({
