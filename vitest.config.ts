@@ -1,10 +1,40 @@
 import { defineConfig } from "vitest/config";
 
+// Two projects, disjoint: `npm test` runs "fast" (needs only `npm install` and PostgreSQL, minutes),
+// `npm run test:all` both. `npx vitest run test/x.test.ts` finds a file in either.
+// A test goes in FULL_ONLY when it needs another service (brokers, Chromium), spawns many processes
+// (the CLI, chaos, replicas, packing) or runs long (fuzzers, the simulator past its first 300
+// seeds): a folder where the whole folder is such, else the file by name. test/README.md is the map.
+export const FULL_ONLY = [
+  "test/brokers/**", // NATS JetStream, RabbitMQ, Redis
+  "test/browser/**", // Chromium
+  "test/chaos/**", // SIGKILL and PostgreSQL fault runs
+  "test/cloudflare/**", // workerd, through miniflare
+  "test/package/**", // npm pack and install
+  "test/cli/**", // the built CLI, one process per command
+  "test/fuzz/**", // thousands of generated inputs each
+  "test/sim/sim-more.test.ts", // seeds 301–1150
+  "test/sim/sim-rest.test.ts", // seeds 1151–2000
+  "test/sim/mutant-broker.test.ts",
+  "test/service/postgres-replicas.test.ts", // three replicas under load
+  "test/housekeeping/soak.test.ts",
+  "test/telemetry/broker-trace.test.ts", // NATS
+];
+
+const shared = { testTimeout: 60_000, hookTimeout: 60_000, pool: "forks" as const };
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
-    pool: "forks",
+    ...shared,
+    projects: [
+      { test: { ...shared, name: "fast", include: ["test/**/*.test.ts"], exclude: FULL_ONLY } },
+      {
+        test: {
+          ...shared,
+          name: "full-only",
+          include: FULL_ONLY.map((g) => (g.endsWith("/**") ? `${g}/*.test.ts` : g)),
+        },
+      },
+    ],
   },
 });
