@@ -16,7 +16,7 @@ import { SECRET, signWith } from "../http/helpers/webhooks.js";
 // real `serve`: a webhook in flight must not hang for as long as the silence lasts. The client's
 // deadline (store.queryTimeoutSeconds) answers it 503 problem+json; nothing was acknowledged, so
 // the sender's retry after the silence is recorded once.
-const { enabled } = await postgresSuite("PostgreSQL gone silent");
+await postgresSuite("PostgreSQL gone silent");
 
 /** A signed webhook with a fixed id: its status, content type and how long it took, or "hung". */
 async function webhook(url: string, id: string, jobId: string) {
@@ -41,7 +41,7 @@ async function webhook(url: string, id: string, jobId: string) {
   }
 }
 
-describe.skipIf(!enabled)("PostgreSQL gone silent under a serve", () => {
+describe("PostgreSQL gone silent under a serve", () => {
   const schema = uniqueSchemaName("finality_silent");
   let dir: TempDir;
   let service: RunningService;
