@@ -105,14 +105,19 @@ describe("OTEL_* variables", () => {
         OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
         OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://traces:4318/custom",
       }),
-    ).toEqual({ otlpUrl: "http://traces:4318/custom", serviceName: "finality", sampleRatio: 0.25 });
+    ).toEqual({
+      otlpUrl: "http://traces:4318/custom",
+      serviceName: "finality",
+      sampleRatio: 0.25,
+      trustIncomingTraceparent: false,
+    });
     expect(load({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" }).otlpUrl).toBe(
       "http://collector:4318/v1/traces",
     );
   });
 
   it("off by default; OTEL_SDK_DISABLED=true turns it off; a bad ratio names the variable", () => {
-    expect(load({})).toEqual({ serviceName: "finality", sampleRatio: 1 });
+    expect(load({})).toEqual({ serviceName: "finality", sampleRatio: 1, trustIncomingTraceparent: false });
     expect(
       load({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_SDK_DISABLED: "true" }).otlpUrl,
     ).toBeUndefined();
