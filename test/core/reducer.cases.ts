@@ -2,7 +2,7 @@ import type { Job, Observation, UnknownJobPolicy } from "../../src/core/model.js
 import { JOB } from "../helpers/observations.js";
 import { makeJob, T0 } from "../helpers/records.js";
 
-/** The seed table for `reduce`: one row per rule of ARCHITECTURE.md "The reducer". */
+/** The seed table for `reduce`: one row per rule of docs/design.md "The reducer". */
 export const NOW = T0 + 60_000;
 export const obs = (state: string, extra: Partial<Observation> = {}): Observation => ({
   ...JOB,

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { headingAnchors, linkTargets, manualFiles, read, rel } from "./markdown.js";
+import { headingAnchors, linkTargets, manualFiles, ROOT, read, rel } from "./markdown.js";
 
 /** A link to another site, or to a page the running service serves: not a file in the checkout. */
 const EXTERNAL = /^(?:[a-z][a-z0-9+.-]*:|\/\/)/i;
@@ -37,6 +37,23 @@ describe("the manual's links", () => {
 
   it("every relative link resolves to a file, and every #anchor to a heading", () => {
     expect(brokenLinks()).toEqual([]);
+  });
+
+  it("the manual is self-contained: no link or reference leaves the repository", () => {
+    const pages = [...manualFiles(), resolve(ROOT, "test/README.md")];
+    const outside = pages.flatMap((file) => {
+      const text = read(file);
+      const named = /\.\.\/shared\/|\bARCHITECTURE\.md\b/.test(text)
+        ? [`${rel(file)} names a file outside the repository`]
+        : [];
+      const linked = linkTargets(text)
+        .filter((target) => !EXTERNAL.test(target))
+        .map((target) => resolve(dirname(file), decodeURIComponent(target.split("#", 1)[0] ?? "")))
+        .filter((path) => relative(ROOT, path).startsWith(".."))
+        .map((path) => `${rel(file)} links to ${path}`);
+      return [...named, ...linked];
+    });
+    expect(outside).toEqual([]);
   });
 
   it("the anchors are GitHub's", () => {
