@@ -141,11 +141,11 @@ describe("PostgreSQL faults under three finality replicas", () => {
     receiver: EffectReceiver,
   ) {
     await receiver.until(() => receiver.applied.size >= jobs);
-    const rows = await sql.unsafe<{ id: string; state: string }[]>(`SELECT id, state FROM "${schema}".jobs`);
+    const rows = await sql.unsafe<{ id: string; state: string }>(`SELECT id, state FROM "${schema}".jobs`);
     const states = new Map(rows.map((r) => [r.id, r.state]));
     const recorded = new Set(
       (
-        await sql.unsafe<{ delivery_id: string }[]>(
+        await sql.unsafe<{ delivery_id: string }>(
           `SELECT DISTINCT delivery_id FROM "${schema}".events WHERE delivery_id IS NOT NULL`,
         )
       ).map((r) => r.delivery_id),
@@ -154,7 +154,7 @@ describe("PostgreSQL faults under three finality replicas", () => {
     const wrong = Array.from({ length: jobs }, (_, i) => i).filter(
       (i) => states.get(`job-${i}`) !== terminalOf(i),
     );
-    const outbox = await sql.unsafe<{ status: string; n: number }[]>(
+    const outbox = await sql.unsafe<{ status: string; n: number }>(
       `SELECT status, count(*)::int AS n FROM "${schema}".outbox GROUP BY status`,
     );
     return { lost, wrong, outbox, keys: new Set(receiver.deliveries.map((d) => d.key)).size };
@@ -188,7 +188,7 @@ describe("PostgreSQL faults under three finality replicas", () => {
       },
     );
     for (; rounds < 40 && !finished; rounds++) {
-      const [row] = await admin.unsafe<{ n: number }[]>(
+      const [row] = await admin.unsafe<{ n: number }>(
         "SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = ANY($1)",
         [names],
       );
@@ -296,7 +296,7 @@ describe("PostgreSQL faults under three finality replicas", () => {
       await sleep(attempt % 5);
       frozen.child.kill("SIGSTOP");
       // Idle in transaction after SELECT ... FOR UPDATE on jobs (which takes RowShareLock on the table).
-      const holding = await admin.unsafe<{ n: number }[]>(
+      const holding = await admin.unsafe<{ n: number }>(
         `SELECT count(*)::int AS n FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
          WHERE a.application_name = $1 AND a.state = 'idle in transaction' AND l.mode = 'RowShareLock'
            AND l.relation = to_regclass($2)`,

@@ -1,5 +1,5 @@
-import postgres from "postgres";
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
+import { createClient, type Sql } from "../../src/store/postgres/postgres-client.js";
 import { openPostgresStore, type PostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { requireServer } from "./services.js";
 
@@ -12,7 +12,7 @@ export const POSTGRES_TEST_URL =
  * server does not answer, with the command that starts it; and an admin client, closed after the
  * file's tests. `what` names the tests in the failure.
  */
-export async function postgresSuite(what: string): Promise<{ admin: postgres.Sql }> {
+export async function postgresSuite(what: string): Promise<{ admin: Sql }> {
   beforeAll(() => requirePostgres(what));
   const admin = adminClient();
   afterAll(async () => {
@@ -44,12 +44,24 @@ export function uniqueSchemaName(prefix = "finality_test"): string {
   return `${prefix}_${process.pid}_${counter}_${random}`;
 }
 
-/** One admin connection per test file, for dropping schemas and inspecting tables. */
-export function adminClient(url = POSTGRES_TEST_URL): postgres.Sql {
-  return postgres(url, { max: 2, onnotice: () => {} });
+/**
+ * One admin pool per test file, for dropping schemas and inspecting tables: the store's own
+ * driver wrapper (node-postgres), with the server-side timeouts off, since a test may hold a lock
+ * on purpose for as long as it needs.
+ */
+export function adminClient(url = POSTGRES_TEST_URL): Sql {
+  return createClient({
+    url,
+    max: 2,
+    applicationName: "finality-test-admin",
+    statementTimeoutMs: 0,
+    lockTimeoutMs: 0,
+    idleInTransactionTimeoutMs: 0,
+    queryTimeoutMs: Number.POSITIVE_INFINITY,
+  });
 }
 
-export async function dropSchema(sql: postgres.Sql, schema: string): Promise<void> {
+export async function dropSchema(sql: Sql, schema: string): Promise<void> {
   await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
 }
 
@@ -57,7 +69,7 @@ export async function dropSchema(sql: postgres.Sql, schema: string): Promise<voi
  * Inside a describe: gives each test a fresh schema, and closes every store opened in it and
  * drops the schema afterwards. `open()` opens a store on the current test's schema.
  */
-export function useFreshSchema(admin: postgres.Sql): {
+export function useFreshSchema(admin: Sql): {
   open(): Promise<PostgresStore>;
   schema(): string;
 } {

@@ -44,10 +44,10 @@ describe("finality serve replicas on one PostgreSQL", { timeout: 240_000 }, () =
   }
 
   async function ledger(schema: string) {
-    const jobs = await sql.unsafe<{ id: string; state: string; settled_by: string | null }[]>(
+    const jobs = await sql.unsafe<{ id: string; state: string; settled_by: string | null }>(
       `SELECT id, state, settled_by FROM "${schema}".jobs`,
     );
-    const ids = await sql.unsafe<{ delivery_id: string }[]>(
+    const ids = await sql.unsafe<{ delivery_id: string }>(
       `SELECT DISTINCT delivery_id FROM "${schema}".events WHERE delivery_id IS NOT NULL`,
     );
     return { jobs: new Map(jobs.map((j) => [j.id, j])), deliveries: new Set(ids.map((r) => r.delivery_id)) };

@@ -103,7 +103,7 @@ describe("PostgreSQL gone silent under a serve", () => {
     expect((await webhook(service.url, "msg_silent_2", "job-2")).status).toBe(200);
     const admin = adminClient();
     try {
-      const rows = await admin.unsafe<{ delivery_id: string; n: number }[]>(
+      const rows = await admin.unsafe<{ delivery_id: string; n: number }>(
         `SELECT delivery_id, count(*)::int AS n FROM "${schema}".events
          WHERE delivery_id LIKE 'msg_silent_%' GROUP BY delivery_id ORDER BY delivery_id`,
       );

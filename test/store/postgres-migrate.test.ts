@@ -110,8 +110,10 @@ describe("PostgreSQL migrations raced by several processes", () => {
         `SELECT version, count(*)::int AS n FROM "${schema}".schema_migrations GROUP BY version ORDER BY version`,
       );
       expect(rows.map((r) => [r.version, r.n])).toEqual(versions.map((v) => [v, 1]));
-      const tables =
-        await admin`SELECT table_name FROM information_schema.tables WHERE table_schema = ${schema} ORDER BY table_name`;
+      const tables = await admin.unsafe<{ table_name: string }>(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name",
+        [schema],
+      );
       const expected = ["attempts", "deliveries", "events", "jobs", "outbox", "run_events", "runs"];
       expect(tables.map((t) => t.table_name)).toEqual(
         expect.arrayContaining([...expected, "schema_migrations"]),

@@ -137,8 +137,10 @@ describe("PostgreSQL store", () => {
         ]),
       );
       db.close();
-      const columns = await admin<{ table_name: string; column_name: string }[]>`
-        SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = ${fresh.schema()}`;
+      const columns = await admin.unsafe<{ table_name: string; column_name: string }>(
+        "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = $1",
+        [fresh.schema()],
+      );
       const tables = [...new Set(columns.map((c) => c.table_name))];
       const postgres = Object.fromEntries(
         tables.map((t) => [

@@ -1,5 +1,5 @@
 import Database from "better-sqlite3";
-import type postgres from "postgres";
+import type { Sql } from "../../../src/store/postgres/postgres-client.js";
 import { migrateSqlite } from "../../../src/store/sqlite/sqlite-migrate.js";
 
 /**
@@ -72,51 +72,69 @@ export interface DeclaredColumn {
  * constraints, indexes, triggers and functions, one line each, the schema's name replaced by
  * `:schema` so that any throwaway schema dumps the same.
  */
-export async function postgresSchemaDump(sql: postgres.Sql, schema: string): Promise<string> {
+export async function postgresSchemaDump(sql: Sql, schema: string): Promise<string> {
   const lines: string[] = [];
-  const tables = await sql<{ relname: string; reloptions: string[] | null }[]>`
+  const tables = await sql.unsafe<{ relname: string; reloptions: string[] | null }>(
+    `
     SELECT c.relname, c.reloptions FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE n.nspname = ${schema} AND c.relkind IN ('r', 'p') ORDER BY c.relname`;
+    WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') ORDER BY c.relname`,
+    [schema],
+  );
   for (const table of tables) {
     lines.push(
       `table ${table.relname}${table.reloptions ? ` (${[...table.reloptions].sort().join(", ")})` : ""}`,
     );
-    const columns = await sql<
+    const columns = await sql.unsafe<
       {
         column_name: string;
         data_type: string;
         is_nullable: string;
         column_default: string | null;
         identity_generation: string | null;
-      }[]
-    >`
+      }
+    >(
+      `
       SELECT column_name, data_type, is_nullable, column_default, identity_generation
-      FROM information_schema.columns WHERE table_schema = ${schema} AND table_name = ${table.relname}
-      ORDER BY ordinal_position`;
+      FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2
+      ORDER BY ordinal_position`,
+      [schema, table.relname],
+    );
     for (const c of columns) {
       const parts = [c.column_name, c.data_type, c.is_nullable === "YES" ? "NULL" : "NOT NULL"];
       if (c.column_default !== null) parts.push(`default ${c.column_default}`);
       if (c.identity_generation !== null) parts.push(`identity ${c.identity_generation}`);
       lines.push(`  column ${parts.join(" | ")}`);
     }
-    const constraints = await sql<{ conname: string; def: string }[]>`
+    const constraints = await sql.unsafe<{ conname: string; def: string }>(
+      `
       SELECT con.conname, pg_get_constraintdef(con.oid) AS def FROM pg_constraint con
       JOIN pg_class c ON c.oid = con.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = ${schema} AND c.relname = ${table.relname} ORDER BY con.conname`;
+      WHERE n.nspname = $1 AND c.relname = $2 ORDER BY con.conname`,
+      [schema, table.relname],
+    );
     for (const c of constraints) lines.push(`  constraint ${c.conname} ${c.def}`);
-    const indexes = await sql<{ indexname: string; indexdef: string }[]>`
+    const indexes = await sql.unsafe<{ indexname: string; indexdef: string }>(
+      `
       SELECT indexname, indexdef FROM pg_indexes
-      WHERE schemaname = ${schema} AND tablename = ${table.relname} ORDER BY indexname`;
+      WHERE schemaname = $1 AND tablename = $2 ORDER BY indexname`,
+      [schema, table.relname],
+    );
     for (const i of indexes) lines.push(`  index ${i.indexdef}`);
-    const triggers = await sql<{ def: string }[]>`
+    const triggers = await sql.unsafe<{ def: string }>(
+      `
       SELECT pg_get_triggerdef(t.oid) AS def FROM pg_trigger t
       JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = ${schema} AND c.relname = ${table.relname} AND NOT t.tgisinternal ORDER BY t.tgname`;
+      WHERE n.nspname = $1 AND c.relname = $2 AND NOT t.tgisinternal ORDER BY t.tgname`,
+      [schema, table.relname],
+    );
     for (const t of triggers) lines.push(`  trigger ${t.def}`);
   }
-  const functions = await sql<{ def: string }[]>`
+  const functions = await sql.unsafe<{ def: string }>(
+    `
     SELECT pg_get_functiondef(p.oid) AS def FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-    WHERE n.nspname = ${schema} ORDER BY p.proname, p.oid`;
+    WHERE n.nspname = $1 ORDER BY p.proname, p.oid`,
+    [schema],
+  );
   for (const f of functions) lines.push(`function ${f.def.trim()}`);
   return `${lines.join("\n").replaceAll(`${schema}.`, ":schema.").replaceAll(`"${schema}".`, ":schema.")}\n`;
 }
