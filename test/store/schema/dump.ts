@@ -84,15 +84,13 @@ export async function postgresSchemaDump(sql: Sql, schema: string): Promise<stri
     lines.push(
       `table ${table.relname}${table.reloptions ? ` (${[...table.reloptions].sort().join(", ")})` : ""}`,
     );
-    const columns = await sql.unsafe<
-      {
-        column_name: string;
-        data_type: string;
-        is_nullable: string;
-        column_default: string | null;
-        identity_generation: string | null;
-      }
-    >(
+    const columns = await sql.unsafe<{
+      column_name: string;
+      data_type: string;
+      is_nullable: string;
+      column_default: string | null;
+      identity_generation: string | null;
+    }>(
       `
       SELECT column_name, data_type, is_nullable, column_default, identity_generation
       FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2
