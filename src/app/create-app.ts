@@ -113,7 +113,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     bodyLimitBytes,
     trustTraceparent: config.telemetry.trustIncomingTraceparent,
   });
-  addJobRoutes(app, { finality, metrics, bodyLimitBytes });
+  addJobRoutes(app, { finality, metrics, bodyLimitBytes, shutdown: options.shutdown });
   addEffectRoutes(app, finality);
   addParkedRoutes(app, finality);
   addSettlementRoutes(app, {

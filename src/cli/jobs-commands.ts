@@ -1,5 +1,5 @@
 import { Argument, type Command, Option } from "commander";
-import { FinalityError } from "../core/errors.js";
+import { FinalityError, isFinalityError } from "../core/errors.js";
 import { eventToJson, jobToJson } from "../core/job-json.js";
 import type { Job, JobEvent } from "../core/model.js";
 import { isRetryQueued } from "../core/retry-queued.js";
@@ -24,7 +24,7 @@ interface ListOptions extends LedgerOptions {
   cursor?: string;
 }
 
-/** `finality jobs list|show|events|register|observe`. */
+/** `finality jobs list|show|wait|events|register|observe`. */
 export function addJobsCommands(program: Command): void {
   const jobs = program
     .command("jobs")
@@ -87,6 +87,40 @@ export function addJobsCommands(program: Command): void {
       if (job === null) throw notFound(provider, id);
       if (options.json) return printJson(jobToJson(job));
       printJob(job, styleFor());
+    });
+
+  ledgerCommand(jobs, "wait")
+    .description(
+      "wait for a job to settle, then show it; the exit code says how it ended (0 succeeded, 3 another terminal state, 4 still open at --timeout)",
+    )
+    .argument("<provider>", "provider instance name")
+    .argument("<id>", "job id")
+    .option("--timeout <seconds>", "how long to wait, 0-86400 (default 60)", integerIn(0, 86_400))
+    .addHelpText(
+      "after",
+      examples(
+        "finality jobs wait openai batch_abc --timeout 600 && echo done",
+        "finality jobs wait acme job-42 --json",
+      ),
+    )
+    .action(async (provider: string, id: string, options: LedgerOptions & { timeout?: number }) => {
+      const timeoutMs = (options.timeout ?? 60) * 1000;
+      const job = await withLedger(
+        options,
+        async (finality) => {
+          try {
+            return await finality.waitFor({ provider, id }, { timeoutMs });
+          } catch (error) {
+            if (!isFinalityError(error, "wait-timeout")) throw error;
+            return finality.getJob({ provider, id });
+          }
+        },
+        { readOnly: true },
+      );
+      if (job === null) throw notFound(provider, id);
+      if (options.json) printJson(jobToJson(job));
+      else printJob(job, styleFor());
+      process.exitCode = waitExitCode(job);
     });
 
   ledgerCommand(jobs, "events")
@@ -206,6 +240,12 @@ export function addJobsCommands(program: Command): void {
           );
       },
     );
+}
+
+/** `jobs wait`'s exit code: 0 succeeded, 3 settled otherwise (failed, cancelled, expired, lost), 4 still open. */
+export function waitExitCode(job: Job): number {
+  if (job.settledAt === null) return 4;
+  return job.state === "succeeded" ? 0 : 3;
 }
 
 function notFound(provider: string, id: string): FinalityError {

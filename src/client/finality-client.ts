@@ -32,7 +32,10 @@ import type {
   WorkerEventAnswer,
   WorkerEventInput,
 } from "./client-types.js";
-import { type Call, type CallOptions, createCaller } from "./http-call.js";
+import { type Call, type CallOptions, createCaller, FinalityClientError } from "./http-call.js";
+
+/** The server's longest `?wait=` on a job, in seconds (http/job-routes.ts MAX_JOB_WAIT_SECONDS). */
+const MAX_JOB_WAIT_SECONDS = 60;
 
 export interface FinalityClientOptions extends CallOptions {}
 
@@ -46,6 +49,17 @@ export interface FinalityClient {
   registerJob(job: RegisterJobInput): Promise<{ created: boolean; job: Job }>;
   /** `GET /v1/jobs/{provider}/{id}` (an id may hold `/`). */
   getJob(provider: string, id: string): Promise<Job>;
+  /**
+   * The job once it has settled: repeated `GET /v1/jobs/{provider}/{id}?wait=` (at most 60 s each)
+   * until it has, or until `timeoutMs` (60,000) in all, which throws a FinalityClientError of kind
+   * `wait-timeout` (`retryable`). An aborted `signal` throws its reason; any failure of a call
+   * (unreachable, a 404) is thrown as it is.
+   */
+  waitForJob(
+    provider: string,
+    id: string,
+    options?: { timeoutMs?: number; signal?: AbortSignal },
+  ): Promise<Job>;
   listJobs(query?: ListJobsQuery): Promise<Page<Job>>;
   listJobEvents(provider: string, id: string, query?: JobEventsQuery): Promise<{ items: JobEvent[] }>;
   /** `POST .../observations`; an `idempotencyKey` makes a retried call a `duplicate-delivery`. */
@@ -115,6 +129,33 @@ export function createFinalityClient(options: FinalityClientOptions): FinalityCl
       extraWaitMs: (query.wait ?? 0) * 1000,
     });
 
+  const waitForJob: FinalityClient["waitForJob"] = async (provider, id, opts = {}) => {
+    const { timeoutMs = 60_000, signal } = opts;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      signal?.throwIfAborted();
+      const left = Math.max(0, deadline - Date.now());
+      const wait = Math.min(MAX_JOB_WAIT_SECONDS, Math.floor(left / 1000));
+      const job = await body<Job>({
+        method: "GET",
+        path: jobPath(provider, id),
+        query: { wait },
+        signal,
+        extraWaitMs: wait * 1000,
+      });
+      if (job.settledAt !== null) return job;
+      // The server waits whole seconds: with less than one left, the wait is over.
+      if (deadline - Date.now() < 1000) {
+        throw new FinalityClientError(
+          `${provider}/${id} did not settle within ${timeoutMs} ms (it is ${job.state})`,
+          "wait-timeout",
+          200,
+          null,
+        );
+      }
+    }
+  };
+
   async function* followSettlements(query: FollowSettlementsQuery = {}) {
     const { waitSeconds = 30, signal, ...filter } = query;
     let after = filter.after;
@@ -141,6 +182,7 @@ export function createFinalityClient(options: FinalityClientOptions): FinalityCl
       return { created: answer.status === 201, job: answer.body as Job };
     },
     getJob: (provider, id) => get(jobPath(provider, id)),
+    waitForJob,
     listJobs: (query) => get("/v1/jobs", query),
     listJobEvents: (provider, id, query) => get(`${jobPath(provider, id)}/events`, query),
     observeJob: (provider, id, observation, opts) =>

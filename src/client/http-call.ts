@@ -14,7 +14,9 @@ export type ClientErrorKind =
   /** A 2xx whose body is not JSON (a proxy's page, a cut connection). Worth another try. */
   | "not-json"
   /** The request's body cannot be JSON (a BigInt, a cycle). Sending it again will not help. */
-  | "body-not-json";
+  | "body-not-json"
+  /** `waitForJob`: the job did not settle within the caller's `timeoutMs`. */
+  | "wait-timeout";
 
 export class FinalityClientError extends Error {
   override readonly name = "FinalityClientError";
@@ -34,6 +36,7 @@ export class FinalityClientError extends Error {
   get retryable(): boolean {
     if (this.kind === "unreachable" || this.kind === "not-json") return true;
     if (this.kind === "body-not-json") return false;
+    if (this.kind === "wait-timeout") return true;
     return this.problem?.retryable ?? (this.status >= 500 || this.status === 429);
   }
 }

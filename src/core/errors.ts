@@ -21,6 +21,7 @@ export const ERROR_CODES = {
   "store-unavailable": { retryable: true },
   "shutting-down": { retryable: true },
   overloaded: { retryable: true },
+  "wait-timeout": { retryable: true },
   internal: { retryable: true },
 } as const;
 export type ErrorCode = keyof typeof ERROR_CODES;

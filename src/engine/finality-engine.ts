@@ -5,6 +5,7 @@ import type { Store } from "../store/store.js";
 import type { EffectDefinition } from "./effect-definitions.js";
 import type { Finality } from "./finality.js";
 import type { IngestContext, IngestOutcome } from "./ingest.js";
+import type { JobWaiters } from "./job-waiters.js";
 
 /**
  * The engine's own wiring behind a `Finality`: what the dispatcher, the reconciler, runs, the HTTP
@@ -25,6 +26,8 @@ export interface FinalityEngine extends Finality {
   announceEffects(): void;
   /** The ingest context for `now`: policies, effects and scheduling for one transaction. */
   contextFor(provider: string, now: number): IngestContext;
+  /** The waits for single jobs (`waitFor`, `GET /v1/jobs/{provider}/{id}?wait=N`), one watch per job. */
+  readonly jobWaiters: JobWaiters;
 }
 
 // Keyed by the public object, so that the public object carries no internals at run time either

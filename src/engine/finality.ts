@@ -25,6 +25,7 @@ import {
   pruneOnce,
   type RetentionWindows,
 } from "./retention.js";
+import { createJobWaiters } from "./job-waiters.js";
 import { type FollowOptions, followSettlements } from "./settlement-stream.js";
 import { currentTraceParent } from "./tracing.js";
 
@@ -86,6 +87,13 @@ export interface Finality extends IntentApi {
    */
   settlements(options?: FollowOptions): AsyncGenerator<Settlement, void, undefined>;
   /**
+   * Resolves with the job once it has settled (at once if it has), woken by the settling commit —
+   * on PostgreSQL, a commit on any replica. Rejects with a `FinalityError` `wait-timeout` after
+   * `timeoutMs` (60 s), `not-found` for a job the ledger does not know, or the signal's reason when
+   * `signal` aborts. Many waits on one job share one read per commit.
+   */
+  waitFor(key: JobKey, options?: WaitForOptions): Promise<Job>;
+  /**
    * Calls `listener` after a commit that enqueued effects: `finality.onEffectsEnqueued(() =>
    * dispatcher.poke())` delivers at once instead of at the dispatcher's next poll. Answers the
    * unsubscribe function.
@@ -99,7 +107,14 @@ export interface Finality extends IntentApi {
   close(): Promise<void>;
 }
 
+export interface WaitForOptions {
+  /** How long to wait for the job to settle, in ms (60,000). */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
 const DEFAULT_GRACE_SECONDS = 90;
+const DEFAULT_WAIT_MS = 60_000;
 
 /**
  * The ledger on a store already open. Portable (no Node module): the Workers entry builds on it;
@@ -194,6 +209,7 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
     jobPlacement: options.intentJobPlacement,
   });
 
+  const jobWaiters = createJobWaiters(store);
   const finality: Finality = {
     ...intents,
     onEffectsEnqueued(listener) {
@@ -219,6 +235,26 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
       return store.jobEvents(parseJobKey(key.provider, key.id), page);
     },
     settlements: (follow) => followSettlements(store, follow),
+    async waitFor(key, { timeoutMs = DEFAULT_WAIT_MS, signal } = {}) {
+      const jobKey = parseJobKey(key.provider, key.id);
+      if (!Number.isFinite(timeoutMs) || timeoutMs < 0) {
+        throw new FinalityError("invalid-request", "timeoutMs must be a number of ms, 0 or more", {
+          details: { field: "timeoutMs", timeoutMs },
+        });
+      }
+      signal?.throwIfAborted();
+      const { job, settled } = await jobWaiters.waitForSettled(jobKey, { timeoutMs, signal });
+      if (job === null) {
+        throw new FinalityError("not-found", `no job ${jobKey.provider}/${jobKey.id}`, { details: { ...jobKey } });
+      }
+      if (settled) return job;
+      signal?.throwIfAborted();
+      throw new FinalityError(
+        "wait-timeout",
+        `job ${jobKey.provider}/${jobKey.id} did not settle within ${timeoutMs} ms (it is ${job.state})`,
+        { details: { ...jobKey, state: job.state, timeoutMs } },
+      );
+    },
     async prune({ retention, ...prune } = {}) {
       return pruneOnce(store, { ...DEFAULT_RETENTION, ...retention }, clock.now(), prune);
     },
@@ -232,6 +268,7 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
     contextFor,
     ingestTrusted,
     announceEffects,
+    jobWaiters,
   });
   return finality;
 }

@@ -6,7 +6,7 @@ import {
   jobSchema,
   observationAnswerSchema,
 } from "./api-schemas.js";
-import { eventsQuerySchema, listQuerySchema } from "./job-routes.js";
+import { eventsQuerySchema, jobQuerySchema, listQuerySchema } from "./job-routes.js";
 import type { RouteDoc } from "./openapi/route-doc.js";
 
 const jobParams = {
@@ -49,13 +49,22 @@ export const JOB_ROUTE_DOCS: RouteDoc[] = [
     servedBy: "/v1/jobs/:provider/:rest{.+}",
     operationId: "getJob",
     tag: "jobs",
-    summary: "Read a job",
+    summary: "Read a job, or wait for it to settle",
     description:
       "A 404 for a job with parked observations carries `reason: parked` and `parked`; for a pruned " +
-      "job, `reason: already-settled-pruned` and `tombstone`.",
+      "job, `reason: already-settled-pruned` and `tombstone`. With `wait=N` (seconds, 0–60) the " +
+      "answer comes at once if the job is settled, else when it settles (woken by the commit, on " +
+      "any replica) or after N seconds, with the job as it then is; the `Finality-Settled` header " +
+      "says which (`true` or `false`).",
     auth: "api",
     params: jobParams,
-    responses: { 200: { description: "the job", schema: jobSchema } },
+    query: jobQuerySchema,
+    responses: {
+      200: {
+        description: "the job (with `wait`: and the `Finality-Settled: true|false` header)",
+        schema: jobSchema,
+      },
+    },
     errors: ["not-found", "invalid-request"],
   },
   {

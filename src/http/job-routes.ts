@@ -6,6 +6,7 @@ import {
   API_DELIVERY_PREFIX,
   apiObservationSchema,
   LIMITS,
+  parseJobKey,
   parseWith,
   queryInteger,
 } from "../core/validation.js";
@@ -13,6 +14,7 @@ import { replayEffects } from "../engine/effect-admin.js";
 import type { Finality } from "../engine/finality.js";
 import { engineOf } from "../engine/finality-engine.js";
 import type { AppEnv } from "./app-env.js";
+import { eitherAborts } from "./either-aborts.js";
 import { addListRoute } from "./list-route.js";
 import { parkedToJson, tombstoneToJson } from "./parked-routes.js";
 import { readBody } from "./read-body.js";
@@ -22,7 +24,12 @@ export interface JobRouteOptions {
   finality: Finality;
   metrics: ServiceMetrics;
   bodyLimitBytes: number;
+  /** Aborted when the server stops: a `?wait=` on a job answers at once with the job as it is. */
+  shutdown?: AbortSignal | undefined;
 }
+
+/** On an answer to `?wait=`: `true` when the job had settled, `false` when the wait ran out. */
+export const SETTLED_HEADER = "Finality-Settled";
 
 export const listQuerySchema = z.strictObject({
   state: z.string().min(1).max(LIMITS.stateLength).optional(),
@@ -40,6 +47,13 @@ export const listQuerySchema = z.strictObject({
   cursor: z.string().min(1).max(200).optional(),
 });
 
+/** Longest `?wait=` on a job, in seconds: under common proxy idle timeouts (60 s). */
+export const MAX_JOB_WAIT_SECONDS = 60;
+
+export const jobQuerySchema = z.strictObject({
+  wait: queryInteger(0, MAX_JOB_WAIT_SECONDS).optional(),
+});
+
 export const eventsQuerySchema = z.strictObject({
   after: queryInteger(0, Number.MAX_SAFE_INTEGER).optional(),
   limit: queryInteger(1, 10_000).optional(),
@@ -47,7 +61,7 @@ export const eventsQuerySchema = z.strictObject({
 
 /** The JSON API over jobs. Job ids may contain `/`, raw or encoded as `%2F`. */
 export function addJobRoutes(app: Hono<AppEnv>, options: JobRouteOptions): void {
-  const { finality, metrics, bodyLimitBytes } = options;
+  const { finality, metrics, bodyLimitBytes, shutdown } = options;
 
   app.post("/v1/jobs", async (c) => {
     c.set("route", "/v1/jobs");
@@ -76,9 +90,26 @@ export function addJobRoutes(app: Hono<AppEnv>, options: JobRouteOptions): void 
       return c.json({ items: events.map(eventToJson) });
     }
     c.set("route", "/v1/jobs/:provider/:id");
-    const job = await finality.getJob(target);
-    if (job === null) throw await missingJob(finality, target);
-    return c.json(jobToJson(job));
+    const { wait } = parseWith(jobQuerySchema, c.req.query(), "invalid-request");
+    const key = parseJobKey(target.provider, target.id);
+    if (wait === undefined) {
+      const job = await finality.getJob(key);
+      if (job === null) throw await missingJob(finality, target);
+      return c.json(jobToJson(job));
+    }
+    // Aborted after the answer too, so that no listener stays behind on the shutdown signal.
+    const until = eitherAborts(c.req.raw.signal, shutdown);
+    try {
+      const waited = await engineOf(finality).jobWaiters.waitForSettled(key, {
+        timeoutMs: wait * 1000,
+        signal: until.signal,
+      });
+      if (waited.job === null) throw await missingJob(finality, target);
+      c.header(SETTLED_HEADER, String(waited.settled));
+      return c.json(jobToJson(waited.job));
+    } finally {
+      until.abort();
+    }
   });
 
   app.post("/v1/jobs/:provider/:rest{.+}", async (c) => {

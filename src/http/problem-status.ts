@@ -22,6 +22,8 @@ export const PROBLEM_STATUS: Readonly<Record<ErrorCode, number>> = {
   "store-unavailable": 503,
   "shutting-down": 503,
   overloaded: 503,
+  // The library's waitFor only: the HTTP wait answers 200 with the unsettled job instead.
+  "wait-timeout": 504,
   internal: 500,
 };
 

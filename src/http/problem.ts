@@ -33,6 +33,7 @@ const TITLES: Record<ErrorCode, string> = {
   "store-unavailable": "Store unavailable",
   "shutting-down": "Shutting down",
   overloaded: "Overloaded",
+  "wait-timeout": "Wait timed out",
   internal: "Internal error",
 };
 

@@ -12,6 +12,7 @@ import {
   settlementNumber,
 } from "../store/settlement-feed.js";
 import type { AppEnv } from "./app-env.js";
+import { eitherAborts } from "./either-aborts.js";
 
 /** Longest long poll a client may ask for, in seconds. */
 export const MAX_WAIT_SECONDS = 60;
@@ -180,15 +181,4 @@ function closeQuietly(controller: ReadableStreamDefaultController<Uint8Array>): 
   } catch {
     // already closed or errored: nothing to end
   }
-}
-
-/** A controller aborted when any of `signals` is (or by its own `abort()`). */
-function eitherAborts(...signals: (AbortSignal | undefined)[]): AbortController {
-  const controller = new AbortController();
-  for (const signal of signals) {
-    if (signal?.aborted) controller.abort();
-    else
-      signal?.addEventListener("abort", () => controller.abort(), { once: true, signal: controller.signal });
-  }
-  return controller;
 }
