@@ -8,7 +8,8 @@ import type * as PublicEntry from "../../src/index.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const DAY = 86_400_000;
-const INTERNALS = ["store", "clock", "effects", "ingestTrusted", "contextFor", "announceEffects"] as const;
+const INTERNALS = [
+  "jobWaiters","store", "clock", "effects", "ingestTrusted", "contextFor", "announceEffects"] as const;
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -33,6 +34,7 @@ describe("the public Finality type", () => {
     expectTypeOf<Finality>().not.toHaveProperty("ingestTrusted");
     expectTypeOf<Finality>().not.toHaveProperty("contextFor");
     expectTypeOf<Finality>().not.toHaveProperty("announceEffects");
+    expectTypeOf<Finality>().not.toHaveProperty("jobWaiters");
     expectTypeOf<Finality>().toHaveProperty("prune");
     expectTypeOf<Finality>().toHaveProperty("onEffectsEnqueued");
     // The `finality` entry does not hand out the accessor.
@@ -58,6 +60,7 @@ describe("the public Finality type", () => {
         "register",
         "settlements",
         "submit",
+        "waitFor",
       ].sort(),
     );
   });
