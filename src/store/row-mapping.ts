@@ -119,6 +119,16 @@ export interface SqliteMapping<T, B> extends DialectMapping<T, Record<string, un
   readonly assignments: string;
   /** Named parameters (`@column`), one per column. */
   readonly params: (value: B) => Record<string, unknown>;
+  /**
+   * The hot path's forms: `?` bound by position costs better-sqlite3 about a third of a named
+   * parameter (no name lookup per column, no object to build). `(a, b) VALUES (?, ?)`, bound by
+   * `values`; `a = ?, ...` over the columns an UPDATE may change, bound by `changes` (the WHERE's
+   * own `?` follow).
+   */
+  readonly insertPositional: string;
+  readonly values: (value: B) => unknown[];
+  readonly assignmentsPositional: string;
+  readonly changes: (value: B) => unknown[];
 }
 
 export interface PostgresMapping<T, B> extends DialectMapping<T, Record<string, unknown>> {
@@ -160,18 +170,21 @@ export function defineTable<T, N extends keyof T = never>(
   const param = (c: ColumnSpec, i: number) => (c.codec.name === "json" ? `$${i}::text::jsonb` : `$${i}`);
   const pg = lines("postgres");
   const lite = lines("sqlite");
+  const changing = entries.filter(([, c]) => !c.fixed);
+  const changingLines = lite.filter((_line, i) => !(entries[i] as [string, ColumnSpec])[1].fixed);
   const build = options.codegen === false ? looped : generated;
   return {
     spec,
     sqlite: {
       columns,
       insert: `(${columns.join(", ")}) VALUES (${columns.map((c) => `@${c}`).join(", ")})`,
-      assignments: entries
-        .filter(([, c]) => !c.fixed)
-        .map(([, c]) => `${c.column} = @${c.column}`)
-        .join(", "),
+      assignments: changing.map(([, c]) => `${c.column} = @${c.column}`).join(", "),
       fromRow: build.reader(lite, spec.rowNumber),
       params: build.named(lite) as unknown as SqliteMapping<T, Omit<T, N>>["params"],
+      insertPositional: `(${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
+      values: build.positional(lite) as unknown as SqliteMapping<T, Omit<T, N>>["values"],
+      assignmentsPositional: changing.map(([, c]) => `${c.column} = ?`).join(", "),
+      changes: build.positional(changingLines) as unknown as SqliteMapping<T, Omit<T, N>>["changes"],
     },
     postgres: {
       columns,
