@@ -101,8 +101,12 @@ async function measure(name, argsOf) {
       env,
     );
     const webhooks = bodies(name, WARMUP + COUNT);
+    const warmAgent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
+    await send(server.url, webhooks.slice(0, WARMUP), warmAgent);
+    warmAgent.destroy();
+    // Fresh connections for the window: callgrind_control can take longer than a server's
+    // keep-alive timeout, and a socket it closed meanwhile would be reset under the client.
     const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
-    await send(server.url, webhooks.slice(0, WARMUP), agent);
     control(server.pid, "on");
     await send(server.url, webhooks.slice(WARMUP), agent);
     control(server.pid, "off");

@@ -70,6 +70,11 @@ describe("row mapping: generated functions and the loop agree", () => {
         changes,
         placeholders(mapping.sqlite.assignmentsPositional, "=").map((c) => params[c]),
       );
+      // A raw row in the select list's order reads back as the named row does.
+      const listed = mapping.sqlite.selectList.split(", ");
+      const raw = listed.map((c) => ({ ...params, ...rowNumber })[c]);
+      same(mapping.sqlite.fromValues(raw), mapping.sqlite.fromRow({ ...params, ...rowNumber }));
+      same(loop.sqlite.fromValues(raw), mapping.sqlite.fromRow({ ...params, ...rowNumber }));
       const values = mapping.postgres.values(value as never);
       same(values, loop.postgres.values(value as never));
       const pgRow = Object.fromEntries(mapping.postgres.columns.map((c, i) => [c, values[i]]));
@@ -88,6 +93,7 @@ describe("row mapping: generated functions and the loop agree", () => {
     for (const [mapping] of samples) {
       expect([mapping.sqlite.fromRow.name, mapping.sqlite.params.name]).toEqual(["fromRow", "params"]);
       expect([mapping.sqlite.values.name, mapping.sqlite.changes.name]).toEqual(["values", "values"]);
+      expect(mapping.sqlite.fromValues.name).toBe("fromValues");
       expect([mapping.postgres.fromRow.name, mapping.postgres.values.name]).toEqual(["fromRow", "values"]);
     }
   });

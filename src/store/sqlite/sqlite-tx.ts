@@ -4,7 +4,7 @@ import { EFFECTS, EVENTS, JOBS } from "../tables.js";
 import type { SqliteDb, SqliteStatement } from "./sqlite-driver.js";
 import { createSqliteIntentTx } from "./sqlite-intents.js";
 import { createSqliteLifecycleTx } from "./sqlite-lifecycle.js";
-import { type EffectRow, effectFromRow, type JobRow, jobFromRow } from "./sqlite-rows.js";
+import { type EffectRow, effectFromRow } from "./sqlite-rows.js";
 import { createSqliteRunTx } from "./sqlite-run-tx.js";
 
 /** Prepared once per connection; better-sqlite3 statements are synchronous and cheap to reuse. */
@@ -13,7 +13,8 @@ export function prepareWriteStatements(db: SqliteDb): Record<WriteStatementName,
     recordDelivery: db.prepare(
       "INSERT INTO deliveries (provider, delivery_id, received_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
     ),
-    getJob: db.prepare("SELECT * FROM jobs WHERE provider = ? AND id = ?"),
+    // Read once per webhook: raw (an array, no object keyed by column), named columns, not `*`.
+    getJob: db.prepare(`SELECT ${JOBS.sqlite.selectList} FROM jobs WHERE provider = ? AND id = ?`).raw(true),
     // Positional `?` on the writes every webhook makes (see SqliteMapping.values).
     insertJob: db.prepare(`INSERT INTO jobs ${JOBS.sqlite.insertPositional} ON CONFLICT DO NOTHING`),
     // Only the columns that change: SQLite rewrites every index over a column in the SET list.
@@ -48,8 +49,8 @@ export function createSqliteTx(db: SqliteDb, s: WriteStatements): AdapterTx {
       return s.recordDelivery.run(provider, deliveryId, now).changes === 1;
     },
     async getJob(key: JobKey) {
-      const row = s.getJob.get(key.provider, key.id) as JobRow | undefined;
-      return row ? jobFromRow(row) : null;
+      const row = s.getJob.get(key.provider, key.id) as unknown[] | undefined;
+      return row ? JOBS.sqlite.fromValues(row) : null;
     },
     async insertJob(job: Job) {
       return s.insertJob.run(...JOBS.sqlite.values(job)).changes === 1;
