@@ -59,6 +59,7 @@ console.log(
 );
 
 const perWebhook = {};
+let resent = 0;
 for (const name of chosen) {
   perWebhook[name] = await measure(name, servers[name]);
   console.log(`  ${name.padEnd(12)} ${fmt(perWebhook[name]).padStart(10)} instructions/webhook (warm)`);
@@ -84,11 +85,13 @@ function finalityArgs(dir, dist) {
 
 /** Warm instructions per webhook of one server: the window's total over COUNT. */
 async function measure(name, argsOf) {
+  resent = 0;
   const dir = mkdtempSync(join(tmpdir(), `finality-cg-${name}-`));
+  let server;
   try {
     const env = { FINALITY_SQLITE_SYNCHRONOUS: "NORMAL" };
     if (process.env.BENCH_LOG_LEVEL) env.FINALITY_LOG_LEVEL = process.env.BENCH_LOG_LEVEL;
-    const server = await startServer(
+    server = await startServer(
       "valgrind",
       [
         "--tool=callgrind",
@@ -111,6 +114,7 @@ async function measure(name, argsOf) {
     await send(server.url, webhooks.slice(WARMUP), agent);
     control(server.pid, "off");
     agent.destroy();
+    if (resent > 0) console.log(`  (${name}: ${resent} requests resent after a connection reset)`);
     await server.stop();
     let total = 0;
     for (const file of readdirSync(dir).filter((f) => f.startsWith("callgrind.out"))) {
@@ -120,6 +124,8 @@ async function measure(name, argsOf) {
     if (total === 0) throw new Error(`${name}: callgrind counted nothing`);
     return total / COUNT;
   } finally {
+    // A failed run leaves no server behind under valgrind.
+    if (server?.child.exitCode === null) server.child.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -171,6 +177,7 @@ async function send(url, webhooks, agent) {
         ...signature,
       };
       const req = request(target, { method: "POST", agent, headers }, (response) => {
+        response.on("error", reject);
         response.resume();
         response.on("end", () =>
           response.statusCode === 200 ? resolve() : reject(new Error(`answered ${response.statusCode}`)),
@@ -179,8 +186,22 @@ async function send(url, webhooks, agent) {
       req.on("error", reject);
       req.end(body);
     });
+  // A server under valgrind can be slow enough for its own keep-alive timer to close a socket
+  // that already holds the next request: that request is sent again (a redelivery is answered
+  // 200 as a duplicate), and the count of resends is printed.
   const lane = async () => {
-    while (next < webhooks.length) await one(webhooks[next++]);
+    while (next < webhooks.length) {
+      const webhook = webhooks[next++];
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await one(webhook);
+          break;
+        } catch (error) {
+          if (attempt >= 5 || !/ECONNRESET|socket hang up|EPIPE/.test(String(error))) throw error;
+          resent++;
+        }
+      }
+    }
   };
   await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
 }
