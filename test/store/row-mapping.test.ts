@@ -27,6 +27,21 @@ const samples: [TableMapping<never, never>, Record<string, unknown>][] = [
   ] as never,
 ] as never;
 
+/** The column each `?` binds, read from the SQL text: `(a, b) VALUES (?, ?)` or `a = ?, b = ?`. */
+function placeholders(sql: string, form: "(" | "="): string[] {
+  if (form === "(") {
+    const [names = "", marks = ""] = sql.split(" VALUES ");
+    const columns = names.replace(/[()]/g, "").split(", ");
+    expect(marks).toBe(`(${columns.map(() => "?").join(", ")})`);
+    return columns;
+  }
+  return sql.split(", ").map((assignment) => {
+    const [column = "", mark] = assignment.split(" = ");
+    expect(mark).toBe("?");
+    return column;
+  });
+}
+
 describe("row mapping: generated functions and the loop agree", () => {
   for (const [mapping, value] of samples) {
     it(`${mapping.spec.table}`, () => {
@@ -42,6 +57,24 @@ describe("row mapping: generated functions and the loop agree", () => {
         mapping.sqlite.fromRow({ ...params, ...rowNumber }),
         loop.sqlite.fromRow({ ...params, ...rowNumber }),
       );
+      // SQLite by position: the same values as the named parameters, in the SQL's own order.
+      const positional = mapping.sqlite.values(value as never);
+      same(positional, loop.sqlite.values(value as never));
+      same(
+        positional,
+        placeholders(mapping.sqlite.insertPositional, "(").map((c) => params[c]),
+      );
+      const changes = mapping.sqlite.changes(value as never);
+      same(changes, loop.sqlite.changes(value as never));
+      same(
+        changes,
+        placeholders(mapping.sqlite.assignmentsPositional, "=").map((c) => params[c]),
+      );
+      // A raw row in the select list's order reads back as the named row does.
+      const listed = mapping.sqlite.selectList.split(", ");
+      const raw = listed.map((c) => ({ ...params, ...rowNumber })[c]);
+      same(mapping.sqlite.fromValues(raw), mapping.sqlite.fromRow({ ...params, ...rowNumber }));
+      same(loop.sqlite.fromValues(raw), mapping.sqlite.fromRow({ ...params, ...rowNumber }));
       const values = mapping.postgres.values(value as never);
       same(values, loop.postgres.values(value as never));
       const pgRow = Object.fromEntries(mapping.postgres.columns.map((c, i) => [c, values[i]]));
@@ -59,6 +92,8 @@ describe("row mapping: generated functions and the loop agree", () => {
   it("Node runs the generated functions, not the loop", () => {
     for (const [mapping] of samples) {
       expect([mapping.sqlite.fromRow.name, mapping.sqlite.params.name]).toEqual(["fromRow", "params"]);
+      expect([mapping.sqlite.values.name, mapping.sqlite.changes.name]).toEqual(["values", "values"]);
+      expect(mapping.sqlite.fromValues.name).toBe("fromValues");
       expect([mapping.postgres.fromRow.name, mapping.postgres.values.name]).toEqual(["fromRow", "values"]);
     }
   });

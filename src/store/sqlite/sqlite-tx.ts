@@ -4,15 +4,7 @@ import { EFFECTS, EVENTS, JOBS } from "../tables.js";
 import type { SqliteDb, SqliteStatement } from "./sqlite-driver.js";
 import { createSqliteIntentTx } from "./sqlite-intents.js";
 import { createSqliteLifecycleTx } from "./sqlite-lifecycle.js";
-import {
-  type EffectRow,
-  effectFromRow,
-  effectParams,
-  eventParams,
-  type JobRow,
-  jobFromRow,
-  jobParams,
-} from "./sqlite-rows.js";
+import { type EffectRow, effectFromRow } from "./sqlite-rows.js";
 import { createSqliteRunTx } from "./sqlite-run-tx.js";
 
 /** Prepared once per connection; better-sqlite3 statements are synchronous and cheap to reuse. */
@@ -21,16 +13,18 @@ export function prepareWriteStatements(db: SqliteDb): Record<WriteStatementName,
     recordDelivery: db.prepare(
       "INSERT INTO deliveries (provider, delivery_id, received_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
     ),
-    getJob: db.prepare("SELECT * FROM jobs WHERE provider = ? AND id = ?"),
-    insertJob: db.prepare(`INSERT INTO jobs ${JOBS.sqlite.insert} ON CONFLICT DO NOTHING`),
+    // Read once per webhook: raw (an array, no object keyed by column), named columns, not `*`.
+    getJob: db.prepare(`SELECT ${JOBS.sqlite.selectList} FROM jobs WHERE provider = ? AND id = ?`).raw(true),
+    // Positional `?` on the writes every webhook makes (see SqliteMapping.values).
+    insertJob: db.prepare(`INSERT INTO jobs ${JOBS.sqlite.insertPositional} ON CONFLICT DO NOTHING`),
     // Only the columns that change: SQLite rewrites every index over a column in the SET list.
     updateJob: db.prepare(
-      `UPDATE jobs SET ${JOBS.sqlite.assignments} WHERE provider = @provider AND id = @id AND version = @expected_version`,
+      `UPDATE jobs SET ${JOBS.sqlite.assignmentsPositional} WHERE provider = ? AND id = ? AND version = ?`,
     ),
-    appendEvent: db.prepare(`INSERT INTO events ${EVENTS.sqlite.insert} ON CONFLICT DO NOTHING`),
-    enqueueEffect: db.prepare(`INSERT INTO outbox ${EFFECTS.sqlite.insert} ON CONFLICT DO NOTHING`),
+    appendEvent: db.prepare(`INSERT INTO events ${EVENTS.sqlite.insertPositional} ON CONFLICT DO NOTHING`),
+    enqueueEffect: db.prepare(`INSERT INTO outbox ${EFFECTS.sqlite.insertPositional} ON CONFLICT DO NOTHING`),
     getEffect: db.prepare("SELECT * FROM outbox WHERE id = ?"),
-    updateEffect: db.prepare(`UPDATE outbox SET ${EFFECTS.sqlite.assignments} WHERE id = @id`),
+    updateEffect: db.prepare(`UPDATE outbox SET ${EFFECTS.sqlite.assignmentsPositional} WHERE id = ?`),
   };
 }
 
@@ -55,27 +49,31 @@ export function createSqliteTx(db: SqliteDb, s: WriteStatements): AdapterTx {
       return s.recordDelivery.run(provider, deliveryId, now).changes === 1;
     },
     async getJob(key: JobKey) {
-      const row = s.getJob.get(key.provider, key.id) as JobRow | undefined;
-      return row ? jobFromRow(row) : null;
+      const row = s.getJob.get(key.provider, key.id) as unknown[] | undefined;
+      return row ? JOBS.sqlite.fromValues(row) : null;
     },
     async insertJob(job: Job) {
-      return s.insertJob.run(jobParams(job)).changes === 1;
+      return s.insertJob.run(...JOBS.sqlite.values(job)).changes === 1;
     },
     async updateJob(job: Job, expectedVersion: number) {
-      return s.updateJob.run({ ...jobParams(job), expected_version: expectedVersion }).changes === 1;
+      const values = JOBS.sqlite.changes(job);
+      values.push(job.provider, job.id, expectedVersion);
+      return s.updateJob.run(...values).changes === 1;
     },
     async appendEvent(event: Omit<JobEvent, "seqNo">) {
-      return s.appendEvent.run(eventParams(event)).changes === 1;
+      return s.appendEvent.run(...EVENTS.sqlite.values(event)).changes === 1;
     },
     async enqueueEffect(effect: Effect) {
-      return s.enqueueEffect.run(effectParams(effect)).changes === 1;
+      return s.enqueueEffect.run(...EFFECTS.sqlite.values(effect)).changes === 1;
     },
     async getEffect(id: string) {
       const row = s.getEffect.get(id) as EffectRow | undefined;
       return row ? effectFromRow(row) : null;
     },
     async updateEffect(effect: Effect) {
-      s.updateEffect.run(effectParams(effect));
+      const values = EFFECTS.sqlite.changes(effect);
+      values.push(effect.id);
+      s.updateEffect.run(...values);
     },
     async execute(sql: string, params: readonly unknown[] = []) {
       const statement = db.prepare(sql);

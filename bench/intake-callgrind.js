@@ -1,0 +1,207 @@
+#!/usr/bin/env node
+/**
+ * Warm instructions per webhook, counted by callgrind in each server process (all threads), for
+ * bare node:http, the hand-rolled design, the floor (bench/servers/floor-server.js) and
+ * `finality serve` (SQLite, NORMAL, default log level), in one run: issue 29's method.
+ *
+ * Each server runs under `valgrind --tool=callgrind --instr-atstart=no` and node
+ * `--no-concurrent-recompilation` (V8 compiles on the main thread, so tier-up happens during the
+ * warm-up, not in the window). It receives BENCH_WARMUP signed webhooks (12,000) uncounted, then
+ * `callgrind_control -i on` opens the window for BENCH_WEBHOOKS (3,000), and `-i off` closes it.
+ * 16 in flight over keep-alive, one in three terminal (running seq 1, running seq 2, succeeded
+ * seq 3 per job, jobs interleaved in blocks), every delivery id and job id unique.
+ * Instructions do not depend on the machine's load, unlike req/s.
+ *
+ *   node bench/intake-callgrind.js                 # after `npm run build`
+ *   BENCH_BASELINE_DIST=/path/to/old/dist node bench/intake-callgrind.js   # adds that build
+ *
+ * Knobs: BENCH_WARMUP (12000), BENCH_WEBHOOKS (3000), BENCH_IN_FLIGHT (16), BENCH_SERVERS
+ * (comma list of bare,hand-rolled,floor,finality,baseline), BENCH_BASELINE_DIST,
+ * BENCH_LOG_LEVEL (unset: the service's default). Not run by `npm run bench` (minutes under valgrind).
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { Agent, request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { signStandardWebhook } from "../dist/webhooks/schemes/standard-webhooks/node.js";
+import { BENCH_SECRET } from "./lib/presign.js";
+import { startServer } from "./lib/processes.js";
+
+const WARMUP = Number.parseInt(process.env.BENCH_WARMUP ?? "12000", 10);
+const COUNT = Number.parseInt(process.env.BENCH_WEBHOOKS ?? "3000", 10);
+const IN_FLIGHT = Number.parseInt(process.env.BENCH_IN_FLIGHT ?? "16", 10);
+const here = (path) => fileURLToPath(new URL(path, import.meta.url));
+const baselineDist = process.env.BENCH_BASELINE_DIST;
+
+const servers = {
+  bare: () => [here("servers/bare-server.js")],
+  "hand-rolled": (dir) => [here("servers/hand-rolled-server.js"), join(dir, "h.db"), "NORMAL", BENCH_SECRET],
+  floor: (dir) => [here("servers/floor-server.js"), join(dir, "f.db"), "NORMAL", BENCH_SECRET],
+  finality: (dir) => finalityArgs(dir, here("../dist")),
+  baseline: (dir) => finalityArgs(dir, baselineDist),
+};
+const chosen = (
+  process.env.BENCH_SERVERS ?? `bare,hand-rolled,floor,finality${baselineDist ? ",baseline" : ""}`
+)
+  .split(",")
+  .map((name) => name.trim());
+
+for (const tool of ["valgrind", "callgrind_control"]) {
+  if (spawnSync(tool, ["--version"]).error) {
+    console.error(`${tool} is not installed (apt-get install valgrind)`);
+    process.exit(1);
+  }
+}
+console.log(
+  `knobs: BENCH_WARMUP=${WARMUP} BENCH_WEBHOOKS=${COUNT} BENCH_IN_FLIGHT=${IN_FLIGHT} servers=${chosen.join(",")}`,
+);
+
+const perWebhook = {};
+let resent = 0;
+for (const name of chosen) {
+  perWebhook[name] = await measure(name, servers[name]);
+  console.log(`  ${name.padEnd(12)} ${fmt(perWebhook[name]).padStart(10)} instructions/webhook (warm)`);
+}
+const ratio = (a, b) =>
+  perWebhook[a] && perWebhook[b] ? `${(perWebhook[a] / perWebhook[b]).toFixed(2)}×` : "n/a";
+console.log(`  finality/floor ${ratio("finality", "floor")}   finality/bare ${ratio("finality", "bare")}`);
+console.log(`  floor/bare ${ratio("floor", "bare")}   hand-rolled/bare ${ratio("hand-rolled", "bare")}`);
+if (baselineDist) console.log(`  finality/baseline ${ratio("finality", "baseline")}`);
+
+function fmt(n) {
+  return Math.round(n).toLocaleString("en-US");
+}
+
+function finalityArgs(dir, dist) {
+  const config = join(dir, "finality.config.json");
+  writeFileSync(
+    config,
+    JSON.stringify({ providers: { acme: { type: "generic", webhook: { secrets: [BENCH_SECRET] } } } }),
+  );
+  return [join(dist, "cli/main.js"), "serve", "--config", config, "--port", "0", "--db", join(dir, "f.db")];
+}
+
+/** Warm instructions per webhook of one server: the window's total over COUNT. */
+async function measure(name, argsOf) {
+  resent = 0;
+  const dir = mkdtempSync(join(tmpdir(), `finality-cg-${name}-`));
+  let server;
+  try {
+    const env = { FINALITY_SQLITE_SYNCHRONOUS: "NORMAL" };
+    if (process.env.BENCH_LOG_LEVEL) env.FINALITY_LOG_LEVEL = process.env.BENCH_LOG_LEVEL;
+    server = await startServer(
+      "valgrind",
+      [
+        "--tool=callgrind",
+        "--instr-atstart=no",
+        `--callgrind-out-file=${join(dir, "callgrind.out.%p")}`,
+        process.execPath,
+        "--no-concurrent-recompilation",
+        ...argsOf(dir),
+      ],
+      env,
+    );
+    const webhooks = bodies(name, WARMUP + COUNT);
+    const warmAgent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
+    await send(server.url, webhooks.slice(0, WARMUP), warmAgent);
+    warmAgent.destroy();
+    // Fresh connections for the window: callgrind_control can take longer than a server's
+    // keep-alive timeout, and a socket it closed meanwhile would be reset under the client.
+    const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
+    control(server.pid, "on");
+    await send(server.url, webhooks.slice(WARMUP), agent);
+    control(server.pid, "off");
+    agent.destroy();
+    if (resent > 0) console.log(`  (${name}: ${resent} requests resent after a connection reset)`);
+    await server.stop();
+    let total = 0;
+    for (const file of readdirSync(dir).filter((f) => f.startsWith("callgrind.out"))) {
+      const summary = /^totals:\s+(\d+)/m.exec(readFileSync(join(dir, file), "utf8"));
+      if (summary) total += Number(summary[1]);
+    }
+    if (total === 0) throw new Error(`${name}: callgrind counted nothing`);
+    return total / COUNT;
+  } finally {
+    // A failed run leaves no server behind under valgrind.
+    if (server?.child.exitCode === null) server.child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function control(pid, state) {
+  const done = spawnSync("callgrind_control", ["-i", state, String(pid)], { encoding: "utf8" });
+  if (done.status !== 0) throw new Error(`callgrind_control -i ${state}: ${done.stderr}${done.stdout}`);
+}
+
+/**
+ * `count` webhooks: jobs in blocks of 1,000, each running 1, running 2, succeeded 3. Each is
+ * signed as it is sent: under valgrind the warm-up alone can outlast the 5 minutes a timestamp is
+ * accepted.
+ */
+function bodies(prefix, count) {
+  const out = [];
+  const steps = [
+    ["running", 1],
+    ["running", 2],
+    ["succeeded", 3],
+  ];
+  for (let base = 0; out.length < count; base += 1000) {
+    for (const [state, seq] of steps) {
+      for (let j = 0; j < 1000 && out.length < count; j++) {
+        const jobId = `${prefix}-job-${base + j}`;
+        const body = JSON.stringify(
+          state === "succeeded"
+            ? { jobId, state, seq, result: { url: `https://example.com/out/${jobId}.json` } }
+            : { jobId, state, seq },
+        );
+        out.push({ id: `${prefix}-msg-${out.length}`, body });
+      }
+    }
+  }
+  return out;
+}
+
+/** Sends every webhook, IN_FLIGHT at a time; any answer but 200 stops the run. */
+async function send(url, webhooks, agent) {
+  const target = new URL("/webhooks/acme", url);
+  let next = 0;
+  const one = ({ id, body }) =>
+    new Promise((resolve, reject) => {
+      const timestampSeconds = Math.floor(Date.now() / 1000);
+      const signature = signStandardWebhook({ id, timestampSeconds, body, secret: BENCH_SECRET });
+      const headers = {
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(body),
+        ...signature,
+      };
+      const req = request(target, { method: "POST", agent, headers }, (response) => {
+        response.on("error", reject);
+        response.resume();
+        response.on("end", () =>
+          response.statusCode === 200 ? resolve() : reject(new Error(`answered ${response.statusCode}`)),
+        );
+      });
+      req.on("error", reject);
+      req.end(body);
+    });
+  // A server under valgrind can be slow enough for its own keep-alive timer to close a socket
+  // that already holds the next request: that request is sent again (a redelivery is answered
+  // 200 as a duplicate), and the count of resends is printed.
+  const lane = async () => {
+    while (next < webhooks.length) {
+      const webhook = webhooks[next++];
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await one(webhook);
+          break;
+        } catch (error) {
+          if (attempt >= 5 || !/ECONNRESET|socket hang up|EPIPE/.test(String(error))) throw error;
+          resent++;
+        }
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+}
