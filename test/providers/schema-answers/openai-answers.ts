@@ -45,6 +45,32 @@ const ERROR_CODES = [
 ] as const;
 const responseError = fc.record({ code: fc.constantFrom(...ERROR_CODES), message: someText });
 
+/** `OutputMessage` with `OutputTextContent`. */
+const outputMessage = fc.record({
+  type: fc.constant("message"),
+  id: someText,
+  role: fc.constant("assistant"),
+  status: fc.constantFrom("in_progress", "completed", "incomplete"),
+  content: fc.array(
+    fc.record({
+      type: fc.constant("output_text"),
+      text: someText,
+      annotations: fc.constant([]),
+      logprobs: fc.constant([]),
+    }),
+    { maxLength: 2 },
+  ),
+});
+
+/** `ResponseUsage`. */
+const usage = fc.record({
+  input_tokens: count,
+  input_tokens_details: fc.record({ cached_tokens: count, cache_write_tokens: count }),
+  output_tokens: count,
+  output_tokens_details: fc.record({ reasoning_tokens: count }),
+  total_tokens: count,
+});
+
 /** `Response`: required fields always there; `status`, `completed_at`, `usage`... drawn. */
 function response(id: string, status: fc.Arbitrary<string | typeof ABSENT_STATUS>) {
   return fc
@@ -58,8 +84,8 @@ function response(id: string, status: fc.Arbitrary<string | typeof ABSENT_STATUS
         fc.record({ reason: optional(fc.constantFrom("max_output_tokens", "content_filter")) }),
       ),
       model: fc.constantFrom("gpt-5", "o3-deep-research", ""),
-      output: fc.array(fc.record({ type: fc.constant("message"), id: someText }), { maxLength: 2 }),
-      usage: maybe(fc.record({ input_tokens: count, output_tokens: count, total_tokens: count })),
+      output: fc.array(outputMessage, { maxLength: 2 }),
+      usage: optional(usage),
       metadata: fc.oneof(fc.constant(null), fc.dictionary(someText, someText, { maxKeys: 2 })),
       temperature: fc.oneof(fc.constant(null), fc.double({ min: 0, max: 2, noNaN: true })),
       top_p: fc.oneof(fc.constant(null), fc.double({ min: 0, max: 1, noNaN: true })),
@@ -82,7 +108,8 @@ function response(id: string, status: fc.Arbitrary<string | typeof ABSENT_STATUS
 const ABSENT_STATUS = Symbol("no status");
 
 function batch(id: string, status: fc.Arbitrary<string>) {
-  const time = maybe(unixSeconds);
+  // Optional integers in the schema (never null): present or left out.
+  const time = optional(unixSeconds);
   return fc
     .record({
       status,
