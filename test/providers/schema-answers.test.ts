@@ -5,7 +5,10 @@ import { rankOf } from "../../src/core/states.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import { createReconciler } from "../../src/engine/reconciler.js";
 import { loopbackOnly } from "../fakes/loopback-only.js";
+import { standardWebhook } from "../fakes/webhook-delivery.js";
+import { SECRET } from "../http/helpers/webhooks.js";
 import { adapterFor } from "./helpers/adapter.js";
+import { providerApp } from "./helpers/provider-app.js";
 import { AnswerServer } from "./schema-answers/answer-server.js";
 import { anthropicBatches } from "./schema-answers/anthropic-answers.js";
 import { type AnswerSource, answerSequence, type DrawnAnswer } from "./schema-answers/drawn-answer.js";
@@ -146,5 +149,37 @@ describe("no job is stranded by any answer the provider's schema allows (polling
       ),
       { numRuns: RUNS },
     );
+  });
+});
+
+describe("no job is stranded by any body the provider's schema allows (webhooks)", () => {
+  // Replicate's webhooks carry the whole prediction; the others send thin events and read the
+  // object through the status API, which the polling properties above cover.
+  it("replicate: a drawn lifetime of signed prediction webhooks ends in its documented state", async () => {
+    const app = await providerApp({ replicate: { type: "replicate", webhook: { secrets: [SECRET] } } });
+    let run = 0;
+    try {
+      await fc.assert(
+        fc.asyncProperty(answerSequence(replicatePredictions, "drawn"), async (answers) => {
+          // A new job each run (one ledger for all runs; a replayed shrink must not meet an old one).
+          const id = `pred-hook-${++run}`;
+          await app.register("replicate", id);
+          let rank = 0;
+          for (const [i, answer] of answers.entries()) {
+            const body = { ...answer.body, id };
+            const posted = await app.post("replicate", standardWebhook(SECRET, body));
+            expect(posted.status, JSON.stringify(posted.body)).toBe(200);
+            const job = await app.job("replicate", id);
+            expect(job.state, JSON.stringify(body)).toBe(expectedAfter(answers.slice(0, i + 1)));
+            expect(rankOf(String(job.state))).toBeGreaterThanOrEqual(rank);
+            rank = rankOf(String(job.state));
+          }
+          expect(rank).toBe(2);
+        }),
+        { numRuns: RUNS },
+      );
+    } finally {
+      await app.close();
+    }
   });
 });

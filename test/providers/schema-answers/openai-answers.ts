@@ -107,7 +107,8 @@ function response(id: string, status: fc.Arbitrary<string | typeof ABSENT_STATUS
 /** `status` is optional in `Response`: an answer without one says nothing about the state. */
 const ABSENT_STATUS = Symbol("no status");
 
-function batch(id: string, status: fc.Arbitrary<string>) {
+/** A `Batch` object as `GET /batches/{id}` answers it, its status drawn from `status`. */
+export function openaiBatch(id: string, status: fc.Arbitrary<string>) {
   // Optional integers in the schema (never null): present or left out.
   const time = optional(unixSeconds);
   return fc
@@ -190,4 +191,4 @@ export const openaiResponses: AnswerSource = sourceOf(response, RESPONSE_OPEN, R
 ]);
 
 /** `GET /batches/{id}` answers (`batch_` ids). */
-export const openaiBatches: AnswerSource = sourceOf(batch, BATCH_OPEN, BATCH_ENDED);
+export const openaiBatches: AnswerSource = sourceOf(openaiBatch, BATCH_OPEN, BATCH_ENDED);
