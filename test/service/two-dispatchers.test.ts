@@ -6,6 +6,10 @@ import { SECRET, serveWith } from "./service-helpers.js";
 
 const JOBS = 1000;
 
+// Each process sends to its own address (`?via=a`, `?via=b`; the dispatcher takes the URL from its
+// own configuration), so the receiver sees who delivered what: "between them" means both did.
+const viaOf = (path: string) => new URL(path, "http://receiver.invalid").searchParams.get("via");
+
 describe("two dispatchers on one SQLite file", () => {
   const dir = tempDir();
   const receiver = new EffectReceiver(SECRET);
@@ -17,12 +21,12 @@ describe("two dispatchers on one SQLite file", () => {
 
   it("deliver each of 1,000 effects exactly once between them, and lose none", async () => {
     const db = dir.file("shared.db");
-    const config = {
+    const config = (via: string) => ({
       providers: { acme: { type: "generic", webhook: { secrets: [SECRET] } } },
-      effects: [{ name: "notify", url: receiver.url, secret: SECRET }],
-    };
-    const a = await serveWith(dir, db, config);
-    const b = await serveWith(dir, db, config);
+      effects: [{ name: "notify", url: `${receiver.url}?via=${via}`, secret: SECRET }],
+    });
+    const a = await serveWith(dir, db, config("a"), "a.json");
+    const b = await serveWith(dir, db, config("b"), "b.json");
     const sent: Promise<number>[] = [];
     for (let i = 0; i < JOBS; i++) {
       const target = i % 2 === 0 ? a : b;
@@ -37,5 +41,10 @@ describe("two dispatchers on one SQLite file", () => {
     expect(receiver.deliveries).toHaveLength(JOBS);
     const jobs = new Set(receiver.deliveries.map((d) => d.body.job.id));
     expect(jobs.size).toBe(JOBS);
+    const byA = receiver.deliveries.filter((d) => viaOf(d.path) === "a").length;
+    const byB = receiver.deliveries.filter((d) => viaOf(d.path) === "b").length;
+    expect(byA + byB).toBe(JOBS);
+    expect(byA).toBeGreaterThan(0);
+    expect(byB).toBeGreaterThan(0);
   });
 });

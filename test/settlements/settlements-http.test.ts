@@ -1,9 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app/create-app.js";
 import { parseConfig } from "../../src/config/load-config.js";
+import { createFinality } from "../../src/engine/create-finality.js";
 import type { Finality } from "../../src/engine/finality.js";
-import { finalityFromConfig } from "../../src/host/node/finality-from-config.js";
+import { ledgerOptionsFromConfig } from "../../src/host/from-config.js";
 import { createWebhookReceivers } from "../../src/providers/node-providers.js";
+import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { engineOf } from "../helpers/engine.js";
 import { ACME, webhookInit } from "../http/helpers/in-process.js";
 import { SECRET, signWith } from "../http/helpers/webhooks.js";
@@ -11,6 +13,10 @@ import { sseReader } from "./sse-client.js";
 
 // The settlement feed over HTTP on a SQLite ledger: pages, the long poll, SSE with
 // Last-Event-ID, refusals, and the API token. Requests go through app.request (no port).
+// The feed's fallback poll is an hour: a long poll or a stream here answers because the commit
+// woke it, or not before the test's timeout (with the default 1 s poll they passed without wake-ups).
+
+const HOUR = 3_600_000;
 
 const TOKEN = "t0ken-for-the-settlement-tests";
 type App = ReturnType<typeof createApp>;
@@ -20,7 +26,8 @@ let shutdown: AbortController;
 
 async function open(server: Record<string, unknown> = {}) {
   const config = parseConfig({ providers: { acme: ACME }, server }, {}, { db: ":memory:" });
-  finality = await finalityFromConfig(config);
+  const store = createSqliteStore({ path: ":memory:", settlementPollMs: HOUR });
+  finality = createFinality({ store, ...ledgerOptionsFromConfig(config) });
   const receivers = createWebhookReceivers(config.providers, () => engineOf(finality).clock.now());
   shutdown = new AbortController();
   app = createApp({ finality, config, receivers, settlementHeartbeatMs: 40, shutdown: shutdown.signal });

@@ -3,6 +3,7 @@ import type { Random } from "../../src/core/clock.js";
 import type { Job } from "../../src/core/model.js";
 import { isTerminal } from "../../src/core/states.js";
 import type { PollResult } from "../../src/engine/poller.js";
+import { schemaDatedObservation } from "./sim-answers.js";
 import { payloadFields } from "./sim-payload.js";
 import { type JobPlan, type PollFault, SIM, type TimelineStep } from "./sim-types.js";
 
@@ -145,6 +146,9 @@ async function answerPoll(
       // An answer dated outside 2000–2200: a failed poll that changes nothing about the job.
       const answer = observed(truth.index);
       if (answer.kind !== "observed") return answer;
+      // A third of them dated as OpenAI's schema allows a batch to be (sim-answers.ts).
+      if (hooks.random() < 1 / 3)
+        return { ...answer, observation: schemaDatedObservation(answer.observation, hooks.random) };
       const updateTime = hooks.random() < 0.5 ? TIMESTAMP_BOUNDS.minMs - 1 : TIMESTAMP_BOUNDS.maxMs + 1;
       return { ...answer, observation: { ...answer.observation, updateTime } };
     }
