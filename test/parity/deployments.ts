@@ -171,5 +171,16 @@ export function workersDeployment(shards = 4): Deployment {
   };
 }
 
-/** The three deployments every scenario runs on, by the name `describe.each` shows. */
-export const DEPLOYMENTS: (() => Deployment)[] = [sqliteDeployment, postgresDeployment, workersDeployment];
+/**
+ * The three deployments every scenario runs on. `FINALITY_PARITY_ONLY=workers` (or `sqlite`,
+ * `postgres`, comma-separated) keeps some, when chasing one deployment's failure.
+ */
+export function parityDeployments(only = process.env.FINALITY_PARITY_ONLY): Deployment[] {
+  const all = [sqliteDeployment, postgresDeployment, workersDeployment].map((make) => make());
+  if (!only) return all;
+  const wanted = only.split(",").map((w) => w.trim());
+  const kept = all.filter((d) => wanted.some((w) => d.name.startsWith(w)));
+  if (kept.length === 0)
+    throw new Error(`FINALITY_PARITY_ONLY=${only} names no deployment (sqlite, postgres, workers)`);
+  return kept;
+}

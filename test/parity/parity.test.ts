@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, it } from "vitest";
 import { FakeProvider } from "../../src/testing/fake-provider.js";
 import { EffectReceiver } from "../helpers/receiver.js";
 import { SECRET } from "../http/helpers/webhooks.js";
-import { DEPLOYMENTS, type Deployment, type Running } from "./deployments.js";
+import { type Deployment, parityDeployments, type Running } from "./deployments.js";
 import { combinedConfig, type Fakes } from "./scenario.js";
 import { SCENARIOS } from "./scenario-list.js";
 
@@ -13,24 +13,20 @@ import { SCENARIOS } from "./scenario-list.js";
  * once with every scenario's providers and effects; scenarios use their own provider instances.
  */
 
-describe.each(DEPLOYMENTS.map((make) => make()))(
-  "parity on $name",
-  { timeout: 120_000 },
-  (deployment: Deployment) => {
-    const fakes: Fakes = { receiver: new EffectReceiver(SECRET), provider: new FakeProvider() };
-    let running: Running;
-    beforeAll(async () => {
-      await fakes.receiver.listen();
-      await fakes.provider.listen();
-      running = await deployment.start(combinedConfig(SCENARIOS, fakes));
-    }, 120_000);
-    afterAll(async () => {
-      await running?.stop();
-      await deployment.cleanup();
-      await fakes.receiver.close();
-      await fakes.provider.close();
-    });
+describe.each(parityDeployments())("parity on $name", { timeout: 120_000 }, (deployment: Deployment) => {
+  const fakes: Fakes = { receiver: new EffectReceiver(SECRET), provider: new FakeProvider() };
+  let running: Running;
+  beforeAll(async () => {
+    await fakes.receiver.listen();
+    await fakes.provider.listen();
+    running = await deployment.start(combinedConfig(SCENARIOS, fakes));
+  }, 120_000);
+  afterAll(async () => {
+    await running?.stop();
+    await deployment.cleanup();
+    await fakes.receiver.close();
+    await fakes.provider.close();
+  });
 
-    for (const scenario of SCENARIOS) it(scenario.name, () => scenario.run(running, fakes, deployment.name));
-  },
-);
+  for (const scenario of SCENARIOS) it(scenario.name, () => scenario.run(running, fakes, deployment.name));
+});

@@ -1,6 +1,6 @@
 import type { Scenario } from "./scenario.js";
 import { dashboard } from "./scenarios/dashboard.js";
-import { discovery } from "./scenarios/discovery.js";
+import { discoveredIntentSettles, discovery } from "./scenarios/discovery.js";
 import { intents } from "./scenarios/intents.js";
 import { registration } from "./scenarios/registration.js";
 import { runs } from "./scenarios/runs.js";
@@ -17,6 +17,7 @@ export const SCENARIOS: Scenario[] = [
   registration,
   intents,
   discovery,
+  discoveredIntentSettles,
   runs,
   dashboard,
 ];
