@@ -7,6 +7,7 @@ import { SECRET } from "../http/helpers/webhooks.js";
 import { timelineNotifications, withDuplicatesShuffled } from "../service/load-client.js";
 import { postgresDeployment, workersDeployment } from "./deployments.js";
 import { deliveriesFor, inLanes, json, SCALE } from "./scenario.js";
+import { FAULT_SCENARIOS } from "./scenario-list.js";
 
 // Faults per deployment (issue 32): the same black-box checks as the scenarios, with a replica
 // SIGKILLed, SIGSTOPped or cut off from PostgreSQL, and workerd restarted on its storage.
@@ -41,7 +42,7 @@ async function deliver(
   }
 }
 
-describe("faults on three PostgreSQL replicas", { timeout: 120_000 }, () => {
+describe(`${FAULT_SCENARIOS.postgres}: faults on three PostgreSQL replicas`, { timeout: 120_000 }, () => {
   const deployment = postgresDeployment();
   const receiver = new EffectReceiver(SECRET);
   afterAll(async () => {
@@ -99,7 +100,7 @@ describe("faults on three PostgreSQL replicas", { timeout: 120_000 }, () => {
   });
 });
 
-describe("workerd restarted under a 4-shard Worker", { timeout: 120_000 }, () => {
+describe(`${FAULT_SCENARIOS.workers}: workerd restarted under a 4-shard Worker`, { timeout: 120_000 }, () => {
   const deployment = workersDeployment();
   const receiver = new EffectReceiver(SECRET);
   afterAll(async () => {

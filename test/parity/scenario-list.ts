@@ -21,3 +21,6 @@ export const SCENARIOS: Scenario[] = [
   runs,
   dashboard,
 ];
+
+/** The fault scenarios of faults.test.ts (one deployment each), by the names the docs cite. */
+export const FAULT_SCENARIOS = { postgres: "postgres-faults", workers: "workerd-restart" } as const;
