@@ -28,5 +28,10 @@ describe.each(parityDeployments())("parity on $name", { timeout: 120_000 }, (dep
     await fakes.provider.close();
   });
 
-  for (const scenario of SCENARIOS) it(scenario.name, () => scenario.run(running, fakes, deployment.name));
+  for (const scenario of SCENARIOS) {
+    const gap = scenario.knownGaps?.[deployment.name];
+    if (gap === undefined) it(scenario.name, () => scenario.run(running, fakes, deployment.name));
+    else
+      it.fails(`${scenario.name} (known gap: ${gap})`, () => scenario.run(running, fakes, deployment.name));
+  }
 });

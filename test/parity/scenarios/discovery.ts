@@ -32,14 +32,9 @@ export const discovery: Scenario = {
         i === 0 ? { tag: "tagged" } : {},
       );
 
-    // The untagged ones: adopted and settled on every deployment.
+    // Adopted, each readable by key (on Workers: from its own shard).
     await eventually(running, async () => {
-      for (const [i, id] of ids.entries()) {
-        if (i === 0) continue;
-        const { status, body } = await json(running, `/v1/jobs/disco/${id}`);
-        expect(status, id).toBe(200);
-        expect(body.state, id).toBe(i % 2 ? "succeeded" : "failed");
-      }
+      for (const id of ids) expect((await json(running, `/v1/jobs/disco/${id}`)).status, id).toBe(200);
     });
     await eventually(running, async () => {
       expect((await json(running, "/v1/intents/tagged")).body).toMatchObject({
@@ -60,17 +55,17 @@ export const discovery: Scenario = {
 };
 
 /**
- * The job a sweep found carrying an intent's tag is polled and settles, as an untagged one does.
+ * Every job a sweep adopted, the one carrying an intent's tag included, is polled and settles.
  * Runs after `discovery-sweep` (it reads the job that scenario's sweep attached).
  */
 export const discoveredIntentSettles: Scenario = {
-  name: "discovery-tagged-settles",
+  name: "discovery-polls-settle",
   config: () => ({}),
   knownGaps: {
     // Found by this suite: on a sharded Worker the job a sweep attached to an intent (registered
-    // on its shard through /__finality/adopt-listed) is never polled: it stays `pending` with
-    // pollAttempts 0 while its untagged neighbours settle; serve (SQLite, PostgreSQL) settles it.
-    "workers×4": "a discovered job attached to an intent is never polled on a sharded Worker",
+    // on its shard through /__finality/adopt-listed) is never polled (pending, pollAttempts 0),
+    // and in some runs untagged adopted jobs stay pending too; serve settles them all.
+    "workers×4": "discovered jobs are not (reliably) polled on a sharded Worker",
   },
   async run(running) {
     await eventually(
