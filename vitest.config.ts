@@ -13,6 +13,7 @@ export const FULL_ONLY = [
   "test/package/**", // npm pack and install
   "test/cli/**", // the built CLI, one process per command
   "test/fuzz/**", // thousands of generated inputs each
+  "test/parity/**", // every scenario on SQLite, three PostgreSQL replicas and sharded workerd
   "test/sim/sim-more.test.ts", // seeds 301–1150
   "test/sim/sim-rest.test.ts", // seeds 1151–2000
   "test/sim/mutant-broker.test.ts",
