@@ -128,3 +128,22 @@ export function nextAlarmDueAt(storage: DurableObjectStorage): number | null {
     .toArray()[0];
   return typeof row?.at === "number" ? row.at : null;
 }
+
+/**
+ * Ends, as of `now`, the leases of the deliveries a dead run of this object left claimed, and
+ * answers how many. Only the object itself delivers its effects, and only one instance of it runs
+ * at a time: a row still `delivering` when it starts was claimed by an instance that is gone (the
+ * runtime killed mid-delivery, an eviction, a deploy, a reshard's), whose answer will never be
+ * recorded. Waiting out its lease (`effectDelivery.leaseSeconds`) would only hold the effect back;
+ * the next claim sends it again under the same idempotency key.
+ */
+export function releaseOrphanedClaims(storage: DurableObjectStorage, now: number): number {
+  const released = storage.sql
+    .exec(
+      "UPDATE outbox SET lease_until = ? WHERE status = 'delivering' AND lease_until > ? RETURNING id",
+      now,
+      now,
+    )
+    .toArray();
+  return released.length;
+}
