@@ -4,6 +4,7 @@ import { createSqliteTx, prepareWriteStatements } from "../store/sqlite/sqlite-t
 import type { AdapterTx, Store } from "../store/store.js";
 import type { DurableObjectStorage } from "./cloudflare-types.js";
 import { durableObjectSqlite } from "./durable-object-sql.js";
+import { withSettlementCursorBound } from "./settlement-cursor-bound.js";
 import { SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
 
 const MAX_CONFLICT_RETRIES = 8;
@@ -42,7 +43,7 @@ export function createDurableObjectStore(storage: DurableObjectStorage): Store {
     }
   }
 
-  return createSqliteStoreFrom({
+  const store = createSqliteStoreFrom({
     writer: db,
     // One connection: reads run between transactions, never inside one (the queue sees to it
     // for writes; a read between two awaits of a work sees that work's writes, as on Node's writer).
@@ -72,6 +73,7 @@ export function createDurableObjectStore(storage: DurableObjectStorage): Store {
       });
     },
   });
+  return withSettlementCursorBound(store, storage.sql);
 }
 
 /** Applies the embedded SQLite migrations not yet applied, each in its own transaction. */

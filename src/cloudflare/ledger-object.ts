@@ -9,6 +9,7 @@ import type { DurableObjectNamespace, DurableObjectState } from "./cloudflare-ty
 import { DurableCounters } from "./durable-counters.js";
 import { createDurableObjectStore, nextAlarmDueAt, releaseOrphanedClaims } from "./durable-object-store.js";
 import { withItemCursors } from "./item-cursors.js";
+import { refusedStreamCursor } from "./settlement-cursor-bound.js";
 import { answerDashboardPart, DASHBOARD_PART_PATH, dashboardReadsOf } from "./shard-dashboard.js";
 import { SHARD_HEADERS, ShardFence } from "./shard-fence.js";
 import { shardLayouts } from "./shard-layout.js";
@@ -23,6 +24,8 @@ export const TICK_PATH = "/__finality/tick";
  * `?counters=1` also its durable counters (`counters`, durable-counters.ts), for `/metrics`.
  */
 export const STATS_PATH = "/__finality/stats";
+
+const SETTLEMENT_STREAM_PATH = "/v1/settlements/stream";
 
 /** The routes that take or renew a run attempt's lease. */
 const RUN_PATHS = /^\/v1\/(workers|attempts|runs)(\/|$)/;
@@ -106,6 +109,10 @@ export class FinalityLedger {
         ...(url.searchParams.has("counters") ? { counters: this.#counters.read() } : {}),
       });
     if (path === DASHBOARD_PART_PATH) return this.#dashboardPart(ledger, request);
+    if (path === SETTLEMENT_STREAM_PATH) {
+      const refused = await refusedStreamCursor(ledger.app, request);
+      if (refused !== null) return refused;
+    }
     try {
       return await this.#fence.handle(request, async (admitted) => {
         const answer = (await answerPlacedWrite(ledger, admitted)) ?? (await ledger.app.fetch(admitted));
