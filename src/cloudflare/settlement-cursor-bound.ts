@@ -30,10 +30,11 @@ function pastTheEnd(position: number, highest: number, field: string): FinalityE
 export function withSettlementCursorBound(store: Store, sql: SqlStorage): Store {
   return {
     ...store,
-    readSettlements(query) {
+    // Async: a bad cursor rejects the read, as the store's own reads do, never throws at the call.
+    async readSettlements(query) {
       const position = settlementNumber(query.after);
       const highest = highestSettlementNumber(sql);
-      if (position > highest) return Promise.reject(pastTheEnd(position, highest, "after"));
+      if (position > highest) throw pastTheEnd(position, highest, "after");
       return store.readSettlements(query);
     },
   };
