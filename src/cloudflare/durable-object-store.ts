@@ -4,6 +4,7 @@ import { createSqliteTx, prepareWriteStatements } from "../store/sqlite/sqlite-t
 import type { AdapterTx, Store } from "../store/store.js";
 import type { DurableObjectStorage } from "./cloudflare-types.js";
 import { durableObjectSqlite } from "./durable-object-sql.js";
+import { withSettlementCursorBound } from "./settlement-cursor-bound.js";
 import { SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
 
 const MAX_CONFLICT_RETRIES = 8;
@@ -42,7 +43,7 @@ export function createDurableObjectStore(storage: DurableObjectStorage): Store {
     }
   }
 
-  return createSqliteStoreFrom({
+  const store = createSqliteStoreFrom({
     writer: db,
     // One connection: reads run between transactions, never inside one (the queue sees to it
     // for writes; a read between two awaits of a work sees that work's writes, as on Node's writer).
@@ -72,6 +73,7 @@ export function createDurableObjectStore(storage: DurableObjectStorage): Store {
       });
     },
   });
+  return withSettlementCursorBound(store, storage.sql);
 }
 
 /** Applies the embedded SQLite migrations not yet applied, each in its own transaction. */
@@ -127,4 +129,23 @@ export function nextAlarmDueAt(storage: DurableObjectStorage): number | null {
     )
     .toArray()[0];
   return typeof row?.at === "number" ? row.at : null;
+}
+
+/**
+ * Ends, as of `now`, the leases of the deliveries a dead run of this object left claimed, and
+ * answers how many. Only the object itself delivers its effects, and only one instance of it runs
+ * at a time: a row still `delivering` when it starts was claimed by an instance that is gone (the
+ * runtime killed mid-delivery, an eviction, a deploy, a reshard's), whose answer will never be
+ * recorded. Waiting out its lease (`effectDelivery.leaseSeconds`) would only hold the effect back;
+ * the next claim sends it again under the same idempotency key.
+ */
+export function releaseOrphanedClaims(storage: DurableObjectStorage, now: number): number {
+  const released = storage.sql
+    .exec(
+      "UPDATE outbox SET lease_until = ? WHERE status = 'delivering' AND lease_until > ? RETURNING id",
+      now,
+      now,
+    )
+    .toArray();
+  return released.length;
 }

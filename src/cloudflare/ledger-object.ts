@@ -7,8 +7,9 @@ import { sweepOnce } from "../providers/discovery-sweep.js";
 import type { StoreStats } from "../store/store.js";
 import type { DurableObjectNamespace, DurableObjectState } from "./cloudflare-types.js";
 import { DurableCounters } from "./durable-counters.js";
-import { createDurableObjectStore, nextAlarmDueAt } from "./durable-object-store.js";
+import { createDurableObjectStore, nextAlarmDueAt, releaseOrphanedClaims } from "./durable-object-store.js";
 import { withItemCursors } from "./item-cursors.js";
+import { refusedStreamCursor } from "./settlement-cursor-bound.js";
 import { answerDashboardPart, DASHBOARD_PART_PATH, dashboardReadsOf } from "./shard-dashboard.js";
 import { SHARD_HEADERS, ShardFence } from "./shard-fence.js";
 import { shardLayouts } from "./shard-layout.js";
@@ -23,6 +24,8 @@ export const TICK_PATH = "/__finality/tick";
  * `?counters=1` also its durable counters (`counters`, durable-counters.ts), for `/metrics`.
  */
 export const STATS_PATH = "/__finality/stats";
+
+const SETTLEMENT_STREAM_PATH = "/v1/settlements/stream";
 
 /** The routes that take or renew a run attempt's lease. */
 const RUN_PATHS = /^\/v1\/(workers|attempts|runs)(\/|$)/;
@@ -69,6 +72,26 @@ export class FinalityLedger {
       // A bad configuration answers every request with its message instead of an opaque 500.
       this.#failure = error;
     }
+    if (this.#ledger !== null) this.#resumeInterruptedWork(this.#ledger);
+  }
+
+  /**
+   * At start (after a crash, an eviction, a deploy): what a dead run of this object left in flight
+   * is due again now, and the alarm is armed for it, so delivery resumes without waiting for the
+   * dead run's leases to run out or for the next cron run.
+   */
+  #resumeInterruptedWork(ledger: WorkersLedger): void {
+    const released = releaseOrphanedClaims(this.#ctx.storage, ledger.finality.clock.now());
+    if (released > 0)
+      ledger.logger.warn(
+        { released },
+        "deliveries interrupted by a restart; sending them again under the same keys",
+      );
+    // Set, not merely moved sooner: the stored alarm time may be one the runtime will never act
+    // on (workerd forgets an alarm whose handler was running when it was killed, while getAlarm()
+    // still answers its time), and setting it again is what schedules it.
+    const due = nextAlarmDueAt(this.#ctx.storage);
+    if (due !== null) void this.#setAlarm(due);
   }
 
   async fetch(request: Request): Promise<Response> {
@@ -86,6 +109,10 @@ export class FinalityLedger {
         ...(url.searchParams.has("counters") ? { counters: this.#counters.read() } : {}),
       });
     if (path === DASHBOARD_PART_PATH) return this.#dashboardPart(ledger, request);
+    if (path === SETTLEMENT_STREAM_PATH) {
+      const refused = await refusedStreamCursor(ledger.app, request);
+      if (refused !== null) return refused;
+    }
     try {
       return await this.#fence.handle(request, async (admitted) => {
         const answer = (await answerPlacedWrite(ledger, admitted)) ?? (await ledger.app.fetch(admitted));

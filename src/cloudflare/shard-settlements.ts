@@ -198,7 +198,11 @@ async function waitForAnyShard(
               name,
               shardRequest(origin, "/v1/settlements", params, request, stop.signal),
             );
-            if (response.status !== 200) return resolve(refusalOf(name, response));
+            if (response.status !== 200) {
+              // Read now: its body goes with the subrequest, which the `finally` below aborts.
+              const refusal = new Response(await response.arrayBuffer(), response);
+              return resolve(refusalOf(name, refusal));
+            }
             const page = (await response.json()) as { items: unknown[] };
             if (page.items.length > 0) resolve(null);
           } catch {

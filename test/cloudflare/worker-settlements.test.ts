@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { encodeCursor } from "../../src/store/json-column.js";
 import { SECRET, signWith } from "../http/helpers/webhooks.js";
 import { sseReader } from "../settlements/sse-client.js";
 import { startWorkerLedger, type WorkerLedger } from "./helpers/worker-ledger.js";
@@ -61,6 +62,25 @@ describe("the settlement feed in workerd", () => {
     const live = await events.next();
     expect(JSON.parse(live?.data ?? "{}")).toMatchObject({ id: "w4", cursor: live?.id });
     await events.cancel();
+
+    // A cursor past the ledger's newest settlement (only a forged one can be) is refused, not
+    // read as "nothing yet": the page, the long poll and the stream (issue #32).
+    const past = encodeCursor(1_000_000) as string;
+    for (const path of ["/v1/settlements?after=", "/v1/settlements?wait=1&after="]) {
+      const refused = await worker.fetch(`${path}${encodeURIComponent(past)}`);
+      expect(refused.status, path).toBe(400);
+      expect(refused.headers.get("content-type")).toContain("application/problem+json");
+      await refused.arrayBuffer();
+    }
+    const pastStream = await worker.fetch("/v1/settlements/stream", { headers: { "last-event-id": past } });
+    expect(pastStream.status).toBe(400);
+    expect(((await pastStream.json()) as { field?: string }).field).toBe("Last-Event-ID");
+    // Unauthenticated, the same cursor is a 401: the refusal says nothing of the feed's length.
+    const anonymous = await worker.fetch(`/v1/settlements/stream?after=${past}`, {
+      headers: { authorization: "Bearer wrong" },
+    });
+    expect(anonymous.status).toBe(401);
+    await anonymous.arrayBuffer();
 
     const bad = await worker.fetch("/v1/settlements?wait=61");
     expect(bad.status).toBe(400);

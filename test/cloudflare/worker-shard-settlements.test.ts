@@ -249,6 +249,18 @@ describe("the settlement feed merged over 4 shards", () => {
       expect(response.headers.get("content-type")).toContain("application/problem+json");
       expect(((await response.json()) as { field?: string }).field ?? "after").toBe("after");
     }
+    // Well formed and checksummed, but past a shard's newest settlement: it would skip every
+    // settlement that shard makes until its numbers caught up (issue #32). Refused everywhere.
+    const past = text("0.4=1,1.4=999999");
+    for (const path of ["/v1/settlements?after=", "/v1/settlements?wait=1&after="]) {
+      const response = await fourFetch(`${path}${encodeURIComponent(past)}`);
+      expect(response.status, path).toBe(400);
+      expect(((await response.json()) as { detail?: string }).detail).toContain("after");
+    }
+    const pastStream = await fourFetch("/v1/settlements/stream", { headers: { "last-event-id": past } });
+    expect(pastStream.status).toBe(400);
+    expect(pastStream.headers.get("content-type")).toContain("application/problem+json");
+    await pastStream.arrayBuffer();
     const stream = await fourFetch("/v1/settlements/stream", { headers: { "last-event-id": "m1.***" } });
     expect(stream.status).toBe(400);
     expect(stream.headers.get("content-type")).toContain("application/problem+json");

@@ -175,6 +175,23 @@ describe("a Worker's API token", () => {
 });
 
 describe("a Worker with a bad configuration", () => {
+  it("refuses, naming the keys, what a Worker cannot offer (src/host/workers/unsupported-on-workers.ts)", async () => {
+    const worker = await startWorkerLedger({
+      store: { postgres: "postgres://127.0.0.1:5432/test" },
+      telemetry: { otlpUrl: "http://127.0.0.1:4318/v1/traces" },
+    });
+    try {
+      const response = await worker.fetch("/v1/jobs");
+      expect(response.status).toBe(500);
+      const problem = (await response.json()) as { code: string; detail: string };
+      expect(problem.code).toBe("invalid-config");
+      expect(problem.detail).toContain("store.postgres");
+      expect(problem.detail).toContain("telemetry.otlpUrl");
+    } finally {
+      await worker.dispose();
+    }
+  });
+
   it("answers every request with a problem naming the field", async () => {
     const worker = await startWorkerLedger({ reconcile: { graceSeconds: "soon" } });
     try {

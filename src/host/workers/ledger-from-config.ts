@@ -19,6 +19,7 @@ import { webVerifiers } from "../../webhooks/web-verifiers.js";
 import { sweepOptionsFromConfig } from "../discovery-from-config.js";
 import { dispatcherFromConfig, ledgerOptionsFromConfig, reconcilerFromConfig } from "../from-config.js";
 import { consoleLogger } from "./console-logger.js";
+import { refuseUnsupportedOnWorkers } from "./unsupported-on-workers.js";
 
 /** The service a Worker runs, as the ledger Durable Object (src/cloudflare) holds it. */
 export interface WorkersLedger {
@@ -63,14 +64,7 @@ export function workersLedgerFromConfig(
       "config error: server.apiToken: a Worker is reachable from the internet; set the FINALITY_API_TOKEN secret (npx wrangler secret put FINALITY_API_TOKEN)",
       { details: { field: "server.apiToken" } },
     );
-  // Workers open no TCP sockets to brokers (their clients need node:net): refused, not retried forever.
-  const brokerEffect = config.effects.findIndex((effect) => effect.nats || effect.amqp || effect.redis);
-  if (brokerEffect >= 0)
-    throw new FinalityError(
-      "invalid-config",
-      `config error: effects.${brokerEffect}: broker destinations (nats, amqp, redis) need \`finality serve\` (Node); a Worker delivers url effects only`,
-      { details: { field: `effects.${brokerEffect}` } },
-    );
+  refuseUnsupportedOnWorkers(config);
   const logger = consoleLogger(config.log.level);
   const finality = engineOf(
     finalityOn({
