@@ -1,6 +1,8 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { checkBlocks, codeBlocks } from "./code-blocks.js";
-import { manualFiles, read, rel } from "./markdown.js";
+import { manualFiles, ROOT, read, rel } from "./markdown.js";
 
 // Every ```js / ```ts block of README.md and docs/ compiles against the package's own types.
 // A block that cannot (another SDK's signature, a shape with `...`) is marked
@@ -22,6 +24,16 @@ describe("the manual's code blocks", () => {
     expect(blocks.length).toBeGreaterThan(5);
     const fragments = blocks.filter((b) => b.fragment !== null).map((b) => `${rel(b.file)}:${b.line}`);
     expect(fragments).toEqual(FRAGMENTS);
+  });
+
+  it("a block marked `<!-- runnable: <test file> ... -->` names a test that exists and finds it by that marker", () => {
+    const runnable = blocks.filter((b) => b.marker?.startsWith("<!-- runnable:"));
+    expect(runnable.length).toBeGreaterThan(0);
+    for (const block of runnable) {
+      const test = /^<!-- runnable: (\S+)/.exec(block.marker ?? "")?.[1] ?? "";
+      expect(existsSync(join(ROOT, test)), `${rel(block.file)}:${block.line} names ${test}`).toBe(true);
+      expect(readFileSync(join(ROOT, test), "utf8")).toContain(`<!-- runnable: ${test}`);
+    }
   });
 
   it("type-check against the package's types", () => {
