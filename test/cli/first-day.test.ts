@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI, cleanEnv, runCli, tempDir } from "../http/helpers/service.js";
 
@@ -50,5 +51,20 @@ describe("usage errors", () => {
     expect(lines.at(-1)).toBe("(see `finality --help`, or `finality <command> --help`)");
     expect(lines.length).toBeLessThanOrEqual(3);
     expect(result.stderr).not.toContain("Usage:");
+  });
+});
+
+describe("finality migrate", () => {
+  it("needs no provider API key: it touches the store alone", async () => {
+    const config = dir.file("openai.config.json");
+    writeFileSync(
+      config,
+      JSON.stringify({ providers: { oa: { type: "openai", apiKey: "env:OPENAI_API_KEY" } } }),
+    );
+    const fresh = dir.file("migrated.db");
+    const result = await runCli(["migrate", "--config", config, "--db", fresh]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(`${fresh}: migrated, up to date\n`);
   });
 });
