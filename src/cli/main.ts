@@ -26,7 +26,8 @@ const program = new Command()
   .name("finality")
   .version(version, "-V, --version", "print the version")
   .description("A ledger for long-running remote jobs: signed webhooks and polling merged into one state.")
-  .showHelpAfterError()
+  // A usage error is one line and a pointer; the whole help drowned the line that mattered.
+  .showHelpAfterError("(see `finality --help`, or `finality <command> --help`)")
   // Usage errors surface here as CommanderError (see fail) instead of exiting with commander's 1.
   .exitOverride()
   .addHelpText(
@@ -42,6 +43,13 @@ Examples:
   $ finality reconcile --once
   $ finality send generic job-1 succeeded   # a signed test webhook`,
   );
+
+// `finality jobs list | head -1`: the reader has gone, so the rest of the output has nowhere to go.
+// Stop quietly, as Unix tools do, instead of an unhandled 'error' event's stack trace.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code === "EPIPE") process.exit(0);
+  throw error;
+});
 
 // One file per command group; each adds its commands to the program.
 addServeCommands(program, { failed: fail, exitNow: () => process.exit(EXIT_FAILED) });

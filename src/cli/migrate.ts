@@ -8,7 +8,13 @@ export async function migrate(options: {
   flags: ConfigFlags;
   env: Environment;
 }): Promise<string> {
-  const config = loadConfig({ file: options.configFile, env: options.env, flags: options.flags });
+  // Migrations touch the store alone: provider keys (`env:OPENAI_API_KEY`) need not be set to run them.
+  const config = loadConfig({
+    file: options.configFile,
+    env: options.env,
+    flags: options.flags,
+    resolveSecrets: false,
+  });
   const store = await openStore(config.store);
   try {
     const where = "sqlite" in config.store ? config.store.sqlite : "postgres";

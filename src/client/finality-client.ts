@@ -85,6 +85,11 @@ export interface FinalityClient {
    * when `query.signal` aborts; any other failure is thrown (a FinalityClientError).
    */
   followSettlements(query?: FollowSettlementsQuery): AsyncGenerator<Settlement, void, undefined>;
+  /**
+   * The library's `finality.settlements({ after, provider, kind, signal })` over HTTP, so that
+   * code written for one reads the feed through the other: `followSettlements` under that name.
+   */
+  settlements(query?: FollowSettlementsQuery): AsyncGenerator<Settlement, void, undefined>;
 
   /** `POST /v1/intents`: `created` is false for the same body again (another body is a 409). */
   recordIntent(intent: RecordIntentInput): Promise<{ created: boolean; intent: Intent }>;
@@ -197,6 +202,7 @@ export function createFinalityClient(options: FinalityClientOptions): FinalityCl
     listParked: (query) => get("/v1/parked", query),
     listSettlements,
     followSettlements,
+    settlements: followSettlements,
 
     async recordIntent(intent) {
       const answer = await send<Intent>({ method: "POST", path: "/v1/intents", body: intent });

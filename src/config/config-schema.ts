@@ -51,7 +51,7 @@ const serverSchema = z.strictObject({
 
 const sqliteStoreSchema = z.strictObject({
   sqlite: z.string().min(1),
-  synchronous: z.enum(["NORMAL", "FULL"]).default("FULL"),
+  synchronous: z.enum(["NORMAL", "FULL"], { error: "must be FULL or NORMAL" }).default("FULL"),
 });
 const postgresStoreSchema = z.strictObject({
   postgres: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"),

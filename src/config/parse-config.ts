@@ -51,7 +51,29 @@ export function parseConfig(
     if (!configuredProviders) builtIn.add(parsed.data);
     return parsed.data;
   }
-  throw fromIssue(parsed.error.issues[0], sources, resolved);
+  // A misspelt key also makes the right one missing (`secret` for `secrets`): the unknown key is the
+  // cause, so it is the one reported, with the name it was probably meant to be.
+  const issues = parsed.error.issues;
+  throw fromIssue(
+    narrowUnion(issues.find((i) => i.code === "unrecognized_keys") ?? issues[0]),
+    sources,
+    resolved,
+  );
+}
+
+/**
+ * A union's own message only lists its shapes (`{"sqlite": path} or {"postgres": url}`). When the
+ * input uses one shape's keys (no unknown key at that shape's root), that shape's own first issue
+ * says what is wrong: `store.synchronous` of a SQLite store, not "expected one of two shapes".
+ */
+function narrowUnion(issue: z.core.$ZodIssue | undefined): z.core.$ZodIssue | undefined {
+  if (issue?.code !== "invalid_union") return issue;
+  const branch = issue.errors.find(
+    (errors) =>
+      errors.length > 0 && !errors.some((e) => e.code === "unrecognized_keys" && e.path.length === 0),
+  );
+  const inner = branch?.[0];
+  return inner ? narrowUnion({ ...inner, path: [...issue.path, ...inner.path] }) : issue;
 }
 
 /**

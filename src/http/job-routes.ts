@@ -2,6 +2,7 @@ import type { Context, Hono } from "hono";
 import { z } from "zod";
 import { FinalityError } from "../core/errors.js";
 import { effectToJson, eventToJson, jobToJson } from "../core/job-json.js";
+import { CANONICAL_STATES } from "../core/states.js";
 import {
   API_DELIVERY_PREFIX,
   apiObservationSchema,
@@ -32,7 +33,7 @@ export interface JobRouteOptions {
 export const SETTLED_HEADER = "Finality-Settled";
 
 export const listQuerySchema = z.strictObject({
-  state: z.string().min(1).max(LIMITS.stateLength).optional(),
+  state: z.enum(CANONICAL_STATES).optional(),
   provider: z.string().min(1).max(LIMITS.providerNameLength).optional(),
   kind: z.string().min(1).max(LIMITS.kindLength).optional(),
   stuck: z

@@ -107,6 +107,20 @@ describe("finality/client: the settlement feed against finality serve", () => {
     expect(Date.now() - started).toBeLessThan(30_000);
   });
 
+  it("`settlements()` reads the feed as the library's `finality.settlements({ after, signal })` does", async () => {
+    const client = api();
+    const all = await client.listSettlements({ provider: "acme", limit: 1000 });
+    const [secondLast, last] = all.items.slice(-2);
+    const stop = new AbortController();
+    const seen: string[] = [];
+    // After the second-to-last cursor: the last settlement, then the abort ends the long poll quietly.
+    for await (const settlement of client.settlements({ after: secondLast?.cursor, signal: stop.signal })) {
+      seen.push(settlement.id);
+      stop.abort();
+    }
+    expect(seen).toEqual([last?.id]);
+  });
+
   it("a cursor the server did not give is a 400 naming `after`", async () => {
     const error = await api()
       .listSettlements({ after: "not-a-cursor" })

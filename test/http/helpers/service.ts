@@ -18,7 +18,7 @@ export function tempDir(): { path: string; file(name: string): string; cleanup()
 }
 
 /** The environment without anything of the developer's that would change the service's config. */
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (!key.startsWith("FINALITY_") && key !== "DATABASE_URL") env[key] = value;
