@@ -1,5 +1,6 @@
 import type { FinalityConfig } from "../config/config-schema.js";
 import { FinalityError } from "../core/errors.js";
+import { isValidId } from "../core/job-id.js";
 import type { JobKey } from "../core/model.js";
 import { type WebhookRouteKey, webhookRouteKey } from "../host/workers/webhook-route-key.js";
 import { constantTimeEqual } from "../http/constant-time-equal.js";
@@ -239,7 +240,9 @@ export class ShardRouter {
 async function registeredKey(request: Request): Promise<JobKey | null> {
   try {
     const body = (await request.clone().json()) as { provider?: unknown; id?: unknown };
-    return typeof body.provider === "string" && typeof body.id === "string"
+    // An id outside the rule goes to the home shard, which refuses it (400) like any bad body;
+    // placing it would URI-encode half a surrogate pair, which throws.
+    return typeof body.provider === "string" && isValidId(body.id)
       ? { provider: body.provider, id: body.id }
       : null;
   } catch {
@@ -257,7 +260,8 @@ function jobKeyOfPath(path: string, prefix: string): JobKey | null {
   const suffix = JOB_SUFFIXES.find((s) => encodedId.endsWith(s));
   const id = suffix ? encodedId.slice(0, -suffix.length) : encodedId;
   try {
-    return { provider: decodeURIComponent(rest.slice(0, slash)), id: decodeURIComponent(id) };
+    const key = { provider: decodeURIComponent(rest.slice(0, slash)), id: decodeURIComponent(id) };
+    return isValidId(key.id) ? key : null;
   } catch {
     return null;
   }

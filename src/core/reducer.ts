@@ -68,7 +68,10 @@ export function reduce(job: Job | null, obs: Observation, ctx: ReduceContext): R
     kind: job.kind ?? obs.kind ?? null,
     result: obs.result !== undefined ? obs.result : job.result,
     error: obs.error !== undefined ? obs.error : job.error,
-    ...(settled ? { settledAt: ctx.now, settledBy: obs.source, nextCheckAt: null, stuck: false } : {}),
+    // A settled job is polled no more: a poll error kept from before would say it still fails.
+    ...(settled
+      ? { settledAt: ctx.now, settledBy: obs.source, nextCheckAt: null, stuck: false, lastPollError: null }
+      : {}),
   };
   return { applied: true, next, settled };
 }

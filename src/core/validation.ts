@@ -2,6 +2,7 @@ import { z } from "zod";
 import { isTimestampInBounds, TIMESTAMP_BOUNDS } from "./bounds.js";
 import { didYouMean } from "./did-you-mean.js";
 import { FinalityError } from "./errors.js";
+import { idSchema, JOB_ID_MAX_LENGTH } from "./job-id.js";
 import type { Observation } from "./model.js";
 import type { Registration } from "./reducer.js";
 import { SOURCES } from "./states.js";
@@ -9,7 +10,7 @@ import { SOURCES } from "./states.js";
 /** Limits on what callers may store; larger input is refused before it reaches the store. */
 export const LIMITS = {
   providerNameLength: 64,
-  jobIdLength: 512,
+  jobIdLength: JOB_ID_MAX_LENGTH,
   kindLength: 128,
   intentKeyLength: 200,
   stateLength: 128,
@@ -23,6 +24,9 @@ export const LIMITS = {
 // C0 and C1 control characters (including DEL): they corrupt logs, headers and terminals.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting them is the point.
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** A job id: the one rule of core/job-id.ts. */
+const jobId = idSchema(JOB_ID_MAX_LENGTH);
 
 const text = (max: number) =>
   z
@@ -84,7 +88,7 @@ const outcomeValue = z.unknown().optional();
 
 export const observationSchema = z.object({
   provider: providerNameSchema,
-  id: text(LIMITS.jobIdLength),
+  id: jobId,
   state: text(LIMITS.stateLength),
   source: z.enum(SOURCES),
   rawState: text(LIMITS.stateLength).optional(),
@@ -110,7 +114,7 @@ export const API_DELIVERY_PREFIX = "api:";
 /** Strict, like API observations: `"kidn"` for `"kind"` is refused rather than dropped. */
 export const registrationSchema = z.strictObject({
   provider: providerNameSchema,
-  id: text(LIMITS.jobIdLength),
+  id: jobId,
   kind: text(LIMITS.kindLength).optional(),
   metadata: jsonValue(LIMITS.metadataBytes, "metadata"),
 });
@@ -122,20 +126,20 @@ export const registrationSchema = z.strictObject({
  */
 export const intentSchema = z.strictObject({
   provider: providerNameSchema,
-  key: text(LIMITS.intentKeyLength),
+  key: idSchema(LIMITS.intentKeyLength),
   kind: text(LIMITS.kindLength).optional(),
   metadata: jsonValue(LIMITS.metadataBytes, "metadata"),
 });
 export type IntentInput = z.output<typeof intentSchema>;
 
-export const attachSchema = z.strictObject({ id: text(LIMITS.jobIdLength) });
+export const attachSchema = z.strictObject({ id: jobId });
 
 export function parseIntentInput(input: unknown): IntentInput {
   return parseWith(intentSchema, input, "invalid-request");
 }
 
 export function parseIntentKey(key: unknown): string {
-  return parseWith(z.object({ key: text(LIMITS.intentKeyLength) }), { key }, "invalid-request").key;
+  return parseWith(z.object({ key: idSchema(LIMITS.intentKeyLength) }), { key }, "invalid-request").key;
 }
 
 export type ObservationInput = z.input<typeof observationSchema>;
@@ -151,7 +155,7 @@ export function parseRegistration(input: unknown): Registration {
 
 export function parseJobKey(provider: unknown, id: unknown): { provider: string; id: string } {
   return parseWith(
-    z.object({ provider: providerNameSchema, id: text(LIMITS.jobIdLength) }),
+    z.object({ provider: providerNameSchema, id: jobId }),
     { provider, id },
     "invalid-request",
   );

@@ -40,6 +40,11 @@ export interface ProviderPolicy {
   reconcile?: boolean;
   /** Seconds an intent of this provider may stay without a remote id before it is orphaned. */
   intentTimeoutSeconds?: number;
+  /**
+   * Why this provider's poller could not poll a job of this id and kind (null: it can).
+   * Registration refuses such a job with a 400 instead of accepting one no poll will ever reach.
+   */
+  unpollable?: (id: string, kind: string | null) => string | null;
 }
 
 export interface FinalityOptions {
@@ -164,6 +169,7 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
       firstCheckAt: (job) => (policy.reconcile === false ? null : job.submittedAt + graceMs),
       traceParent: currentTraceParent(),
       maxClockSkewMs,
+      ...(policy.unpollable === undefined ? {} : { unpollable: policy.unpollable }),
     };
   }
 

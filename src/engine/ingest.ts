@@ -21,6 +21,8 @@ export interface IngestContext {
    * (`ingest.maxClockSkewSeconds`; default `DEFAULT_MAX_CLOCK_SKEW_MS`).
    */
   maxClockSkewMs?: number;
+  /** The provider's reason a job could not be polled (ProviderPolicy.unpollable); registration refuses it. */
+  unpollable?: (id: string, kind: string | null) => string | null;
 }
 
 export interface IngestOutcome {
@@ -150,6 +152,7 @@ export async function registerInTx(
   source: "api" | "intent" = "api",
 ): Promise<RegisterOutcome> {
   const current = await tx.getJob(reg);
+  refuseUnpollable(reg, current, ctx);
   if (current === null) {
     const tombstone = await tx.getTombstone(reg);
     if (tombstone !== null) {
@@ -191,6 +194,18 @@ export async function registerInTx(
   const parked = await applyAllParked(tx, job, ctx);
   effects.push(...parked.effects);
   return { created: result.created, job: parked.job, effects, parked: parked.count };
+}
+
+/**
+ * A job its provider's poller could not reach (an OpenAI id that is neither `resp_` nor `batch_`
+ * and no kind to tell): refused, rather than accepted and then failing every poll unseen.
+ */
+function refuseUnpollable(reg: Registration, current: Job | null, ctx: IngestContext): void {
+  const problem = ctx.unpollable?.(reg.id, reg.kind ?? current?.kind ?? null) ?? null;
+  if (problem === null) return;
+  throw new FinalityError("invalid-request", `id: ${problem}`, {
+    details: { field: "id", provider: reg.provider, id: reg.id },
+  });
 }
 
 /**

@@ -1,9 +1,8 @@
-import { z } from "zod";
 import type { Clock } from "../core/clock.js";
 import { FinalityError } from "../core/errors.js";
 import type { AttachedBy, Intent } from "../core/intent-model.js";
 import { intentTag } from "../core/intent-model.js";
-import { LIMITS, parseIntentInput, parseIntentKey, parseWith } from "../core/validation.js";
+import { attachSchema, parseIntentInput, parseIntentKey, parseWith } from "../core/validation.js";
 import type { Store } from "../store/store.js";
 import type { EffectDefinition } from "./effect-definitions.js";
 import type { IngestContext } from "./ingest.js";
@@ -87,11 +86,7 @@ export function createIntentApi(parts: IntentApiParts): IntentApi {
 
   async function attachIntent(key: string, id: string, by: AttachedBy = "library"): Promise<AttachOutcome> {
     const intentKey = parseIntentKey(key);
-    const jobId = parseWith(
-      z.object({ id: z.string().min(1).max(LIMITS.jobIdLength) }),
-      { id },
-      "invalid-request",
-    ).id;
+    const jobId = parseWith(attachSchema, { id }, "invalid-request").id;
     const intent = await store.getIntent(intentKey);
     if (intent === null)
       throw new FinalityError("not-found", `no intent ${intentKey}`, { details: { key: intentKey } });

@@ -14,6 +14,7 @@ import { createReconciler, type ProviderReconcileOptions, type Reconciler } from
 import type { RetentionWindows } from "../engine/retention.js";
 import type { Logger } from "../http/request-log.js";
 import type { ServiceMetrics } from "../http/service-metrics.js";
+import { unpollableCheckFor } from "../providers/pollable-job.js";
 import type { ProviderRegistry } from "../providers/provider-registry.js";
 
 // The engine's parts as the configuration describes them, for every host: the Node host
@@ -34,6 +35,8 @@ export function ledgerOptionsFromConfig(config: FinalityConfig): {
       graceSeconds: provider.reconcile?.graceSeconds ?? config.reconcile.graceSeconds,
       intentTimeoutSeconds: provider.intentTimeoutSeconds ?? config.intentTimeoutSeconds,
     };
+    const unpollable = unpollableCheckFor(provider.type);
+    if (unpollable !== undefined) providers[name].unpollable = unpollable;
   }
   // A run's mirror job is first checked when it would be stuck: nothing to poll before then.
   providers[RUNS_PROVIDER] = { reconcile: true, graceSeconds: config.reconcile.stuckAfterSeconds };

@@ -1,5 +1,5 @@
 import { FinalityError } from "../core/errors.js";
-import { LIMITS } from "../core/validation.js";
+import { idProblem } from "../core/job-id.js";
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
@@ -20,8 +20,18 @@ export function decodeJsonObject(body: Uint8Array): Record<string, unknown> {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting them is the point.
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
 
-/** A job id (or event type) read from a provider's body, held to the ledger's limits. */
-export function requireText(value: unknown, field: string, max: number = LIMITS.jobIdLength): string {
+/**
+ * A job id read from a provider's body, held to the ledger's one rule (core/job-id.ts): an id no
+ * URL can carry, or one a store would merge with another, is refused like any malformed body.
+ */
+export function requireJobId(value: unknown, field: string): string {
+  const problem = idProblem(value);
+  if (problem !== null) throw invalidField(field, problem);
+  return value as string;
+}
+
+/** A short text (an event type) read from a provider's body. */
+export function requireText(value: unknown, field: string, max: number): string {
   if (typeof value !== "string" || value.length === 0)
     throw invalidField(field, "expected a non-empty string");
   if (value.length > max) throw invalidField(field, `must be at most ${max} characters`);

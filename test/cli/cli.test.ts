@@ -143,6 +143,20 @@ describe("the CLI's --json output is what the API of a running server on the sam
     expect(unknown.stderr).toContain('unknown provider "nobody"');
   });
 
+  // Issue #33.11: "." and ".." registered, then no URL reached them.
+  it("jobs register and jobs observe refuse an id no URL can carry, and store nothing", async () => {
+    for (const command of [
+      ["register", "beta", ".."],
+      ["observe", "beta", ".", "running"],
+    ]) {
+      const refused = await cli(["jobs", ...command]);
+      expect(refused.code, command.join(" ")).toBe(1);
+      expect(refused.stderr).toMatch(/id: must not be "\.{1,2}": no URL can carry it/);
+    }
+    const listed = (await api("/v1/jobs?provider=beta&limit=500")) as { items: { id: string }[] };
+    expect(listed.items.map((job) => job.id).filter((id) => id === "." || id === "..")).toEqual([]);
+  });
+
   it("jobs observe: records through the reducer what the API then serves; a lower rank later is ignored", async () => {
     await cli(["jobs", "register", "beta", "cli/job-2"]);
     const path = `/v1/jobs/beta/${encodeURIComponent("cli/job-2")}`;

@@ -99,6 +99,22 @@ describe("reduce: properties", () => {
     );
   });
 
+  // Issue #33.13: a job whose polls failed and that then settled showed the old poll error for good.
+  it("a settled job carries no poll error, whatever the open job carried", () => {
+    const failing = job({
+      state: "running",
+      lastPollError: { at: NOW - 1, message: "status API answered 503", url: null, code: null, status: 503 },
+    });
+    fc.assert(
+      fc.property(observationSequenceArb, (observations) => {
+        for (const { after } of fold(observations, failing)) {
+          if (after?.settledAt !== null) expect(after?.lastPollError).toBeNull();
+          else expect(after.lastPollError).toEqual(failing.lastPollError);
+        }
+      }),
+    );
+  });
+
   it("re-reducing the observation just applied never writes again", () => {
     fc.assert(
       fc.property(observationSequenceArb, (observations) => {

@@ -3,7 +3,7 @@ import type { Observation } from "../../core/model.js";
 import type { WebhookParseContext } from "../../webhooks/receiver-types.js";
 import { signatureHeaderCheck } from "../../webhooks/verifier-choice.js";
 import type { AdapterDeps, ProviderAdapter } from "../adapter-types.js";
-import { decodeJsonObject, requireText } from "../json-body.js";
+import { decodeJsonObject, requireJobId, requireText } from "../json-body.js";
 import { fromRfc3339, objectOf } from "../json-fields.js";
 import { createStatusClient } from "../status-client.js";
 import { type ObserveObject, observeThinEvent, type ThinEvent } from "../thin-webhook.js";
@@ -65,7 +65,7 @@ export async function parseAnthropicWebhook(
 export function readAnthropicEvent(envelope: Record<string, unknown>): ThinEvent {
   const data = objectOf(envelope.data);
   const type = requireText(data.type, "data.type", 128);
-  const id = requireText(data.id, "data.id");
+  const id = requireJobId(data.id, "data.id");
   const meaning = ANTHROPIC_WEBHOOK_EVENTS[type];
   const isSession = meaning !== undefined;
   return {

@@ -10,7 +10,7 @@ import type {
 import type { VerifiedWebhook } from "../../webhooks/signature-common.js";
 import { signatureHeaderCheck } from "../../webhooks/verifier-choice.js";
 import type { AdapterDeps, ProviderAdapter } from "../adapter-types.js";
-import { decodeJsonObject, requireText } from "../json-body.js";
+import { decodeJsonObject, requireJobId, requireText } from "../json-body.js";
 import { fromRfc3339, objectOf, textOf } from "../json-fields.js";
 import { createStatusClient } from "../status-client.js";
 import { type ObserveObject, observeThinEvent, type ThinEvent, thinEventOf } from "../thin-webhook.js";
@@ -126,7 +126,7 @@ export function readGeminiEvent(envelope: Record<string, unknown>): ThinEvent {
   const type = requireText(envelope.type, "type", 128);
   const data = objectOf(envelope.data);
   const meaning = GEMINI_WEBHOOK_EVENTS[type];
-  let id = requireText(data.id, "data.id");
+  let id = requireJobId(data.id, "data.id");
   if (meaning?.kind === "batch" && !id.includes("/")) id = `batches/${id}`;
   const event = thinEventOf(id, type, meaning, fromRfc3339(envelope.timestamp));
   if (meaning?.state === "failed")

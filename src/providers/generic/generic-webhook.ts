@@ -1,6 +1,7 @@
 import { storableDeliveryId } from "../../core/bounded-value.js";
 import { isTimestampInBounds, timestampOutOfBounds } from "../../core/bounds.js";
 import { FinalityError } from "../../core/errors.js";
+import { idProblem } from "../../core/job-id.js";
 import type { Observation } from "../../core/model.js";
 import { LIMITS } from "../../core/validation.js";
 
@@ -28,7 +29,7 @@ export function parseGenericWebhook(
   const fields = value as Record<string, unknown>;
   const observation: Observation = {
     provider,
-    id: text(fields.jobId, "jobId", LIMITS.jobIdLength),
+    id: jobId(fields.jobId),
     state: text(fields.state, "state", LIMITS.stateLength),
     source: "webhook",
     // Any id the signature check let through: an overlong one is keyed by its hash when stored.
@@ -74,6 +75,13 @@ function text(value: unknown, field: string, max: number): string {
   if (value.length > max) throw invalid(field, `must be at most ${max} characters`);
   if (CONTROL_CHARS.test(value)) throw invalid(field, "must not contain control characters");
   return value;
+}
+
+/** The job id under the ledger's one rule (core/job-id.ts). */
+function jobId(value: unknown): string {
+  const problem = idProblem(value);
+  if (problem !== null) throw invalid("jobId", problem);
+  return value as string;
 }
 
 function seq(value: unknown): number {

@@ -3,7 +3,7 @@ import type { Observation } from "../../core/model.js";
 import type { WebhookParseContext } from "../../webhooks/receiver-types.js";
 import { signatureHeaderCheck } from "../../webhooks/verifier-choice.js";
 import type { AdapterDeps, ProviderAdapter } from "../adapter-types.js";
-import { decodeJsonObject, requireText } from "../json-body.js";
+import { decodeJsonObject, requireJobId, requireText } from "../json-body.js";
 import { fromUnixSeconds, objectOf } from "../json-fields.js";
 import { createStatusClient } from "../status-client.js";
 import { type ObserveObject, observeThinEvent, type ThinEvent, thinEventOf } from "../thin-webhook.js";
@@ -68,6 +68,6 @@ export function readOpenAIEvent(envelope: Record<string, unknown>): ThinEvent {
   const data = objectOf(envelope.data);
   const meaning = OPENAI_WEBHOOK_EVENTS[type];
   // realtime.call.incoming carries `call_id` and no `id`: it still gets a key to be recorded under.
-  const id = requireText(data.id ?? data.call_id ?? envelope.id, "data.id");
+  const id = requireJobId(data.id ?? data.call_id ?? envelope.id, "data.id");
   return thinEventOf(id, type, meaning, fromUnixSeconds(envelope.created_at));
 }

@@ -4,7 +4,7 @@ import { isTerminal } from "../../core/states.js";
 import { signatureHeaderCheck } from "../../webhooks/verifier-choice.js";
 import type { AdapterDeps, ProviderAdapter } from "../adapter-types.js";
 import { boundedResult } from "../bounded-result.js";
-import { decodeJsonObject, requireText } from "../json-body.js";
+import { decodeJsonObject, requireJobId } from "../json-body.js";
 import { fromRfc3339, latest, objectOf, textOf } from "../json-fields.js";
 import { mapState, polledObservation } from "../state-map.js";
 import { createStatusClient, observedIfSame } from "../status-client.js";
@@ -51,7 +51,7 @@ export function createReplicateAdapter(
       verify: deps.verifiers.webhook(provider, config.webhook, deps.now),
       parse(body, delivery) {
         const prediction = decodeJsonObject(body);
-        requireText(prediction.id, "id");
+        requireJobId(prediction.id, "id");
         return { ...predictionObservation(provider, prediction), source: "webhook", deliveryId: delivery.id };
       },
     },

@@ -1,3 +1,4 @@
+import { checkStorableJobKey } from "../../core/job-id.js";
 import type { JobKey, Observation } from "../../core/model.js";
 import { keysetPage, keysetStatement, parkedPage } from "../keyset-page.js";
 import {
@@ -39,6 +40,7 @@ export function createPostgresLifecycleTx(tx: TxSql): LifecycleStoreTx {
       return row ? tombstoneFromRow(row) : null;
     },
     async parkObservation(observation: Observation, now: number) {
+      checkStorableJobKey(observation);
       const { provider, id } = observation;
       await run(LOCK_KEY, [provider, id]);
       // A registration that committed after this transaction first read the job: run again, so

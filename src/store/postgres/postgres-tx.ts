@@ -1,3 +1,4 @@
+import { checkStorableJobKey } from "../../core/job-id.js";
 import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
 import type { AdapterTx } from "../store.js";
 import { EFFECTS, EVENTS, JOBS } from "../tables.js";
@@ -56,6 +57,8 @@ export function createPostgresTx(tx: TxSql): AdapterTx {
       return row ? jobFromRow(row) : null;
     },
     async insertJob(job: Job) {
+      // PostgreSQL would store half a surrogate pair as U+FFFD, merging two ids into one row.
+      checkStorableJobKey(job);
       return (await run(SQL.insertJob, jobValues(job))).count === 1;
     },
     async updateJob(job: Job, expectedVersion: number) {

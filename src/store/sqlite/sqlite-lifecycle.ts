@@ -1,3 +1,4 @@
+import { checkStorableJobKey } from "../../core/job-id.js";
 import type { JobKey, Observation } from "../../core/model.js";
 import { parkedPage } from "../keyset-page.js";
 import {
@@ -33,6 +34,7 @@ export function createSqliteLifecycleTx(db: SqliteDb): LifecycleStoreTx {
       return row ? tombstoneFromRow(row) : null;
     },
     async parkObservation(observation: Observation, now: number) {
+      checkStorableJobKey(observation);
       const { provider, id } = observation;
       // One writer: only this very transaction can have written the job since it was read.
       if (s.jobExists.get(provider, id) !== undefined) throw jobRegisteredMeanwhile(provider, id);

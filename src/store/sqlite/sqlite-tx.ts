@@ -1,3 +1,4 @@
+import { checkStorableJobKey } from "../../core/job-id.js";
 import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
 import type { AdapterTx } from "../store.js";
 import { EFFECTS, EVENTS, JOBS } from "../tables.js";
@@ -53,6 +54,7 @@ export function createSqliteTx(db: SqliteDb, s: WriteStatements): AdapterTx {
       return row ? JOBS.sqlite.fromValues(row) : null;
     },
     async insertJob(job: Job) {
+      checkStorableJobKey(job);
       return s.insertJob.run(...JOBS.sqlite.values(job)).changes === 1;
     },
     async updateJob(job: Job, expectedVersion: number) {

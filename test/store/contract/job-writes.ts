@@ -200,5 +200,24 @@ export function describeJobWrites(scope: ContractScope): void {
       expect(await scope.store().getEffect(effect.id)).toEqual(updated);
       expect(await scope.store().getEffect("missing")).toBeNull();
     });
+
+    // Issue #33.12: PostgreSQL stored both as "x\uFFFD", so the second job's failure became a
+    // conflicting terminal of the first. Every store refuses such an id instead of merging it.
+    it("refuses ids holding half a surrogate pair rather than merging two of them into one row", async () => {
+      const store = scope.store();
+      for (const id of ["x\ud800", "x\udc00"]) {
+        await expect(
+          store.transaction((tx) => tx.insertJob(makeJob({ provider: "generic", id }))),
+        ).rejects.toMatchObject({ code: "invalid-request" });
+        await expect(
+          store.transaction((tx) =>
+            tx.parkObservation({ provider: "generic", id, state: "failed", source: "webhook" }, T0),
+          ),
+        ).rejects.toMatchObject({ code: "invalid-request" });
+      }
+      expect(await store.getJob({ provider: "generic", id: "x\ufffd" })).toBeNull();
+      expect((await store.listJobs({})).items).toEqual([]);
+      expect((await store.listParked({ limit: 10 })).items).toEqual([]);
+    });
   });
 }
