@@ -78,7 +78,10 @@ async function send(batch, inFlight) {
 }
 
 let offset = 0;
-const take = () => lines.slice(offset, (offset += WEBHOOKS));
+function take() {
+  offset += WEBHOOKS;
+  return lines.slice(offset - WEBHOOKS, offset);
+}
 // Warm-up: connections opened, statements prepared, JIT warm.
 await send(take(), Math.max(...IN_FLIGHT));
 const rows = [];
@@ -98,7 +101,9 @@ await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
 await admin.end();
 rmSync(dir, { recursive: true, force: true });
 
-console.log(`${WEBHOOKS} signed webhooks per measure, each a fresh delivery; store settings ${JSON.stringify(EXTRA)}`);
+console.log(
+  `${WEBHOOKS} signed webhooks per measure, each a fresh delivery; store settings ${JSON.stringify(EXTRA)}`,
+);
 console.log("in flight  round trips/webhook  statements/webhook  webhooks/s");
 for (const r of rows) {
   console.log(
