@@ -218,7 +218,7 @@ export function createClient(options: PostgresClientOptions): Sql {
     values: readonly unknown[] | undefined,
     prepare: boolean,
     settings: TransactionSettings = {},
-  ): Promise<T[] & { count: number }> {
+  ): Promise<T[] & { count: number; command?: string | undefined }> {
     try {
       // query_timeout is read per query by pg's Client.query, though its types do not say so.
       const config: pg.QueryConfig & { query_timeout?: number } = { text, values: values as unknown[] };
@@ -231,7 +231,10 @@ export function createClient(options: PostgresClientOptions): Sql {
       const answer: pg.QueryResult | pg.QueryResult[] = await client.query(config);
       // Several statements in one simple-protocol text answer one result each: the last counts.
       const result = Array.isArray(answer) ? answer.at(-1) : answer;
-      return Object.assign((result?.rows ?? []) as T[], { count: result?.rowCount ?? 0 });
+      return Object.assign((result?.rows ?? []) as T[], {
+        count: result?.rowCount ?? 0,
+        command: result?.command,
+      });
     } catch (error) {
       const mapped = driverError(error);
       const quietLock = settings.lockTimeoutMs !== undefined && sqlState(mapped) === "55P03";
@@ -306,7 +309,15 @@ export function createClient(options: PostgresClientOptions): Sql {
           : `; SET LOCAL lock_timeout = ${Math.max(1, Math.round(settings.lockTimeoutMs))}`;
       await query(client, `BEGIN${mode ? ` ${mode}` : ""}${local}`, undefined, false, settings);
       const result = await work(txSql(client, settings));
-      await query(client, "COMMIT", undefined, false, settings);
+      const committed = await query(client, "COMMIT", undefined, false, settings);
+      // A transaction in which a statement failed answers COMMIT with ROLLBACK, and no error:
+      // work that caught that statement's error must not be told its writes are stored.
+      if (committed.command === "ROLLBACK") {
+        throw new FinalityError(
+          "internal",
+          "transaction: rolled back at COMMIT: a statement in it failed and its error was caught",
+        );
+      }
       return result;
     } catch (error) {
       // A connection gone silent or dead cannot roll back (a ROLLBACK would only queue behind the
