@@ -18,6 +18,7 @@ import {
 } from "./ingest.js";
 import { traceIngest } from "./ingest-tracing.js";
 import { createIntentApi, type IntentApi, type IntentJobPlacement } from "./intent-api.js";
+import { createJobWaiters } from "./job-waiters.js";
 import {
   DEFAULT_RETENTION,
   type PruneCounts,
@@ -25,7 +26,6 @@ import {
   pruneOnce,
   type RetentionWindows,
 } from "./retention.js";
-import { createJobWaiters } from "./job-waiters.js";
 import { type FollowOptions, followSettlements } from "./settlement-stream.js";
 import { currentTraceParent } from "./tracing.js";
 
@@ -251,7 +251,9 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
       signal?.throwIfAborted();
       const { job, settled } = await jobWaiters.waitForSettled(jobKey, { timeoutMs, signal });
       if (job === null) {
-        throw new FinalityError("not-found", `no job ${jobKey.provider}/${jobKey.id}`, { details: { ...jobKey } });
+        throw new FinalityError("not-found", `no job ${jobKey.provider}/${jobKey.id}`, {
+          details: { ...jobKey },
+        });
       }
       if (settled) return job;
       signal?.throwIfAborted();

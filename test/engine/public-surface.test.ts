@@ -9,7 +9,14 @@ import { tempDir } from "../helpers/temp-dir.js";
 
 const DAY = 86_400_000;
 const INTERNALS = [
-  "jobWaiters","store", "clock", "effects", "ingestTrusted", "contextFor", "announceEffects"] as const;
+  "jobWaiters",
+  "store",
+  "clock",
+  "effects",
+  "ingestTrusted",
+  "contextFor",
+  "announceEffects",
+] as const;
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
