@@ -1,4 +1,5 @@
 import type { TerminalState } from "../../src/core/states.js";
+import type { SimConfig } from "./sim-config.js";
 
 /**
  * The simulator's vocabulary. A schedule is pure data: a seed, the hidden truth (each provider
@@ -136,6 +137,8 @@ export interface Schedule {
   /** The dispatcher's delivery timeout and lease, drawn from their valid range (lease > timeout). */
   effectTimeoutMs: number;
   effectLeaseMs: number;
+  /** The configuration the process runs with, drawn from what the config check accepts (sim-config.ts). */
+  config: SimConfig;
   jobs: JobPlan[];
   /** Attempt plans, consumed in claim order by whichever worker claims. */
   attemptPlans: AttemptPlan[];
@@ -196,6 +199,11 @@ export const FAULT_KINDS = [
   "crash-before-register",
   "webhook-type-not-subscribed",
   "list-page-stale",
+  // Issue 33: what the drawn configurations bring.
+  "job-unknowable",
+  "parked-expired",
+  "settlement-pruned",
+  "late-webhook-past-retry-window",
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
