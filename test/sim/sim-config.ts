@@ -138,7 +138,7 @@ function retentionWindows(random: Random, draw: Draw, discover: boolean) {
     settledJobsDays,
     tombstonesDays: tombstones === "smallest" ? settledJobsDays + cover : 400,
     parkedDays:
-      draw("retention.parkedDays", { smallest: 50, default: 50 }) === "smallest" ? seconds(1, 60) : 7,
+      draw("retention.parkedDays", { smallest: 50, default: 50 }) === "smallest" ? seconds(1, 10) : 7,
     settlementsDays:
       draw("retention.settlementsDays", { smallest: 50, default: 50 }) === "smallest" ? seconds(1, 60) : 14,
   };
