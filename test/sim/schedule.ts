@@ -1,5 +1,5 @@
 import { type Random, seededRandom } from "../../src/core/clock.js";
-import type { TerminalState } from "../../src/core/states.js";
+import { isTerminal, type TerminalState } from "../../src/core/states.js";
 import {
   describeExtraStep,
   EXTRA_STEP_WEIGHTS,
@@ -58,6 +58,10 @@ export function generateSchedule(seed: number): Schedule {
   // so that the schedules of the other faults stay what they were for every seed.
   const lost = seededRandom(seed ^ 0x17d15c0);
   const jobs = Array.from({ length: int(random, 2, 6) }, (_, i) => jobPlan(random, i, lost));
+  // Issue 33's draw, from a stream of its own as well: a progress webhook numbered after the completion.
+  const progress = seededRandom(seed ^ 0x33b0d);
+  for (const job of jobs)
+    job.progressAfterEnd = job.withSeq && isTerminal(job.timeline.at(-1)!.state) && progress() < 0.3;
   const runs = int(random, 0, 3);
   const attemptPlans = Array.from({ length: runs * SIM.maxAttempts + 4 }, () => attemptPlan(random));
   const workers = runs === 0 ? 0 : int(random, 1, 3);

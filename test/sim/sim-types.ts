@@ -65,6 +65,11 @@ export interface JobPlan {
    * registers it (only on `DISCOVERY_PROVIDER`, whose discovery sweeps must find it).
    */
   neverRegistered: boolean;
+  /**
+   * Issue 33: the provider sends one more `running` progress webhook with its completion, numbered
+   * after it (a higher `seq`): whichever arrives first, the completion must win (reducer rule 5).
+   */
+  progressAfterEnd?: boolean;
 }
 
 /** A result or error value: a few bytes, several megabytes, or nested thousands of levels deep. */
@@ -204,6 +209,7 @@ export const FAULT_KINDS = [
   "parked-expired",
   "settlement-pruned",
   "late-webhook-past-retry-window",
+  "progress-after-completion",
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
