@@ -2,7 +2,8 @@ import type { Job } from "../../src/core/model.js";
 import { canonicalOf, isLiveAttempt, isTerminalRun, LEASE_EXPIRED_CODE } from "../../src/core/run-model.js";
 import { engineOf } from "../helpers/engine.js";
 import { sinkTarget } from "./effect-sink.js";
-import { stuckBy } from "./heal.js";
+import { feedSettledOnce, parkedInboxDrained, type SettledJob } from "./feed-checks.js";
+import { stuckBy, unknowable } from "./heal.js";
 import { ackedKept, allJobs, effectKeys } from "./invariants.js";
 import { kindEffectsOf, noEffectAfterPrune, prunedEffects, resultsBounded } from "./lifecycle-checks.js";
 import { key } from "./sim-provider.js";
@@ -47,6 +48,19 @@ export async function endChecks(world: SimWorld): Promise<void> {
     resultsBounded(world, job);
   }
   await runsSettled(world, byKey);
+  await parkedInboxDrained(world);
+  await feedSettledOnce(world, world.feedReaders, settledJobs(world, jobs));
+}
+
+/** Every settled job by name: the ledger's with their kinds, the pruned ones' tombstones (kind unknown). */
+function settledJobs(world: SimWorld, jobs: Job[]) {
+  const settled = new Map<string, SettledJob>();
+  for (const job of jobs) if (job.settledAt !== null) settled.set(key(job.provider, job.id), job);
+  for (const [name, tombstone] of world.tombstoned) {
+    const provider = name.slice(0, name.indexOf("/"));
+    settled.set(name, { provider, state: tombstone.state, settledAt: tombstone.settledAt, kind: undefined });
+  }
+  return settled;
 }
 
 function providerJobs(world: SimWorld, byKey: Map<string, Job>): void {
@@ -56,6 +70,10 @@ function providerJobs(world: SimWorld, byKey: Map<string, Job>): void {
   for (const known of world.truth.jobs.values()) {
     const name = key(known.plan.provider, known.plan.id);
     const job = byKey.get(name) ?? world.tombstoned.get(name);
+    if (job === undefined && unknowable(world, known.plan)) {
+      world.count("job-unknowable");
+      continue;
+    }
     const endsAt = world.truth.endsAt(known);
     // A job never registered counts from the heal: the first sweep after it lists the job (the
     // sweep runs every tick, and its budget covers a schedule's few jobs) and makes it due at once.

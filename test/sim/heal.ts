@@ -4,7 +4,7 @@ import type { StepChecker } from "./invariants.js";
 import { discoverySweep } from "./sim-discovery.js";
 import { deliverMessage } from "./sim-network.js";
 import { afterTime, survive } from "./sim-steps.js";
-import { SIM } from "./sim-types.js";
+import { type JobPlan, SIM } from "./sim-types.js";
 import { SimWorker } from "./sim-workers.js";
 import type { SimWorld } from "./sim-world.js";
 
@@ -41,7 +41,7 @@ export async function heal(world: SimWorld, checker: StepChecker): Promise<numbe
     }
     await afterTime(world, { mayClaim: true });
     await survive(world, () => world.proc.runs.sweepOnce());
-    await survive(world, () => discoverySweep(world, false));
+    if (world.schedule.config.discover) await survive(world, () => discoverySweep(world, false));
     await survive(world, () => world.proc.reconciler.runOnce());
     await survive(world, () => world.proc.dispatcher.runOnce());
     await checker.afterStep(world, false);
@@ -54,6 +54,15 @@ export async function heal(world: SimWorld, checker: StepChecker): Promise<numbe
   }
 }
 
+/**
+ * A job nothing can tell Finality about: never registered, no webhook of it acknowledged, and no
+ * discovery sweeps (acme.discover off). The promise is for jobs Finality can know of.
+ */
+export function unknowable(world: SimWorld, plan: JobPlan): boolean {
+  if (world.schedule.config.discover || !plan.neverRegistered) return false;
+  return ![...world.acked.values()].some((a) => a.provider === plan.provider && a.jobId === plan.id);
+}
+
 async function settled(world: SimWorld): Promise<boolean> {
   if (world.network.length > 0 || world.pendingRegistrations.length > 0 || world.pendingEnqueues.length > 0)
     return false;
@@ -64,6 +73,7 @@ async function settled(world: SimWorld): Promise<boolean> {
     const endsAt = world.truth.endsAt(job);
     if (endsAt !== null && endsAt > now) return false;
     const record = await store.getJob(job.plan);
+    if (record === null && unknowable(world, job.plan)) continue;
     if (record === null) return false;
     if (endsAt === null ? now < stuckBy(world.healAt, record.submittedAt) : record.settledAt === null)
       return false;

@@ -24,6 +24,8 @@ export const INVARIANTS = [
   "time-bounds-refused",
   "results-bounded",
   "aborted-claim-claims-nothing",
+  "feed-settled-once",
+  "parked-inbox-drained",
   "crashed-simulator",
 ] as const;
 export type InvariantName = (typeof INVARIANTS)[number];

@@ -2,6 +2,7 @@ import { isTruncated } from "../../src/core/bounded-value.js";
 import type { Job } from "../../src/core/model.js";
 import { engineOf } from "../helpers/engine.js";
 import { sinkTarget } from "./effect-sink.js";
+import { renderDoneMatches } from "./sim-config.js";
 import { mustBeTruncated, payloadValue } from "./sim-payload.js";
 import { key } from "./sim-provider.js";
 import { InvariantViolation, type SimWorld } from "./sim-world.js";
@@ -32,9 +33,9 @@ export async function noEffectAfterPrune(world: SimWorld): Promise<void> {
   }
 }
 
-/** The kind-filtered effect's rule, as configured in sim-process.ts. */
-const matchesRenderDone = (kind: string | null, state: string) =>
-  kind === "render" && (state === "succeeded" || state === "failed");
+/** The kind-filtered effect's rule, as the schedule's configuration draws it (sim-config.ts). */
+const matchesRenderDone = (world: SimWorld, provider: string, kind: string | null, state: string) =>
+  renderDoneMatches(world.schedule.config.parsed, provider, kind, state);
 
 /**
  * `effects-for-every-match` for a job in the ledger: the kind-filtered effect has one row exactly
@@ -52,7 +53,7 @@ export async function kindEffectsOf(world: SimWorld, job: Job): Promise<void> {
   const applied =
     world.sink.appliedFor.get(sinkTarget(job.provider, job.id, "render-done", "job.settled")) ?? [];
   const name = key(job.provider, job.id);
-  const expected = job.settledAt !== null && matchesRenderDone(job.kind, job.state);
+  const expected = job.settledAt !== null && matchesRenderDone(world, job.provider, job.kind, job.state);
   if (!expected) {
     if (rows.length > 0 || applied.length > 0)
       fail(
@@ -87,7 +88,7 @@ export function prunedEffects(world: SimWorld, name: string, state: string, kind
     (world.sink.appliedFor.get(sinkTarget(provider!, id, effect, "job.settled")) ?? []).length;
   if (count("notify") !== 1)
     fail("effects-for-every-match", `pruned ${name} (${state}) had notify applied ${count("notify")} times`);
-  const expected = matchesRenderDone(kind, state) ? 1 : 0;
+  const expected = matchesRenderDone(world, provider!, kind, state) ? 1 : 0;
   if (count("render-done") !== expected)
     fail(
       "effects-for-every-match",

@@ -8,13 +8,32 @@ import { simulate } from "./simulate.js";
  * other. The seed ranges are the first few schedules that reach each class. (Not in
  * mutant.test.ts: that file's vi.mock breaks the reducer for every test in it.)
  */
-const CASES: { mutant: StoreMutantName; invariant: string; start: number; count: number }[] = [
+const CASES: {
+  mutant: StoreMutantName;
+  invariant: string;
+  start: number;
+  count: number;
+  /** Another invariant the same defect may trip first on some seeds (it is the same class). */
+  alsoSeen?: string;
+}[] = [
   { mutant: "tombstone-forgotten", invariant: "no-effect-after-prune", start: 1, count: 6 },
   { mutant: "parked-left-behind", invariant: "parked-applied-on-register", start: 1, count: 3 },
-  { mutant: "late-kind-effect-skipped", invariant: "effects-for-every-match", start: 50, count: 1 },
+  { mutant: "late-kind-effect-skipped", invariant: "effects-for-every-match", start: 22, count: 1 },
   { mutant: "lease-ignored", invariant: "no-parallel-delivery", start: 1, count: 6 },
   // Issue 17: a job never registered, with every webhook lost, is found by discovery or by nothing.
   { mutant: "discovery-cursor-ahead", invariant: "settled-in-time", start: 1, count: 3 },
+  // Issue 33: one per invariant that had none.
+  { mutant: "alert-skipped", invariant: "stuck-alerted-once", start: 1, count: 8 },
+  { mutant: "amendments-dropped", invariant: "feed-settled-once", start: 16, count: 1 },
+  { mutant: "running-events-dropped", invariant: "acked-webhook-kept", start: 1, count: 4 },
+  { mutant: "lost-without-code", invariant: "lost-worker-declared-lost", start: 1, count: 8 },
+  {
+    mutant: "parked-lookup-misses",
+    invariant: "parked-inbox-drained",
+    start: 1,
+    count: 8,
+    alsoSeen: "parked-applied-on-register",
+  },
 ];
 
 afterEach(() => {
@@ -22,14 +41,15 @@ afterEach(() => {
 });
 
 describe("the simulator against a broken store", () => {
-  for (const { mutant, invariant, start, count } of CASES) {
+  for (const { mutant, invariant, start, count, alsoSeen } of CASES) {
     it(`fails ${invariant} when ${mutant}`, async () => {
       process.env.FINALITY_SIM_MUTANT = mutant;
       // Not shrunk here (shrinking runs hundreds of schedules): `npm run sim -- --seed N --mutant
       // NAME` shrinks one. Every violation seen must be this invariant's: it is the one that catches it.
       const { summary } = await simulate({ start, count, shrinkFirst: 0 });
       expect(summary.violations.get(invariant), summary.table(mutant)).toBeGreaterThan(0);
-      expect(summary.totalViolations, summary.table(mutant)).toBe(summary.violations.get(invariant));
+      const also = alsoSeen === undefined ? 0 : (summary.violations.get(alsoSeen) ?? 0);
+      expect(summary.totalViolations, summary.table(mutant)).toBe(summary.violations.get(invariant)! + also);
     }, 120_000);
   }
 

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { endChecks } from "./end-checks.js";
+import { feedReaders, parkedInboxDrained, readFeeds } from "./feed-checks.js";
 import { heal } from "./heal.js";
 import { StepChecker } from "./invariants.js";
 import { describeStep } from "./schedule.js";
@@ -18,6 +19,8 @@ export interface ScheduleResult {
   chaosSteps: number;
   healTicks: number;
   faults: Map<FaultKind, number>;
+  /** The configuration's buckets, one per dimension (sim-config.ts). */
+  configBuckets: readonly string[];
   restarts: number;
   transactions: number;
   checks: number;
@@ -50,6 +53,8 @@ export async function runSchedule(schedule: Schedule, path: string): Promise<Sch
       await runStep(world, step);
       const restarted = await world.restartIfDead();
       await checker.afterStep(world, restarted);
+      // Mid-schedule: the feed's readers take their cursors, to resume from at the end.
+      if (index === schedule.steps.length >> 1) await midSchedule(world);
     }
     failedAtStep = null;
     healTicks = await heal(world, checker);
@@ -69,6 +74,7 @@ export async function runSchedule(schedule: Schedule, path: string): Promise<Sch
     chaosSteps: Math.min(index + 1, schedule.steps.length),
     healTicks,
     faults: world.faults,
+    configBuckets: schedule.config.buckets,
     restarts: world.restarts,
     transactions: world.power.transactions,
     checks: checker.checks,
@@ -80,6 +86,12 @@ export async function runSchedule(schedule: Schedule, path: string): Promise<Sch
   };
   await world.close().catch(() => {});
   return result;
+}
+
+async function midSchedule(world: SimWorld): Promise<void> {
+  world.feedReaders = feedReaders();
+  await readFeeds(world, world.feedReaders);
+  await parkedInboxDrained(world);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { type Random, seededRandom } from "../../src/core/clock.js";
-import type { TerminalState } from "../../src/core/states.js";
+import { isTerminal, type TerminalState } from "../../src/core/states.js";
 import {
   describeExtraStep,
   EXTRA_STEP_WEIGHTS,
@@ -9,6 +9,8 @@ import {
   registerAfterMs,
   retentionBurst,
 } from "./schedule-extra.js";
+import { drawSimConfig } from "./sim-config.js";
+import { int, weighted } from "./sim-random.js";
 import {
   type AttemptPlan,
   DISCOVERY_PROVIDER,
@@ -22,20 +24,9 @@ import {
   type TimelineStep,
 } from "./sim-types.js";
 
-const int = (random: Random, min: number, max: number) => min + Math.floor(random() * (max - min + 1));
 const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
 
-/** Picks a key of `weights` with probability proportional to its weight. */
-export function weighted<K extends string>(random: Random, weights: Readonly<Record<K, number>>): K {
-  const entries = Object.entries(weights) as [K, number][];
-  const total = entries.reduce((sum, [, w]) => sum + w, 0);
-  let r = random() * total;
-  for (const [key, w] of entries) {
-    r -= w;
-    if (r < 0) return key;
-  }
-  return entries[entries.length - 1]![0];
-}
+export { weighted };
 
 const STEP_WEIGHTS = {
   advance: 26,
@@ -67,6 +58,10 @@ export function generateSchedule(seed: number): Schedule {
   // so that the schedules of the other faults stay what they were for every seed.
   const lost = seededRandom(seed ^ 0x17d15c0);
   const jobs = Array.from({ length: int(random, 2, 6) }, (_, i) => jobPlan(random, i, lost));
+  // Issue 33's draw, from a stream of its own as well: a progress webhook numbered after the completion.
+  const progress = seededRandom(seed ^ 0x33b0d);
+  for (const job of jobs)
+    job.progressAfterEnd = job.withSeq && isTerminal(job.timeline.at(-1)!.state) && progress() < 0.3;
   const runs = int(random, 0, 3);
   const attemptPlans = Array.from({ length: runs * SIM.maxAttempts + 4 }, () => attemptPlan(random));
   const workers = runs === 0 ? 0 : int(random, 1, 3);
@@ -82,7 +77,19 @@ export function generateSchedule(seed: number): Schedule {
     steps.splice(int(random, steps.length >> 1, steps.length), 0, ...retentionBurst(random));
   for (let i = int(lost, 1, 4); i > 0; i--)
     steps.splice(int(lost, 0, steps.length), 0, { kind: "discover", stale: lost() < 0.3 });
-  return { seed, ...effectTiming(random), jobs, attemptPlans, workers, steps };
+  const timing = effectTiming(random);
+  const config = drawSimConfig(seed, timing.effectTimeoutMs, timing.effectLeaseMs);
+  const effectLeaseMs = config.parsed.effectDelivery.leaseSeconds ?? 4 * (timing.effectTimeoutMs / 1000);
+  return {
+    seed,
+    ...timing,
+    effectLeaseMs: Math.round(effectLeaseMs * 1000),
+    config,
+    jobs,
+    attemptPlans,
+    workers,
+    steps,
+  };
 }
 
 function step(random: Random, workers: number): Step {

@@ -1,5 +1,6 @@
+import { longestComeBackDays } from "../../src/config/tombstone-cover.js";
 import { TIMESTAMP_BOUNDS } from "../../src/core/bounds.js";
-import { DEFAULT_RETENTION, pruneOnce } from "../../src/engine/retention.js";
+import { DEFAULT_RETENTION, pruneOnce, type RetentionWindows } from "../../src/engine/retention.js";
 import type { PruneTarget } from "../../src/store/housekeeping-store.js";
 import type { Store } from "../../src/store/store.js";
 import { engineOf } from "../helpers/engine.js";
@@ -24,7 +25,7 @@ export async function retentionPass(
 ): Promise<void> {
   const store = engineOf(world.proc.finality).store;
   const days = step.windowMs / DAY_MS;
-  const windows = { ...DEFAULT_RETENTION, settledJobsDays: days, tombstonesDays: days };
+  const windows = passWindows(world, days);
   const candidates = [
     ...[...world.truth.jobs.values()].map((j) => ({ provider: j.plan.provider, id: j.plan.id })),
     ...world.runIds.map((id) => ({ provider: "runs", id })),
@@ -37,12 +38,49 @@ export async function retentionPass(
   const pass = tombstoneWindowOnly() ? withTombstonesPrunedAfter(store, now - days * DAY_MS) : store;
   await survive(world, () => pruneOnce(pass, windows, now));
   if (world.power.dead) return;
+  world.settlementsPrunedBefore = Math.max(
+    world.settlementsPrunedBefore,
+    now - windows.settlementsDays * DAY_MS,
+  );
+  await parkedExpired(world, store);
   for (const job of before) {
     if ((await store.getJob(job)) !== null) continue;
     const name = key(job.provider, job.id);
     world.pruned.set(name, world.now());
     world.count("retention-pruned");
     world.log(`  pruned ${name}`);
+  }
+}
+
+/**
+ * The windows of a pass. Library windows: what a library's own loop may pass, never checked (the
+ * step's window for jobs and tombstones alike; the pass's own rule must keep the tombstones). Checked
+ * windows: the schedule's configuration as `finality serve` runs it, with its ways back.
+ */
+function passWindows(world: SimWorld, days: number): RetentionWindows {
+  const { parsed, retention } = world.schedule.config;
+  const configured = { ...DEFAULT_RETENTION, ...parsed.retention };
+  if (retention === "checked-windows") return { ...configured, comeBackDays: longestComeBackDays(parsed) };
+  return { ...configured, settledJobsDays: days, tombstonesDays: days };
+}
+
+/**
+ * Observations parked longer than `parkedDays` go (the inbox's promise ends there): what a pass
+ * took is no longer owed to the job's registration. Their events stay (acked-webhook-kept).
+ */
+async function parkedExpired(world: SimWorld, store: Store): Promise<void> {
+  for (const name of world.parkedStates.keys()) {
+    if (world.registeredAt.has(name)) continue;
+    const slash = name.indexOf("/");
+    const left = await store.listParked({
+      provider: name.slice(0, slash),
+      id: name.slice(slash + 1),
+      limit: 1,
+    });
+    if (left.items.length > 0) continue;
+    world.count("parked-expired");
+    world.log(`  parked observations of ${name} expired`);
+    world.parkedStates.delete(name);
   }
 }
 
@@ -69,6 +107,14 @@ export function lateWebhook(world: SimWorld, step: Extract<Step, { kind: "late-w
   const pool = pruned.length > 0 && step.pick < 0.75 ? pruned : all;
   const job = world.truth.jobs.get(pool[Math.floor(((step.pick * 4) % 1) * pool.length)]!);
   if (job === undefined || job.emitted === 0) return;
+  // Senders retry for at most `retention.deliveriesDays` (the window the config check holds the
+  // tombstones to): a redelivery later than that is outside the promise, so none is sent.
+  const endsAt = world.truth.endsAt(job);
+  const retryWindowMs = world.schedule.config.parsed.retention.deliveriesDays * DAY_MS;
+  if (endsAt !== null && world.now() > endsAt + retryWindowMs) {
+    world.count("late-webhook-past-retry-window");
+    return;
+  }
   const last = step.how === "late-running" ? 0 : job.emitted - 1;
   const index =
     step.how === "late-running" ? job.plan.timeline.findIndex((s) => s.state === "running") : last;

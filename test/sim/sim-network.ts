@@ -5,7 +5,7 @@ import { signStandardWebhook } from "../../src/webhooks/schemes/standard-webhook
 import { engineOf } from "../helpers/engine.js";
 import { noteOutcome } from "./sim-late.js";
 import { payloadMember } from "./sim-payload.js";
-import { observedFields } from "./sim-provider.js";
+import { observedFields, type ProviderJob } from "./sim-provider.js";
 import { SECRET, SIM, SimCrash } from "./sim-types.js";
 import { InvariantViolation, type Message, type SimWorld } from "./sim-world.js";
 
@@ -26,6 +26,8 @@ export function emitWebhooks(world: SimWorld): void {
         continue;
       }
       const fields = observedFields(job, index, world.skewMs);
+      if (job.plan.progressAfterEnd && index === timeline.length - 1)
+        progressAfterEnd(world, job, base, fields);
       const ids = step.sender === "sent-twice" ? [base, `${base}_again`] : [base];
       if (ids.length > 1) world.count("webhook-sent-twice");
       for (const deliveryId of ids) {
@@ -42,6 +44,26 @@ export function emitWebhooks(world: SimWorld): void {
       }
     }
   }
+}
+
+/** The progress webhook a provider numbers after the completion, handed to the network first. */
+function progressAfterEnd(
+  world: SimWorld,
+  job: ProviderJob,
+  base: string,
+  fields: ReturnType<typeof observedFields>,
+): void {
+  world.count("progress-after-completion");
+  world.network.push({
+    kind: "webhook",
+    provider: job.plan.provider,
+    jobId: job.plan.id,
+    deliveryId: `${base}_progress`,
+    state: "running",
+    fields: { ...fields, state: "running", seq: job.plan.timeline.length + 1 },
+    attempts: 0,
+    dueAt: world.now(),
+  });
 }
 
 /** Delivers one message to the process and acts on the answer the way its sender would. */

@@ -1,4 +1,4 @@
-import { parseConfig } from "../../src/config/load-config.js";
+import type { FinalityConfig } from "../../src/config/config-schema.js";
 import type { Clock, Random } from "../../src/core/clock.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import { createDispatcher, type Dispatcher } from "../../src/engine/dispatcher.js";
@@ -14,20 +14,7 @@ import { createRunService, type RunService } from "../../src/runs/run-service.js
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { type CrashSwitch, crashableStore } from "./crashable-store.js";
 import { mutateStore } from "./mutant/store-mutants.js";
-import { SECRET, SIM } from "./sim-types.js";
-
-/** The two providers as `finality serve` would read them from its config file (defaults filled in). */
-const webhook = { secrets: [SECRET], toleranceSeconds: SIM.webhookToleranceSeconds };
-const PROVIDER_CONFIG = parseConfig(
-  {
-    providers: {
-      acme: { type: "generic", webhook, unknownJobs: "adopt" },
-      beta: { type: "generic", webhook, unknownJobs: "registered-only" },
-    },
-  },
-  {},
-  { db: ":memory:" },
-).providers;
+import { SIM } from "./sim-types.js";
 
 /** One incarnation of the Finality process: everything in memory, over the durable file. */
 export interface SimProcess {
@@ -53,6 +40,8 @@ export interface ProcessOptions {
   brokerTarget: EffectTarget;
   effectTimeoutMs: number;
   effectLeaseMs: number;
+  /** The schedule's configuration, parsed and checked (sim-config.ts). */
+  config: FinalityConfig;
 }
 
 /**
@@ -61,7 +50,9 @@ export interface ProcessOptions {
  * never started: the simulator calls their `runOnce` entry points, so no real timer runs.
  */
 export function startProcess(options: ProcessOptions): SimProcess {
-  const { clock, power } = options;
+  const { clock, power, config } = options;
+  const { on, kinds, providers } = config.effects.find((e) => e.name === "render-done")!;
+  const renderDone = { on, kinds, providers };
   // The simulator crashes the process, never the machine: NORMAL keeps every commit through that,
   // and spares a quarter of a million fsyncs per thousand schedules.
   const store = mutateStore(
@@ -72,14 +63,15 @@ export function startProcess(options: ProcessOptions): SimProcess {
     clock,
     newId: options.newId,
     providers: {
-      acme: { unknownJobs: "adopt", graceSeconds: SIM.graceMs / 1000 },
-      beta: { unknownJobs: "registered-only", graceSeconds: SIM.graceMs / 1000 },
+      acme: { unknownJobs: config.providers.acme!.unknownJobs, graceSeconds: SIM.graceMs / 1000 },
+      beta: { unknownJobs: config.providers.beta!.unknownJobs, graceSeconds: SIM.graceMs / 1000 },
     },
+    maxClockSkewSeconds: config.ingest.maxClockSkewSeconds,
     effects: [
       { name: "notify", handler: options.deliverEffect },
       { name: "alert", on: ["stuck"], handler: options.deliverEffect },
       // Kind-filtered: a job adopted from a webhook has no kind until the application registers it.
-      { name: "render-done", on: ["succeeded", "failed"], kinds: ["render"], handler: options.deliverEffect },
+      { name: "render-done", ...renderDone, handler: options.deliverEffect },
       // A broker destination, through the dispatcher's target interface like a real one.
       {
         name: "bus",
@@ -124,7 +116,7 @@ export function startProcess(options: ProcessOptions): SimProcess {
   });
   const intake = createWebhookIntake({
     finality,
-    receivers: createWebhookReceivers(PROVIDER_CONFIG, () => clock.now()),
+    receivers: createWebhookReceivers(config.providers, () => clock.now()),
     metrics: noopMetrics,
   });
   return {

@@ -171,6 +171,7 @@ export async function runStep(world: SimWorld, step: Step): Promise<void> {
     case "aborted-claim":
       return extra(world, step);
     case "discover":
+      if (!world.schedule.config.discover) return;
       return survive(world, () => discoverySweep(world, step.stale));
     case "cancel-run": {
       const runId = world.runIds[Math.floor(step.pick * world.runIds.length)];

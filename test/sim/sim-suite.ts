@@ -1,4 +1,5 @@
 import { expect } from "vitest";
+import { CONFIG_BUCKETS } from "./sim-config.js";
 import { FAULT_KINDS } from "./sim-types.js";
 import { describeFailure, simulate } from "./simulate.js";
 import type { Summary } from "./summary.js";
@@ -6,7 +7,8 @@ import type { Summary } from "./summary.js";
 /**
  * Runs `count` schedules from seed `start` and asserts: no invariant violated (else the first
  * failure's seed and shrunk trace are the assertion message), and every fault kind injected at
- * least once, so that a generator change cannot quietly stop testing a fault.
+ * least once and every configuration bucket drawn at least once, so that a generator change
+ * cannot quietly stop testing a fault or a configuration.
  */
 export async function simulationSuite(start: number, count: number): Promise<{ summary: Summary }> {
   const { summary, failures } = await simulate({ start, count, shrinkFirst: 1 });
@@ -15,5 +17,7 @@ export async function simulationSuite(start: number, count: number): Promise<{ s
   expect(summary.totalViolations, failure ? describeFailure(failure) : "").toBe(0);
   const missing = FAULT_KINDS.filter((kind) => (summary.faults.get(kind) ?? 0) === 0);
   expect(missing, "fault kinds never injected").toEqual([]);
+  const undrawn = CONFIG_BUCKETS.filter((bucket) => (summary.configDraws.get(bucket) ?? 0) === 0);
+  expect(undrawn, "configuration buckets never drawn").toEqual([]);
   return { summary };
 }

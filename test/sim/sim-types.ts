@@ -1,4 +1,5 @@
 import type { TerminalState } from "../../src/core/states.js";
+import type { SimConfig } from "./sim-config.js";
 
 /**
  * The simulator's vocabulary. A schedule is pure data: a seed, the hidden truth (each provider
@@ -64,6 +65,11 @@ export interface JobPlan {
    * registers it (only on `DISCOVERY_PROVIDER`, whose discovery sweeps must find it).
    */
   neverRegistered: boolean;
+  /**
+   * Issue 33: the provider sends one more `running` progress webhook with its completion, numbered
+   * after it (a higher `seq`): whichever arrives first, the completion must win (reducer rule 5).
+   */
+  progressAfterEnd?: boolean;
 }
 
 /** A result or error value: a few bytes, several megabytes, or nested thousands of levels deep. */
@@ -136,6 +142,8 @@ export interface Schedule {
   /** The dispatcher's delivery timeout and lease, drawn from their valid range (lease > timeout). */
   effectTimeoutMs: number;
   effectLeaseMs: number;
+  /** The configuration the process runs with, drawn from what the config check accepts (sim-config.ts). */
+  config: SimConfig;
   jobs: JobPlan[];
   /** Attempt plans, consumed in claim order by whichever worker claims. */
   attemptPlans: AttemptPlan[];
@@ -196,6 +204,12 @@ export const FAULT_KINDS = [
   "crash-before-register",
   "webhook-type-not-subscribed",
   "list-page-stale",
+  // Issue 33: what the drawn configurations bring.
+  "job-unknowable",
+  "parked-expired",
+  "settlement-pruned",
+  "late-webhook-past-retry-window",
+  "progress-after-completion",
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 

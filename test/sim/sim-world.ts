@@ -5,6 +5,7 @@ import type { EffectDelivery } from "../../src/engine/effect-definitions.js";
 import type { WorkerEvent } from "../../src/runs/worker-event.js";
 import { type CrashSwitch, newCrashSwitch } from "./crashable-store.js";
 import { EffectSink } from "./effect-sink.js";
+import type { FeedReader } from "./feed-checks.js";
 import { SimBroker, simBrokerTarget } from "./sim-broker.js";
 import { type SimProcess, startProcess } from "./sim-process.js";
 import { SimProviderTruth, simPoller } from "./sim-provider.js";
@@ -75,6 +76,10 @@ export class SimWorld {
   readonly pendingRegistrations: DueRegistration[] = [];
   /** States of the observations answered `parked`, by job. */
   readonly parkedStates = new Map<string, string[]>();
+  /** Settlements before this time may be gone from the feed: a retention pass pruned them. */
+  settlementsPrunedBefore = 0;
+  /** The settlement feed's readers as they were in the middle of the schedule (feed-checks.ts). */
+  feedReaders: FeedReader[] = [];
   /** Jobs retention pruned (their tombstone kept), by job → when. */
   readonly pruned = new Map<string, number>();
   /** At the end checks: pruned jobs as their tombstones tell (state and settledAt only). */
@@ -167,6 +172,7 @@ export class SimWorld {
       brokerTarget: simBrokerTarget(this),
       effectTimeoutMs: this.schedule.effectTimeoutMs,
       effectLeaseMs: this.schedule.effectLeaseMs,
+      config: this.schedule.config.parsed,
     });
   }
 

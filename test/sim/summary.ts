@@ -1,5 +1,6 @@
 import { INVARIANTS } from "./invariants.js";
 import type { ScheduleResult } from "./run-schedule.js";
+import { CONFIG_BUCKETS } from "./sim-config.js";
 import { FAULT_KINDS, type FaultKind } from "./sim-types.js";
 
 /** Totals over many schedules, for the table `npm run sim` prints and the tests assert on. */
@@ -15,6 +16,8 @@ export class Summary {
   effectsApplied = 0;
   acked = 0;
   readonly faults = new Map<FaultKind, number>(FAULT_KINDS.map((k) => [k, 0]));
+  /** Schedules per configuration bucket ("dimension=value"). */
+  readonly configDraws = new Map<string, number>(CONFIG_BUCKETS.map((b) => [b, 0]));
   readonly violations = new Map<string, number>(INVARIANTS.map((k) => [k, 0]));
   readonly failedSeeds: number[] = [];
   private readonly started = performance.now();
@@ -30,6 +33,8 @@ export class Summary {
     this.runs += result.runs;
     this.effectsApplied += result.effectsApplied;
     this.acked += result.acked;
+    for (const bucket of result.configBuckets)
+      this.configDraws.set(bucket, (this.configDraws.get(bucket) ?? 0) + 1);
     for (const [kind, n] of result.faults) this.faults.set(kind, (this.faults.get(kind) ?? 0) + n);
     if (result.violation) {
       const name = result.violation.invariant;
@@ -72,6 +77,10 @@ export class Summary {
       "| fault | injected |",
       "|---|---:|",
       ...[...this.faults].map(([kind, count]) => `| ${kind} | ${n(count)} |`),
+      "",
+      "| configuration drawn | schedules |",
+      "|---|---:|",
+      ...[...this.configDraws].map(([bucket, count]) => `| ${bucket} | ${n(count)} |`),
       "",
       "| invariant | violations |",
       "|---|---:|",

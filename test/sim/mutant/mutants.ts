@@ -28,6 +28,26 @@ export const MUTANTS = {
         return { applied: false, reason: "stale", next: null };
       return real(job, obs, ctx);
     },
+  /** A provider's `cancelled` is read as `failed` (a state mapping gone wrong): the job settles wrong. */
+  "cancelled-read-as-failed":
+    (real: Reduce): Reduce =>
+    (job, obs, ctx) =>
+      real(job, obs.state === "cancelled" ? { ...obs, state: "failed" } : obs, ctx),
+  /** A completion's result is not kept: the job settles `succeeded` with nothing to show for it. */
+  "result-dropped":
+    (real: Reduce): Reduce =>
+    (job, obs, ctx) => {
+      const out = real(job, obs, ctx);
+      if (!out.applied || out.next.state !== "succeeded") return out;
+      return { ...out, next: { ...out.next, result: null } };
+    },
+  /** A webhook reporting `failed` throws out of the reducer: the sender is answered 500. */
+  "webhook-failed-throws":
+    (real: Reduce): Reduce =>
+    (job, obs, ctx) => {
+      if (obs.source === "webhook" && obs.state === "failed") throw new Error("unexpected state");
+      return real(job, obs, ctx);
+    },
 } as const satisfies Record<string, (real: Reduce) => Reduce>;
 
 export type MutantName = keyof typeof MUTANTS;

@@ -24,6 +24,20 @@ export const STORE_MUTANTS = {
    * registered whose webhooks were all lost is never known (issue 17).
    */
   "discovery-cursor-ahead": { store: { getDiscoveryCursor: async () => "1000000" }, tx: {} },
+  // Issue 33: one per invariant that had none.
+  /** The stuck alert is never enqueued: a job flagged stuck alerts nobody. */
+  "alert-skipped": { store: {}, tx: {} },
+  /** The feed drops its amendments: a kind-filtered reader never sees a job whose kind came late. */
+  "amendments-dropped": { store: {}, tx: {} },
+  /** A webhook's `running` event is acknowledged but never written. */
+  "running-events-dropped": { store: {}, tx: {} },
+  /** An attempt is declared lost without the lease-expired code that says why. */
+  "lost-without-code": { store: {}, tx: {} },
+  /**
+   * The job's own parked rows are never found (a per-job lookup on the wrong key): registration
+   * takes and sees nothing, and what was parked waits beside the job forever.
+   */
+  "parked-lookup-misses": { store: {}, tx: { takeParked: async () => [] } },
 } as const satisfies Record<string, { store: Partial<Store>; tx: Partial<StoreTx> }>;
 
 export type StoreMutantName = keyof typeof STORE_MUTANTS;
@@ -37,6 +51,23 @@ export function mutateStore(store: Store, name = process.env.FINALITY_SIM_MUTANT
   if (!isStoreMutantName(name)) return store;
   const mutant = STORE_MUTANTS[name];
   const txOverrides = (tx: StoreTx): Partial<StoreTx> => {
+    if (name === "alert-skipped")
+      return {
+        enqueueEffect: async (effect) => (effect.name === "alert" ? false : tx.enqueueEffect(effect)),
+      };
+    if (name === "running-events-dropped")
+      return {
+        appendEvent: async (event) =>
+          event.source === "webhook" && event.state === "running" ? true : tx.appendEvent(event),
+      };
+    if (name === "lost-without-code")
+      return {
+        updateAttempt: (attempt, version) =>
+          tx.updateAttempt(
+            attempt.status === "lost" ? { ...attempt, error: { code: "GONE" } } : attempt,
+            version,
+          ),
+      };
     if (name !== "late-kind-effect-skipped") return mutant.tx;
     // The old registration: the settled, kindless job it found stayed without its kind's effects.
     let settledWithoutKind = false;
@@ -54,6 +85,22 @@ export function mutateStore(store: Store, name = process.env.FINALITY_SIM_MUTANT
     ...mutant.store,
     transaction: (work) => store.transaction((tx) => work(overlay(tx, txOverrides(tx)))),
     ...(name === "lease-ignored" ? { claimEffects: (now, limit) => store.claimEffects(now, limit, 1) } : {}),
+    ...(name === "amendments-dropped"
+      ? {
+          readSettlements: async (query) => {
+            const page = await store.readSettlements(query);
+            return { ...page, items: page.items.filter((s) => !s.amendment) };
+          },
+        }
+      : {}),
+    ...(name === "parked-lookup-misses"
+      ? {
+          listParked: (query) =>
+            query.id !== undefined
+              ? Promise.resolve({ items: [], nextCursor: null })
+              : store.listParked(query),
+        }
+      : {}),
   };
   return overlay(store, overrides);
 }
