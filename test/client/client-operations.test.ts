@@ -19,7 +19,11 @@ const NOT_IN_CLIENT = [
 ];
 
 /** Client methods that are no operation of their own, each built on the one it names. */
-const HELPERS: Record<string, string> = { followSettlements: "listSettlements", waitForJob: "getJob" };
+const HELPERS: Record<string, string> = {
+  followSettlements: "listSettlements",
+  settlements: "listSettlements",
+  waitForJob: "getJob",
+};
 
 function operationIds(): string[] {
   const document = buildOpenApiDocument({ runs: true }) as {

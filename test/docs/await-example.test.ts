@@ -42,7 +42,9 @@ describe("docs/library.md: awaiting one job", () => {
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
     expect(stderr).toBe("");
     expect(code).toBe(0);
-    expect(stdout.trim()).toMatch(/^render-\S+ succeeded https:\/\/cdn\.example\/render-\S+\.png$/);
+    expect(stdout.trim()).toMatch(
+      /^render-\S+ succeeded \{"url":"https:\/\/cdn\.example\/render-\S+\.png"\}$/,
+    );
     dir.cleanup();
   }, 60_000);
 });

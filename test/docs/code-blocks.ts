@@ -101,7 +101,7 @@ export function checkBlocks(blocks: CodeBlock[]): BlockFailure[] {
       target: ts.ScriptTarget.ES2022,
       module: ts.ModuleKind.NodeNext,
       moduleResolution: ts.ModuleResolutionKind.NodeNext,
-      lib: ["lib.es2023.d.ts"],
+      lib: ["lib.es2023.d.ts", "lib.es2024.string.d.ts"],
       types: ["node"],
       strict: true,
       allowJs: true,

@@ -5,6 +5,13 @@ import { describeFailure, simulate } from "./simulate.js";
 import type { Summary } from "./summary.js";
 
 /**
+ * Counted, but not faults: a late webhook the simulator does NOT send because it would fall past
+ * the senders' retry window (outside the promise). Seeds 1–300 rarely span that many simulated
+ * days, so its count shows how often the edge is reached rather than being required in every run.
+ */
+const WITHHELD = new Set<string>(["late-webhook-past-retry-window"]);
+
+/**
  * Runs `count` schedules from seed `start` and asserts: no invariant violated (else the first
  * failure's seed and shrunk trace are the assertion message), and every fault kind injected at
  * least once and every configuration bucket drawn at least once, so that a generator change
@@ -15,7 +22,7 @@ export async function simulationSuite(start: number, count: number): Promise<{ s
   console.log(summary.table(`vitest: seeds ${start}–${start + count - 1}`));
   const failure = failures[0];
   expect(summary.totalViolations, failure ? describeFailure(failure) : "").toBe(0);
-  const missing = FAULT_KINDS.filter((kind) => (summary.faults.get(kind) ?? 0) === 0);
+  const missing = FAULT_KINDS.filter((kind) => !WITHHELD.has(kind) && (summary.faults.get(kind) ?? 0) === 0);
   expect(missing, "fault kinds never injected").toEqual([]);
   const undrawn = CONFIG_BUCKETS.filter((bucket) => (summary.configDraws.get(bucket) ?? 0) === 0);
   expect(undrawn, "configuration buckets never drawn").toEqual([]);
