@@ -49,7 +49,7 @@ function sqlitePath(options: CommandOptions, what: string): string {
   if (!("sqlite" in config.store)) {
     throw new FinalityError(
       "invalid-request",
-      `${what} works on SQLite files; for PostgreSQL use pg_dump / pg_restore (see README, "Backup and restore")`,
+      `${what} works on SQLite files; for PostgreSQL use pg_dump / pg_restore (see docs/operations.md, "Backup and restore")`,
     );
   }
   return config.store.sqlite;
