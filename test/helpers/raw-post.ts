@@ -7,6 +7,12 @@ export interface RawPostBody {
   chunked: boolean;
   /** Keeps sending until the server answers (a body that never ends; implies chunked). */
   endless?: boolean;
+  /**
+   * Sends `bytes` and then holds the body open without ever ending it (implies chunked): a server
+   * that waits for the end never answers. Unlike `endless`, nothing is being written when the
+   * server answers and closes, so the answer cannot be lost to a reset that a write runs into.
+   */
+  open?: boolean;
 }
 
 export interface RawAnswer {
@@ -35,7 +41,7 @@ export function rawPost(
   body: RawPostBody,
 ): Promise<RawAnswer> {
   const target = new URL(path, base);
-  const chunked = body.chunked || body.endless === true;
+  const chunked = body.chunked || body.endless === true || body.open === true;
   const sendHeaders: Record<string, string> = { ...headers };
   if (!chunked) sendHeaders["content-length"] = String(body.bytes);
   const total = body.endless ? ENDLESS_CAP : body.bytes;
@@ -81,7 +87,7 @@ export function rawPost(
           return;
         }
       }
-      if (!answered) req.end();
+      if (!answered && body.open !== true) req.end();
     };
     pump();
   });
