@@ -1,10 +1,10 @@
 import { boundObservation, truncatedFields } from "../core/bounded-value.js";
 import { FinalityError } from "../core/errors.js";
-import type { IgnoreReason, Job, Observation, UnknownJobPolicy } from "../core/model.js";
+import type { IgnoreReason, Job, JobEvent, Observation, UnknownJobPolicy } from "../core/model.js";
 import { DEFAULT_MAX_CLOCK_SKEW_MS, orderingTimeOf, type TimeAdjustment } from "../core/ordering-time.js";
 import { type Registration, reduce, register } from "../core/reducer.js";
-import type { ParkedObservation } from "../store/lifecycle-store.js";
-import type { StoreTx } from "../store/store.js";
+import type { ParkedObservation, Tombstone } from "../store/lifecycle-store.js";
+import type { IngestLoad, JobWritten, StoreTx } from "../store/store.js";
 import { type EffectDefinition, effectsFor, newEffectRow } from "./effect-definitions.js";
 
 export interface IngestContext {
@@ -60,8 +60,10 @@ export async function ingestInTx(
   // (dropped, or cut to now, and the event says why) but never costs the state, and an
   // unstorable result or error is cut (and marked) rather than costing the state.
   const { obs, timeAdjusted } = withOrderingTime(boundObservation(input), ctx);
-  if (obs.deliveryId !== undefined && !(await tx.recordDelivery(obs.provider, obs.deliveryId, ctx.now))) {
+  const { duplicate, job: current } = await loadForIngest(tx, obs, ctx.now);
+  if (duplicate) {
     await appendEvent(tx, obs, ctx.now, false, "duplicate-delivery", timeAdjusted);
+    // Read again: the job as it is once the first delivery's transaction has committed.
     return {
       applied: false,
       reason: "duplicate-delivery",
@@ -70,18 +72,16 @@ export async function ingestInTx(
       effects: [],
     };
   }
-  const current = await tx.getJob(obs);
-  if (current === null) {
-    const tombstone = await tx.getTombstone(obs);
-    if (tombstone !== null) {
-      await appendEvent(tx, obs, ctx.now, false, "already-settled-pruned", {
-        ...timeAdjusted,
-        tombstone: { state: tombstone.state, settledAt: tombstone.settledAt },
-      });
-      return ignored("already-settled-pruned");
-    }
-  }
   const result = reduce(current, obs, { now: ctx.now, unknownJobs: ctx.unknownJobs });
+  // No job: a tombstone (the job settled and was pruned) answers instead. Read in a statement of
+  // its own, never one taken with the job's: a prune that deleted the job while this transaction
+  // waited for the row wrote the tombstone in the same commit, and only a statement started after
+  // that commit sees it. The job's insert reads it where the store offers that (one round trip).
+  const insertReadsTombstone = current === null && result.next !== null && tx.writeJobWithEvent !== undefined;
+  if (current === null && !insertReadsTombstone) {
+    const tombstone = await tx.getTombstone(obs);
+    if (tombstone !== null) return answerPruned(tx, obs, ctx, tombstone, timeAdjusted);
+  }
   if (!result.applied && result.reason === "unregistered") {
     // Durably kept (and its delivery id recorded): the sender's 2xx is honest, its retry a duplicate.
     await tx.parkObservation(obs, ctx.now);
@@ -89,20 +89,25 @@ export async function ingestInTx(
     return ignored("parked");
   }
   let job = current;
+  const reason = result.applied ? null : result.reason;
+  const event = eventOf(obs, ctx.now, result.applied, reason, timeAdjusted);
+  let taken: ParkedObservation[] | undefined;
   if (result.next !== null) {
     job = current === null ? withFirstCheck(result.next, ctx) : result.next;
     if (amend !== undefined) job = amend(job);
-    await writeJob(tx, current, job);
+    const written = await writeJob(tx, current, job, event);
+    if (written.pruned !== undefined) return answerPruned(tx, obs, ctx, written.pruned, timeAdjusted);
+    taken = written.parked;
+  } else {
+    await tx.appendEvent(event);
   }
-  const reason = result.applied ? null : result.reason;
-  await appendEvent(tx, obs, ctx.now, result.applied, reason, timeAdjusted);
   const settled = result.applied && result.settled;
   const effects = settled && job !== null ? await fireEffects(tx, job, job.state, ctx) : [];
   if (current === null && job !== null) {
     // A job created here (a discovery sweep's adoption, an `adopt` webhook after the policy was
     // `registered-only`) may have completions parked for it: they wait for no registration that
     // may never come. Applied in this transaction, as registration applies them.
-    const parked = await applyAllParked(tx, job, ctx);
+    const parked = await applyAllParked(tx, job, ctx, taken);
     job = parked.job;
     effects.push(...parked.effects);
   }
@@ -122,6 +127,21 @@ function withOrderingTime(
   const { updateTime: _given, ...rest } = obs;
   const adjusted = ordering.updateTime === undefined ? rest : { ...rest, updateTime: ordering.updateTime };
   return { obs: adjusted, timeAdjusted: { timeAdjusted: ordering.adjusted } };
+}
+
+/** A job that settled and was pruned: its tombstone answers, in an event, and nothing else. */
+async function answerPruned(
+  tx: StoreTx,
+  obs: Observation,
+  ctx: IngestContext,
+  tombstone: Tombstone,
+  timeAdjusted: { timeAdjusted: TimeAdjustment } | undefined,
+): Promise<IngestOutcome> {
+  await appendEvent(tx, obs, ctx.now, false, "already-settled-pruned", {
+    ...timeAdjusted,
+    tombstone: { state: tombstone.state, settledAt: tombstone.settledAt },
+  });
+  return ignored("already-settled-pruned");
 }
 
 function ignored(reason: IgnoreReason): IngestOutcome {
@@ -201,6 +221,8 @@ export async function registerInTx(
  * and no kind to tell): refused, rather than accepted and then failing every poll unseen.
  */
 function refuseUnpollable(reg: Registration, current: Job | null, ctx: IngestContext): void {
+  // Settled already (adopted from a webhook, say): nothing will be polled, so nothing to refuse.
+  if (current !== null && current.settledAt !== null) return;
   const problem = ctx.unpollable?.(reg.id, reg.kind ?? current?.kind ?? null) ?? null;
   if (problem === null) return;
   throw new FinalityError("invalid-request", `id: ${problem}`, {
@@ -217,8 +239,10 @@ async function applyAllParked(
   tx: StoreTx,
   job: Job,
   ctx: IngestContext,
+  /** Taken already, with the job's insert (`StoreTx.writeJobWithEvent`). */
+  taken?: ParkedObservation[],
 ): Promise<{ job: Job; effects: string[]; count: number }> {
-  const parked = await tx.takeParked(job);
+  const parked = taken ?? (await tx.takeParked(job));
   const effects: string[] = [];
   let current = job;
   for (const observation of parked) {
@@ -300,13 +324,48 @@ async function fireDefinitions(
   return fired;
 }
 
-export async function writeJob(tx: StoreTx, current: Job | null, next: Job): Promise<void> {
-  const written = current === null ? await tx.insertJob(next) : await tx.updateJob(next, current.version);
-  if (!written) {
+/**
+ * What ingest reads before the reducer runs: whether the delivery id is new (recorded now) and,
+ * if it is, the job (locked for this transaction where the store locks rows). A store where each
+ * statement is a round trip answers both at once (`StoreTx.loadForIngest`); the others one after
+ * the other, through the same calls a test or a mutant may wrap.
+ */
+async function loadForIngest(tx: StoreTx, obs: Observation, now: number): Promise<IngestLoad> {
+  if (tx.loadForIngest !== undefined) return tx.loadForIngest(obs, obs.deliveryId, now);
+  const duplicate =
+    obs.deliveryId !== undefined && !(await tx.recordDelivery(obs.provider, obs.deliveryId, now));
+  return { duplicate, job: duplicate ? null : await tx.getJob(obs) };
+}
+
+/**
+ * Inserts `next` or compare-and-sets it over `current` (version-conflict when another
+ * transaction changed it first), and appends `event` with it when given: in one statement where
+ * the store offers it (`StoreTx.writeJobWithEvent`), which also answers an inserted job's parked
+ * observations, taken, or the tombstone that kept it from being inserted (then nothing is written).
+ */
+export async function writeJob(
+  tx: StoreTx,
+  current: Job | null,
+  next: Job,
+  event?: Omit<JobEvent, "seqNo">,
+): Promise<JobWritten> {
+  let outcome: JobWritten;
+  if (event !== undefined && tx.writeJobWithEvent !== undefined) {
+    outcome = await tx.writeJobWithEvent(current, next, event);
+    if (outcome.pruned !== undefined) return outcome;
+  } else {
+    const written =
+      current === null ? await tx.insertJob(next) : await tx.updateJob(next, current.version, current);
+    // Appended after a failed write too: the version-conflict below rolls the transaction back.
+    if (event !== undefined) await tx.appendEvent(event);
+    outcome = { written };
+  }
+  if (!outcome.written) {
     throw new FinalityError("version-conflict", `job ${next.provider}/${next.id} changed concurrently`, {
       details: { provider: next.provider, id: next.id, expectedVersion: current?.version ?? 0 },
     });
   }
+  return outcome;
 }
 
 function withFirstCheck(job: Job, ctx: IngestContext): Job {
@@ -321,13 +380,24 @@ function appendEvent(
   reason: IgnoreReason | null,
   extra?: Record<string, unknown>,
 ) {
+  return tx.appendEvent(eventOf(obs, at, applied, reason, extra));
+}
+
+/** The audit event of one observation: what came, whether it applied, and why not. */
+function eventOf(
+  obs: Observation,
+  at: number,
+  applied: boolean,
+  reason: IgnoreReason | null,
+  extra?: Record<string, unknown>,
+): Omit<JobEvent, "seqNo"> {
   const truncated = truncatedFields(obs);
   const ordering =
     obs.seq !== undefined || obs.updateTime !== undefined || truncated.length > 0
       ? { seq: obs.seq, updateTime: obs.updateTime, ...(truncated.length > 0 ? { truncated } : {}) }
       : null;
   const detail = extra === undefined ? ordering : { ...ordering, ...extra };
-  return tx.appendEvent({
+  return {
     provider: obs.provider,
     id: obs.id,
     source: obs.source,
@@ -339,5 +409,5 @@ function appendEvent(
     dedupeKey: null,
     at,
     detail,
-  });
+  };
 }

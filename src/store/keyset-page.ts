@@ -5,10 +5,10 @@ import type { RunQuery } from "./run-store.js";
 import type { EffectQuery, JobQuery, Page } from "./store.js";
 
 /** A SQL condition with `?` where each of its values goes. */
-export type Condition = readonly [clause: string, ...values: unknown[]];
+type Condition = readonly [clause: string, ...values: unknown[]];
 
 /** `column = value`, or no condition when the filter is not set. */
-export const equals = (column: string, value: unknown): Condition | undefined =>
+const equals = (column: string, value: unknown): Condition | undefined =>
   value === undefined ? undefined : [`${column} = ?`, value];
 
 export interface KeysetQuery {

@@ -3,7 +3,7 @@ import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import { FinalityError } from "../core/errors.js";
 import type { JobKey, Observation } from "../core/model.js";
 import type { TerminalState } from "../core/states.js";
-import type { Page } from "./store.js";
+import type { Page } from "./page.js";
 
 /**
  * The lifecycle part of the store port: what outlives a job (its tombstone, after retention

@@ -1,6 +1,6 @@
 import type { EffectStatus, Job } from "../core/model.js";
 import type { CanonicalState } from "../core/states.js";
-import type { Page } from "./store.js";
+import type { Page } from "./page.js";
 
 /**
  * Reads for the dashboard's overview and the CLI: each is answered from one index, and costs at
@@ -76,9 +76,4 @@ export function timeSeries(buckets: TimeBucket[], cap: number): TimeSeries {
   const total = buckets.reduce((sum, bucket) => sum + bucket.count, 0);
   buckets.sort((a, b) => a.start - b.start || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   return { buckets, complete: total < cap };
-}
-
-/** The bucket start of `at` in `window`. */
-export function bucketStart(window: TimeWindow, at: number): number {
-  return window.from + Math.floor((at - window.from) / window.bucketMs) * window.bucketMs;
 }

@@ -9,7 +9,7 @@ import { fromTime, jsonValue, toTime } from "./postgres/postgres-values.js";
  */
 
 /** How one column's value travels: the port's value ↔ what each driver binds and returns. */
-export interface Codec {
+interface Codec {
   /** `text`, `int`, ...: what the schema test checks the column's declared type against. */
   readonly name: CodecName;
   readonly sqlite: Conversion;
@@ -26,7 +26,7 @@ interface Conversion {
 
 const same: Conversion = { toDb: null, fromDb: null };
 
-export const codecs: Record<CodecName, Codec> = {
+const codecs: Record<CodecName, Codec> = {
   text: { name: "text", sqlite: same, postgres: same },
   int: { name: "int", sqlite: same, postgres: same },
   /** Double precision: the provider's ordering key (max_update_time). */
@@ -43,7 +43,7 @@ export const codecs: Record<CodecName, Codec> = {
     sqlite: { toDb: toJsonColumn, fromDb: fromJsonColumn },
     postgres: { toDb: jsonValue, fromDb: (value: unknown) => value ?? null },
   },
-  /** The port's epoch milliseconds. SQLite: INTEGER. PostgreSQL: timestamptz, a `Date` in postgres.js. */
+  /** The port's epoch milliseconds. SQLite: INTEGER. PostgreSQL: timestamptz, a `Date` in node-postgres. */
   time: {
     name: "time",
     sqlite: same,
@@ -83,14 +83,14 @@ export function col(column: string, codec: CodecName): Column {
 }
 
 /** A column only the database writes (the row number): read, never bound. */
-export interface GeneratedColumn<N> {
+interface GeneratedColumn<N> {
   readonly column: string;
   /** The object field it fills, if the port exposes it (an event's seqNo). */
   readonly field?: N;
 }
 
 /** `T` is what a row reads as; `N` the field (if any) the row number fills, which is never bound. */
-export interface TableSpec<T, N extends keyof T = never> {
+interface TableSpec<T, N extends keyof T = never> {
   readonly table: string;
   /** The row number (INTEGER PRIMARY KEY / identity): cursors page by it. None for a table keyed otherwise (tombstones). */
   readonly rowNumber?: GeneratedColumn<N>;
@@ -105,14 +105,14 @@ interface Line {
   readonly fromDb: ((value: unknown) => unknown) | null;
 }
 
-export interface DialectMapping<T, Row> {
+interface DialectMapping<T, Row> {
   /** Column names in binding order. */
   readonly columns: readonly string[];
   /** Row → port object. */
   readonly fromRow: (row: Row) => T;
 }
 
-export interface SqliteMapping<T, B> extends DialectMapping<T, Record<string, unknown>> {
+interface SqliteMapping<T, B> extends DialectMapping<T, Record<string, unknown>> {
   /** `(a, b) VALUES (@a, @b)` for an INSERT. */
   readonly insert: string;
   /** `a = @a, ...` over the columns an UPDATE may change (all but the set-once ones). */
@@ -130,6 +130,16 @@ export interface SqliteMapping<T, B> extends DialectMapping<T, Record<string, un
   readonly assignmentsPositional: string;
   readonly changes: (value: B) => unknown[];
   /**
+   * Writing only what moved: bit i set when the i-th of the `changes` columns differs between
+   * `before` and `after` (`!==`: a JSON value is compared by reference, so a new object is
+   * written, an untouched one is not re-encoded); the SET list of those columns
+   * (`assignmentsFor`) and their values in its order (`maskedChanges`). SQLite rewrites every
+   * index over a SET column and evaluates every `UPDATE OF` trigger on one, changed or not.
+   */
+  readonly changedMask: (before: B, after: B) => number;
+  readonly assignmentsFor: (mask: number) => string;
+  readonly maskedChanges: (value: B, mask: number) => unknown[];
+  /**
    * `a, b, ...` to SELECT, read back by `fromValues` from a raw row (an array, better-sqlite3's
    * `raw()`): the driver builds no object keyed by column name for a row only read once.
    */
@@ -137,11 +147,13 @@ export interface SqliteMapping<T, B> extends DialectMapping<T, Record<string, un
   readonly fromValues: (row: readonly unknown[]) => T;
 }
 
-export interface PostgresMapping<T, B> extends DialectMapping<T, Record<string, unknown>> {
+interface PostgresMapping<T, B> extends DialectMapping<T, Record<string, unknown>> {
   /** Values in `columns` order: `$1` is columns[0]. */
   readonly values: (value: B) => unknown[];
   /** `(a, b) VALUES ($1, $2::text::jsonb)` for an INSERT (jsonb travels as text, see jsonValue). */
   readonly insert: string;
+  /** `$1, $2::text::jsonb`: the values alone, in `columns` order, for an `INSERT … SELECT`. */
+  readonly valueList: string;
   /** `a = $1, b = $2, ...` over every column, for an UPDATE. */
   readonly assignments: string;
 }
@@ -179,6 +191,8 @@ export function defineTable<T, N extends keyof T = never>(
   const changing = entries.filter(([, c]) => !c.fixed);
   const changingLines = lite.filter((_line, i) => !(entries[i] as [string, ColumnSpec])[1].fixed);
   const build = options.codegen === false ? looped : generated;
+  // A bit per changing column must fit in a 32-bit integer.
+  const maskable = changingLines.length <= 31;
   return {
     spec,
     sqlite: {
@@ -191,6 +205,16 @@ export function defineTable<T, N extends keyof T = never>(
       values: build.positional(lite) as unknown as SqliteMapping<T, Omit<T, N>>["values"],
       assignmentsPositional: changing.map(([, c]) => `${c.column} = ?`).join(", "),
       changes: build.positional(changingLines) as unknown as SqliteMapping<T, Omit<T, N>>["changes"],
+      changedMask: (maskable ? build.changedMask(changingLines) : () => -1) as unknown as SqliteMapping<
+        T,
+        Omit<T, N>
+      >["changedMask"],
+      assignmentsFor: (mask) =>
+        changing
+          .filter((_entry, i) => (mask & (1 << i)) !== 0)
+          .map(([, c]) => `${c.column} = ?`)
+          .join(", "),
+      maskedChanges: build.masked(changingLines) as unknown as SqliteMapping<T, Omit<T, N>>["maskedChanges"],
       selectList: [...(spec.rowNumber?.field === undefined ? [] : [spec.rowNumber.column]), ...columns].join(
         ", ",
       ),
@@ -204,6 +228,7 @@ export function defineTable<T, N extends keyof T = never>(
       fromRow: build.reader(pg, spec.rowNumber),
       values: build.positional(pg) as unknown as PostgresMapping<T, Omit<T, N>>["values"],
       insert: `(${columns.join(", ")}) VALUES (${entries.map(([, c], i) => param(c, i + 1)).join(", ")})`,
+      valueList: entries.map(([, c], i) => param(c, i + 1)).join(", "),
       assignments: entries.map(([, c], i) => `${c.column} = ${param(c, i + 1)}`).join(", "),
     },
   };
@@ -219,6 +244,10 @@ interface Builders {
   named(lines: readonly Line[]): (value: Source) => Source;
   /** Object → `[value, ...]` in line order. */
   positional(lines: readonly Line[]): (value: Source) => unknown[];
+  /** (before, after) → a bit per line whose field differs (`!==`). */
+  changedMask(lines: readonly Line[]): (before: Source, after: Source) => number;
+  /** (object, mask) → `[value, ...]` of the lines whose bit is set, in line order. */
+  masked(lines: readonly Line[]): (value: Source, mask: number) => unknown[];
   /** `[row number?, value, ...]` (the select list's order) → object, like `reader`. */
   indexed(lines: readonly Line[], rowNumber: GeneratedColumn<PropertyKey> | undefined): Indexed;
 }
@@ -248,6 +277,21 @@ const looped: Builders = {
   },
   positional: (lines) => (value) =>
     lines.map((line) => (line.toDb === null ? value[line.field] : line.toDb(value[line.field]))),
+  changedMask: (lines) => (before, after) => {
+    let mask = 0;
+    lines.forEach((line, i) => {
+      if (before[line.field] !== after[line.field]) mask |= 1 << i;
+    });
+    return mask;
+  },
+  masked: (lines) => (value, mask) => {
+    const out: unknown[] = [];
+    lines.forEach((line, i) => {
+      if ((mask & (1 << i)) === 0) return;
+      out.push(line.toDb === null ? value[line.field] : line.toDb(value[line.field]));
+    });
+    return out;
+  },
   indexed(lines, rowNumber) {
     const numbered = rowNumber?.field as string | undefined;
     const first = numbered === undefined ? 0 : 1;
@@ -322,6 +366,26 @@ const generated: Builders = {
       "toDb",
       (expr) => `return function values(v) { return [${lines.map((l, i) => expr(l, i, "v")).join(", ")}]; };`,
       looped.positional(lines),
+    ),
+  changedMask: (lines) =>
+    generate(
+      lines,
+      "toDb",
+      () =>
+        `return function changedMask(b, a) { let m = 0; ${lines
+          .map((l, i) => `if (b[${quote(l.field)}] !== a[${quote(l.field)}]) m |= ${1 << i};`)
+          .join(" ")} return m; };`,
+      looped.changedMask(lines),
+    ),
+  masked: (lines) =>
+    generate(
+      lines,
+      "toDb",
+      (expr) =>
+        `return function maskedChanges(v, m) { const out = []; ${lines
+          .map((l, i) => `if ((m & ${1 << i}) !== 0) out.push(${expr(l, i, "v")});`)
+          .join(" ")} return out; };`,
+      looped.masked(lines),
     ),
   indexed(lines, rowNumber) {
     const first = rowNumber?.field === undefined ? 0 : 1;

@@ -224,5 +224,3 @@ export function createSettlementSignal(newest: () => Promise<number> | number, p
     },
   };
 }
-
-export type SettlementSignal = ReturnType<typeof createSettlementSignal>;

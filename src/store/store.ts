@@ -3,10 +3,14 @@ import type { Effect, EffectStatus, Job, JobEvent, JobKey } from "../core/model.
 import type { HousekeepingStore } from "./housekeeping-store.js";
 import type { IntentReads, IntentStoreTx } from "./intent-store.js";
 import type { LatencyReads } from "./latency-reads.js";
-import type { LifecycleReads, LifecycleStoreTx } from "./lifecycle-store.js";
+import type { LifecycleReads, LifecycleStoreTx, ParkedObservation, Tombstone } from "./lifecycle-store.js";
 import type { OverviewReads } from "./overview-reads.js";
+import type { Page } from "./page.js";
 import type { RunStore, RunStoreTx } from "./run-store.js";
 import type { SettlementReads } from "./settlement-feed.js";
+
+// Page lives in its own file so the read ports that return pages need not import this one (no cycle).
+export type { Page } from "./page.js";
 
 /**
  * The store port. Callers depend on this file only; adapters (SQLite, PostgreSQL) implement it.
@@ -102,16 +106,53 @@ export interface StoreTx extends RunStoreTx, LifecycleStoreTx, IntentStoreTx {
   getJob(key: JobKey): Promise<Job | null>;
   /** Inserts a new job; false if one with that key exists already (a race: re-run). */
   insertJob(job: Job): Promise<boolean>;
-  /** Writes `job` if the stored version is still `expectedVersion`; false otherwise (CAS). */
-  updateJob(job: Job, expectedVersion: number): Promise<boolean>;
+  /**
+   * Writes `job` if the stored version is still `expectedVersion`; false otherwise (CAS).
+   * `previous`, the job as read in this transaction, lets a store write only the columns that
+   * differ from it (SQLite); the result is the same.
+   */
+  updateJob(job: Job, expectedVersion: number, previous?: Job): Promise<boolean>;
   /** Appends to the audit trail; false if its dedupe key was used before. */
   appendEvent(event: Omit<JobEvent, "seqNo">): Promise<boolean>;
+  /**
+   * Optional, for a store where each statement is a round trip (PostgreSQL): ingest's first two
+   * calls in one — `recordDelivery` (when `deliveryId` is given) and, when the delivery is new,
+   * `getJob` (locked as `getJob` locks) — answering as they would. Ingest makes the calls itself
+   * where this is absent.
+   */
+  loadForIngest?(key: JobKey, deliveryId: string | undefined, now: number): Promise<IngestLoad>;
+  /**
+   * Optional, as above: `insertJob(next)` when `current` is null, else
+   * `updateJob(next, current.version, current)`, and `appendEvent(event)`, in one statement.
+   * `written` false: the job write was refused (the caller then throws version-conflict, so the
+   * event goes with the rolled-back work). An insert first reads the job's tombstone, as
+   * `getTombstone` would: when there is one, nothing is written and it is answered (`pruned`).
+   * A job inserted here also has its parked observations taken, as `takeParked` would (`parked`).
+   */
+  writeJobWithEvent?(current: Job | null, next: Job, event: Omit<JobEvent, "seqNo">): Promise<JobWritten>;
   /** Adds an outbox row; false if this job already has a row for that effect name and trigger. */
   enqueueEffect(effect: Effect): Promise<boolean>;
   getEffect(id: string): Promise<Effect | null>;
   updateEffect(effect: Effect): Promise<void>;
   /** Plain SQL for transactional effects that write to the same database (exactly once). */
   execute(sql: string, params?: readonly unknown[]): Promise<Record<string, unknown>[]>;
+}
+
+/** What `StoreTx.writeJobWithEvent` did. */
+export interface JobWritten {
+  written: boolean;
+  /** The inserted job's parked observations, oldest first, taken (absent after an update). */
+  parked?: ParkedObservation[];
+  /** The tombstone that kept an insert from being written (nothing was). */
+  pruned?: Tombstone;
+}
+
+/** What ingest reads before the reducer runs (`StoreTx.loadForIngest`). */
+export interface IngestLoad {
+  /** The delivery id was seen before (a redelivery); nothing else is owed to it. */
+  duplicate: boolean;
+  /** The job, locked; null when there is none, and for a duplicate (ingest reads it again then). */
+  job: Job | null;
 }
 
 /**
@@ -138,11 +179,6 @@ export interface EffectQuery {
   jobId?: string | undefined;
   limit?: number | undefined;
   cursor?: string | undefined;
-}
-
-export interface Page<T> {
-  items: T[];
-  nextCursor: string | null;
 }
 
 export type EffectOutcome =

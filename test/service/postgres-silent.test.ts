@@ -43,6 +43,8 @@ async function webhook(url: string, id: string, jobId: string) {
 
 describe("PostgreSQL gone silent under a serve", () => {
   const schema = uniqueSchemaName("finality_silent");
+  // The serve's sessions carry this name, so that a test can end them on the server.
+  const applicationName = `${schema}_serve`;
   let dir: TempDir;
   let service: RunningService;
   let proxy: Awaited<ReturnType<typeof freezableProxy>>;
@@ -57,7 +59,7 @@ describe("PostgreSQL gone silent under a serve", () => {
       JSON.stringify({
         server: { host: "127.0.0.1", port: 0 },
         store: {
-          postgres: proxy.url(POSTGRES_TEST_URL),
+          postgres: proxy.url(`${POSTGRES_TEST_URL}?application_name=${applicationName}`),
           schema,
           connectTimeoutSeconds: 1,
           statementTimeoutSeconds: 1,
@@ -113,6 +115,45 @@ describe("PostgreSQL gone silent under a serve", () => {
       ]);
     } finally {
       await admin.end();
+    }
+  }, 60_000);
+
+  it("a webhook that must open a new connection to the silent server is answered 503 at store.connectTimeoutSeconds, and its retry is recorded once", async () => {
+    expect((await webhook(service.url, "msg_before_new", "job-3")).status).toBe(200);
+    // Every pooled connection ended by the server (answered, not silent): the pool drops them,
+    // so the next webhook has to open a new one, and the proxy is silent by then.
+    const admin = adminClient();
+    try {
+      await admin.unsafe(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+        [applicationName],
+      );
+    } finally {
+      await admin.end();
+    }
+    await expect.poll(() => proxy.open(), { timeout: 10_000 }).toBe(0);
+    proxy.freeze();
+    const answer = await webhook(service.url, "msg_silent_new", "job-3");
+    const opened = proxy.open();
+    proxy.thaw();
+    expect(opened).toBeGreaterThan(0);
+    expect(answer.status).toBe(503);
+    expect(answer.type).toContain("application/problem+json");
+    // The 1 s connect deadline, well before the 2 s query deadline (which a silent startup
+    // handshake never reaches) and the 10 s this request would otherwise hang.
+    expect(answer.ms).toBeGreaterThanOrEqual(900);
+    expect(answer.ms).toBeLessThan(1900);
+    await expect
+      .poll(async () => (await webhook(service.url, "msg_silent_new", "job-3")).status, { timeout: 10_000 })
+      .toBe(200);
+    const check = adminClient();
+    try {
+      const rows = await check.unsafe<{ n: number }>(
+        `SELECT count(*)::int AS n FROM "${schema}".events WHERE delivery_id = 'msg_silent_new'`,
+      );
+      expect(rows[0]?.n).toBe(1);
+    } finally {
+      await check.end();
     }
   }, 60_000);
 });

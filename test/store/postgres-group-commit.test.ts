@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { countingProxy } from "../../bench/lib/counting-proxy.js";
 import { parseConfig } from "../../src/config/load-config.js";
 import { FinalityError, isFinalityError } from "../../src/core/errors.js";
 import { createFinality } from "../../src/engine/create-finality.js";
@@ -66,6 +67,35 @@ describe("PostgreSQL group commit", () => {
     expect(await store.getJob(key("b"))).toBeNull();
     expect(await store.getJob(key("c"))).toBeNull();
     expect((await store.getJob(key("d")))?.id).toBe("d");
+  });
+
+  it("a group that does not fail costs BEGIN, its callers' statements and COMMIT: no savepoint per caller", async () => {
+    fresh();
+    await (await open()).close();
+    const target = new URL(POSTGRES_TEST_URL);
+    const proxy = await countingProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    try {
+      // Migrated above and opened here without migrating: only the group's statements are counted.
+      const store = await open({
+        url: proxy.url(POSTGRES_TEST_URL),
+        migrate: false,
+        groupCommitConcurrency: 1,
+      });
+      await store.transaction(insert("warm"));
+      proxy.start();
+      const results = await Promise.all(
+        ["a", "b", "c", "d"].map((id) => store.transaction(insert(id), order(id))),
+      );
+      const counts = proxy.stop();
+      expect(results).toEqual([true, true, true, true]);
+      expect(store.groupCommitStats()).toMatchObject({ batches: 1, batchedCallers: 4 });
+      // BEGIN, four inserts, COMMIT; with a savepoint per caller it was ten.
+      expect(counts.statements).toBe(6);
+    } finally {
+      for (const store of stores) await store.close();
+      stores = [];
+      await proxy.close();
+    }
   });
 
   it("tells no caller success when the connection dies before the shared COMMIT", async () => {

@@ -16,7 +16,11 @@ interface Seen {
 }
 
 /** Polls the feed from its start until `done()` and the feed has nothing newer. */
-async function pollFeed(reader: PostgresStore, done: () => boolean): Promise<Seen> {
+async function pollFeed(
+  reader: PostgresStore,
+  done: () => boolean,
+  onSeen: (count: number) => void,
+): Promise<Seen> {
   const seen: Seen = { numbers: [], ids: [] };
   let after: string | undefined;
   for (;;) {
@@ -26,13 +30,22 @@ async function pollFeed(reader: PostgresStore, done: () => boolean): Promise<See
       seen.numbers.push(Number(atob(item.cursor.replace(/-/g, "+").replace(/_/g, "/"))));
       seen.ids.push(item.id);
     }
+    onSeen(seen.ids.length);
     after = page.cursor ?? undefined;
     if (finished && page.items.length === 0) return seen;
   }
 }
 
-/** Settles `count` jobs from `writers` at once, each holding its transaction open a random while. */
-async function settleConcurrently(writers: PostgresStore[], count: number, prefix: string) {
+/**
+ * Settles `count` jobs from `writers` at once, each holding its transaction open a random while;
+ * the first holds its own open until `holdFirst` resolves.
+ */
+async function settleConcurrently(
+  writers: PostgresStore[],
+  count: number,
+  prefix: string,
+  holdFirst: Promise<void>,
+) {
   const committed: string[] = [];
   let next = 0;
   async function writer(store: PostgresStore, lane: number): Promise<void> {
@@ -40,14 +53,16 @@ async function settleConcurrently(writers: PostgresStore[], count: number, prefi
       const n = next++;
       const id = `${prefix}-${n}`;
       const rollBack = n % 9 === 4;
-      // The first one holds its transaction long, so that later numbers surely commit before it.
-      const delayMs = n === 0 ? 400 : Math.floor(Math.random() * 25);
+      const delayMs = Math.floor(Math.random() * 25);
       const grouped = lane % 2 === 0;
       try {
         await store.transaction(
           async (tx) => {
             await tx.insertJob(makeJob({ id, state: "succeeded" }));
             await tx.execute("SELECT pg_sleep($1::float8 / 1000)", [delayMs]);
+            // The first one stays open until the reader has seen later settlements, so that rows
+            // inserted after it surely commit, and are read, before it commits.
+            if (n === 0) await holdFirst;
             if (rollBack) throw new Error("rolled back on purpose");
           },
           grouped ? { lockOrder: jobLockOrder({ provider: "generic", id }) } : undefined,
@@ -82,8 +97,18 @@ describe("PostgreSQL settlement feed order", () => {
     const writers = [await open(), await open(), await open()];
     const reader = await open();
     let writing = true;
-    const polling = pollFeed(reader, () => !writing);
-    const committed = await settleConcurrently(writers, 240, prefix).finally(() => {
+    let readEnough = () => {};
+    const holdFirst = new Promise<void>((resolve) => {
+      readEnough = resolve;
+    });
+    const polling = pollFeed(
+      reader,
+      () => !writing,
+      (count) => {
+        if (count >= 10) readEnough();
+      },
+    );
+    const committed = await settleConcurrently(writers, 240, prefix, holdFirst).finally(() => {
       writing = false;
     });
     // The race went through the group commit too, not only through transactions of their own.

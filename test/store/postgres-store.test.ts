@@ -7,7 +7,7 @@ import { createFinality } from "../../src/engine/create-finality.js";
 import { createPostgresStore, openPostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { engineOf } from "../helpers/engine.js";
-import { postgresSuite, useFreshSchema } from "../helpers/postgres.js";
+import { POSTGRES_TEST_URL, postgresSuite, useFreshSchema } from "../helpers/postgres.js";
 import { makeEffect, makeJob, T0 } from "../helpers/records.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
@@ -211,6 +211,56 @@ describe("PostgreSQL store", () => {
     });
     expect(pruned).toBe(0);
     expect(await b.prune("settledJobs", T0, 10)).toBe(1);
+  }, 20_000);
+
+  it("an ingest that waited on a job a prune deleted meanwhile finds the prune's tombstone: the job stays gone", async () => {
+    // Ingest reads the job (locked) and the delivery in one statement; the tombstone must be read
+    // by a later one, since the statement's snapshot predates the prune's commit it waited for.
+    // Without group commit, so that the ingest waits for the row to the end (a group's caller
+    // gives up after a short lock wait and runs again later, from a fresh start).
+    const a = await open();
+    const b = await openPostgresStore({
+      url: POSTGRES_TEST_URL,
+      schema: fresh.schema(),
+      groupCommitMaxBatch: 1,
+    });
+    await a.transaction((tx) =>
+      tx.insertJob(makeJob({ id: "old", state: "succeeded", settledAt: T0 - 1_000 })),
+    );
+    const finality = engineOf(createFinality({ store: b }));
+    const locked = gate();
+    const held = gate();
+    const prune = a.transaction(async (tx) => {
+      await tx.getJob({ provider: "generic", id: "old" });
+      locked.open();
+      await held.opened;
+      await tx.execute(
+        "INSERT INTO tombstones (provider, id, state, settled_at, effects_hash) VALUES ('generic', 'old', 'succeeded', $1, '')",
+        [new Date(T0 - 1_000)],
+      );
+      await tx.execute("DELETE FROM jobs WHERE provider = 'generic' AND id = 'old'");
+    });
+    await locked.opened;
+    const late = finality.ingestTrusted({
+      provider: "generic",
+      id: "old",
+      state: "succeeded",
+      source: "webhook",
+      deliveryId: "late-redelivery",
+    });
+    // Until the ingest's statement waits for the prune's row lock.
+    for (;;) {
+      const [waiting] = await admin.unsafe<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE%'",
+      );
+      if ((waiting?.n ?? 0) > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    held.open();
+    await prune;
+    expect((await late).reason).toBe("already-settled-pruned");
+    expect(await b.getJob({ provider: "generic", id: "old" })).toBeNull();
+    await b.close();
   }, 20_000);
 
   it("stats count by state and status", async () => {

@@ -4,17 +4,33 @@ import { FinalityError, isFinalityError, toError } from "../../core/errors.js";
 /**
  * The store's view of the driver (node-postgres, `pg`; docs/postgres-driver.md says why): text
  * with `$n` placeholders and an array of values, answered with the rows and `count` (rows
- * affected). The names are those of the postgres.js calls the store used before, so the query
- * code did not change: `unsafe(text, values, { prepare: true })`, `begin(mode, work)`,
- * `savepoint(work)`.
+ * affected): `unsafe(text, values, { prepare: true })` (a named prepared statement),
+ * `begin(mode, work)` and `savepoint(work)`. The names were kept from the first driver the store
+ * used, so the query code reads the same on both.
  */
 export interface Queryable {
   unsafe<T = Record<string, unknown>>(
     text: string,
     values?: readonly unknown[],
-    options?: { prepare?: boolean },
+    options?: QueryOptions,
   ): Promise<T[] & { count: number }>;
 }
+
+interface QueryOptions {
+  prepare?: boolean;
+  /**
+   * In a transaction: may go out with its BEGIN, before BEGIN is answered (one round trip for
+   * both). Only for a statement that writes nothing unless `IN_TRANSACTION` holds: were BEGIN to
+   * fail, the statement would run on its own, outside any transaction, and commit.
+   */
+  withBegin?: boolean;
+}
+
+/**
+ * True inside a transaction this client began (set by its BEGIN, `SET LOCAL`, so gone at its
+ * end), false or null outside one: what a `withBegin` statement's writes are conditioned on.
+ */
+export const IN_TRANSACTION = "current_setting('finality.in_transaction', true) = 'on'";
 
 /** One open transaction on one pooled connection. */
 export interface TxSql extends Queryable {
@@ -40,7 +56,7 @@ export interface PoolStats {
 }
 
 /** Settings of one transaction only (`SET LOCAL`, sent with its BEGIN: no extra round trip). */
-export interface TransactionSettings {
+interface TransactionSettings {
   /**
    * lock_timeout of this transaction, in ms: the group commit's short wait for a row lock. A lock
    * it did not get in time is expected there, so it is not counted in `lockTimeouts`.
@@ -62,7 +78,7 @@ export interface Sql extends Queryable {
   end(options?: { timeout?: number }): Promise<void>;
 }
 
-export interface PostgresClientOptions {
+interface PostgresClientOptions {
   url: string;
   schema?: string | undefined;
   max?: number | undefined;
@@ -89,7 +105,7 @@ export interface PostgresClientOptions {
 }
 
 /** How much longer than statement_timeout the client waits by default: the server's cancel comes first. */
-export const QUERY_DEADLINE_MARGIN_MS = 5_000;
+const QUERY_DEADLINE_MARGIN_MS = 5_000;
 
 export const POSTGRES_TIMEOUT_DEFAULTS = {
   connectTimeoutSeconds: 5,
@@ -102,7 +118,7 @@ export const POSTGRES_TIMEOUT_DEFAULTS = {
 // no quoting mistake can turn it into something else.
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
-export function assertSchemaName(schema: string): void {
+function assertSchemaName(schema: string): void {
   if (!SCHEMA_NAME.test(schema)) {
     throw new FinalityError("invalid-config", `schema "${schema}" must be a plain SQL identifier`, {
       details: { schema },
@@ -189,6 +205,9 @@ export function createClient(options: PostgresClientOptions): Sql {
     application_name: options.applicationName ?? applicationNameIn(options.url) ?? "finality",
     options: startup.join(" "),
     types,
+    // A statement is sent without waiting for the answer to the one before (in order, each with
+    // its own Sync): a transaction's BEGIN goes out with its first statement (withBegin).
+    pipeline: true,
   });
   const queryTimeoutMs =
     options.queryTimeoutMs ?? (options.statementTimeoutMs ?? d.statementTimeoutMs) + QUERY_DEADLINE_MARGIN_MS;
@@ -243,10 +262,44 @@ export function createClient(options: PostgresClientOptions): Sql {
     }
   }
 
-  function txSql(client: pg.PoolClient, settings: TransactionSettings): TxSql {
+  /**
+   * The transaction's statements, BEGIN (`beginText`) first. BEGIN is sent with the first
+   * statement, in the same write turn, and not awaited when that statement is a withBegin one;
+   * no other statement is sent, and no answer trusted, before BEGIN has answered. `opened()`
+   * sends BEGIN if nothing has yet, and resolves once it answered.
+   */
+  function txSql(
+    client: pg.PoolClient,
+    settings: TransactionSettings,
+    beginText: string,
+  ): { tx: TxSql; opened: () => Promise<void> } {
     let savepoints = 0;
+    let begun: Promise<unknown> | undefined;
+    let open = false;
+    const begin = () => {
+      if (begun === undefined) {
+        begun = query(client, beginText, undefined, false, settings);
+        begun.catch(() => {}); // awaited by opened(), its failure thrown there
+      }
+      return begun;
+    };
+    const opened = async () => {
+      if (open) return;
+      await begin();
+      open = true;
+    };
     const tx: TxSql = {
-      unsafe: (text, values, opts) => query(client, text, values, opts?.prepare ?? false, settings),
+      async unsafe<T>(text: string, values?: readonly unknown[], opts?: QueryOptions) {
+        if (opts?.withBegin !== true || open) {
+          await opened();
+          return query<T>(client, text, values, opts?.prepare ?? false, settings);
+        }
+        begin();
+        const answer = query<T>(client, text, values, opts.prepare ?? false, settings);
+        answer.catch(() => {}); // BEGIN's failure, if any, is the one to throw (it comes first)
+        await opened();
+        return answer;
+      },
       async savepoint(work) {
         const name = `finality_sp_${++savepoints}`;
         await tx.unsafe(`SAVEPOINT ${name}`);
@@ -260,7 +313,7 @@ export function createClient(options: PostgresClientOptions): Sql {
         }
       },
     };
-    return tx;
+    return { tx, opened };
   }
 
   // When each checkout still unanswered began: how long the oldest has waited says the pool is
@@ -307,9 +360,20 @@ export function createClient(options: PostgresClientOptions): Sql {
         settings.lockTimeoutMs === undefined
           ? ""
           : `; SET LOCAL lock_timeout = ${Math.max(1, Math.round(settings.lockTimeoutMs))}`;
-      await query(client, `BEGIN${mode ? ` ${mode}` : ""}${local}`, undefined, false, settings);
-      const result = await work(txSql(client, settings));
-      const committed = await query(client, "COMMIT", undefined, false, settings);
+      // Sent with the work's first statement (txSql): a withBegin one goes in the same round trip.
+      const { tx, opened } = txSql(
+        client,
+        settings,
+        `BEGIN${mode ? ` ${mode}` : ""}${local}; SET LOCAL finality.in_transaction = 'on'`,
+      );
+      const result = await work(tx);
+      await opened();
+      // The short lock_timeout is for the work's row locks. At COMMIT the settlement feed's trigger
+      // takes the schema's numbering lock (migration 0007), which every settling COMMIT holds for a
+      // moment: cut at 20 ms, a busy moment failed a whole group. Restored in the same round trip.
+      const commit =
+        settings.lockTimeoutMs === undefined ? "COMMIT" : "SET LOCAL lock_timeout TO DEFAULT; COMMIT";
+      const committed = await query(client, commit, undefined, false, settings);
       // A transaction in which a statement failed answers COMMIT with ROLLBACK, and no error:
       // work that caught that statement's error must not be told its writes are stored.
       if (committed.command === "ROLLBACK") {
@@ -384,7 +448,7 @@ const CONNECTION_CODES = new Set([
 ]);
 
 /** The driver's or the socket's own failure (no SQLSTATE): the connection is not usable any more. */
-function isLostConnection(error: unknown): boolean {
+export function isLostConnection(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return !(error instanceof pg.DatabaseError) && typeof code === "string" && CONNECTION_CODES.has(code);
 }
@@ -406,7 +470,7 @@ export function isLockNotAvailable(error: unknown): boolean {
   return sqlState(error) === "55P03" || sqlState(cause) === "55P03";
 }
 
-export function isConnectionError(error: unknown): boolean {
+function isConnectionError(error: unknown): boolean {
   const state = sqlState(error);
   if (state !== undefined) {
     // 08: connection exception; 53: out of resources (too many connections); 57P: shutting
@@ -420,7 +484,7 @@ export function isConnectionError(error: unknown): boolean {
 }
 
 /**
- * Maps driver errors to FinalityError so that callers never see postgres.js types; anything
+ * Maps driver errors to FinalityError so that callers never see node-postgres types; anything
  * else (the caller's own errors thrown from inside a transaction) passes through unchanged.
  */
 export function toStoreError(error: unknown, what: string): unknown {

@@ -25,7 +25,7 @@ export interface DatabaseClock extends Clock {
 }
 
 /** A reading whose round trip took longer says too little about when the database read its clock. */
-export const MAX_ROUND_TRIP_MS = 1000;
+const MAX_ROUND_TRIP_MS = 1000;
 const READINGS_PER_SYNC = 3;
 
 /**

@@ -1,10 +1,17 @@
 import { FinalityError, isFinalityError } from "../../core/errors.js";
 import type { AdapterTx } from "../store.js";
-import { isLockNotAvailable, type Sql, sqlState, type TxSql, toStoreError } from "./postgres-client.js";
+import {
+  isLockNotAvailable,
+  isLostConnection,
+  type Sql,
+  sqlState,
+  type TxSql,
+  toStoreError,
+} from "./postgres-client.js";
 import { createPostgresTx } from "./postgres-tx.js";
 
 /** Settings of the PostgreSQL group commit (config keys store.groupCommitMaxBatch / MaxWaitMs). */
-export interface PostgresGroupCommitOptions {
+interface PostgresGroupCommitOptions {
   /** Most callers in one transaction (32); 1 turns group commit off. */
   maxBatch: number;
   /** How long a group is collected before it starts (0: until the event loop is idle). */
@@ -41,7 +48,7 @@ export interface GroupCommitStats {
  * Why a caller's work ran again: a deadlock, a serialization failure, a lost insert race, or a
  * row lock held by another transaction (the caller left the group and tried again later).
  */
-export type GroupCommitRetryReason = "deadlock" | "serialization" | "version-conflict" | "lock-busy";
+type GroupCommitRetryReason = "deadlock" | "serialization" | "version-conflict" | "lock-busy";
 
 interface Queued {
   work: (tx: AdapterTx) => Promise<unknown>;
@@ -63,25 +70,38 @@ type Outcome =
   | { kind: "busy"; error: unknown };
 
 const SAVEPOINT = "finality_group";
+/**
+ * The session is over (the socket failed, or the server ended it: 08 connection exception, 57P
+ * shutdown), so no statement of the group can run again on it.
+ */
+function connectionGone(error: unknown): boolean {
+  return isLostConnection(error) || /^(08|57P)/.test(sqlState(error) ?? "");
+}
+
+/** Thrown out of a group's transaction to roll it back after one caller's work failed. */
+const ROLL_BACK = Symbol("roll back the group");
 
 /**
  * Group commit for the PostgreSQL store: transactions requested while a group is being collected
- * share one READ COMMITTED transaction (one WAL flush), each caller's work inside its own
- * SAVEPOINT, so one caller's failure rolls back only its own writes. Every caller is answered
- * only after the shared COMMIT has returned: a lost connection or failed COMMIT rejects the
- * whole group, nobody having been told success.
+ * share one READ COMMITTED transaction (one WAL flush). The callers' works run one after another
+ * without savepoints (a savepoint per caller costs a round trip each); when one fails, the group
+ * is rolled back, that caller is answered (or re-queued), and the others run again, each inside
+ * its own SAVEPOINT this time, so a further failure rolls back only its own writes. This is what
+ * the SQLite group commit does. Every caller is answered only after the shared COMMIT has
+ * returned: a lost connection or failed COMMIT rejects the whole group, nobody having been told
+ * success.
  *
  * Deadlocks: a caller's work locks its job's rows (delivery, job, events, outbox). Batch-mates
  * run sorted by `order` (the job key), so every group on every replica takes row locks in one
  * global order, and two groups cannot wait on each other in a cycle. Work given no order key
  * runs alone, as before. A deadlock or serialization failure that still happens (a transaction
- * outside the group commit) rolls back only that caller's savepoint; it is re-run in a later
+ * outside the group commit) rolls back only that caller's work; it is re-run in a later
  * group, after this one has committed and released its locks, at most `maxAttempts` times.
  *
  * Lock waits: a caller whose row another transaction holds (a peer replica's group, or a frozen
  * replica's) must not hold its batch-mates, nor the rows they locked, while it waits. Every
  * transaction here runs with a short `lock_timeout` (`lockWaitMs`, SET LOCAL); a caller that
- * does not get its lock in that time rolls back its savepoint and leaves the group (with its
+ * does not get its lock in that time rolls back its work and leaves the group (with its
  * batch-mates of the same job, which would wait for the same row), and the group goes on and
  * commits. It tries again in a later group after a growing pause, holding no connection in
  * between, until the store's `lockTimeoutMs` has passed since it first found the row locked;
@@ -163,6 +183,86 @@ export function createPostgresGroupCommitter(
     stats.batches++;
     stats.batchedCallers += batch.length;
     stats.largestBatch = Math.max(stats.largestBatch, batch.length);
+    const rest = await runWithoutSavepoints(batch);
+    if (rest.length > 0) await runWithSavepoints(rest);
+  }
+
+  /**
+   * The common case: every caller's work one after another in one transaction, no savepoint (each
+   * would cost a round trip per caller). When a work fails, the whole group is rolled back: that
+   * caller is answered, re-queued or set aside as it would have been in its savepoint, and the
+   * callers left over are returned, to run again with a savepoint each (runWithSavepoints).
+   * Nobody is answered success before the COMMIT has returned.
+   */
+  async function runWithoutSavepoints(batch: Queued[]): Promise<Queued[]> {
+    const values: unknown[] = [];
+    let failed: { at: number; error: unknown } | undefined;
+    try {
+      await hooks.opened();
+      await sql.begin(
+        "isolation level read committed",
+        async (tx) => {
+          const storeTx = createPostgresTx(tx);
+          for (const [at, item] of batch.entries()) {
+            try {
+              values.push(await item.work(storeTx));
+            } catch (error) {
+              // A dead connection fails the group as a whole, as at COMMIT: nothing is committed.
+              if (connectionGone(error)) throw error;
+              failed = { at, error };
+              throw ROLL_BACK;
+            }
+          }
+        },
+        { lockTimeoutMs: options.lockWaitMs },
+      );
+    } catch (error) {
+      if (error !== ROLL_BACK || failed === undefined) {
+        // The connection died, or COMMIT failed: nothing of this group is committed.
+        const failure = toStoreError(error, "group commit");
+        for (const item of batch) item.reject(failure);
+        return [];
+      }
+      return afterFailure(batch, failed.at, failed.error);
+    }
+    for (const [at, item] of batch.entries()) item.resolve(values[at]);
+    return [];
+  }
+
+  /**
+   * The group was rolled back after the caller at `at` failed with `error`: that caller is dealt
+   * with as in its savepoint (see runInSavepoint); the callers to run again are returned.
+   */
+  function afterFailure(batch: Queued[], at: number, error: unknown): Queued[] {
+    const item = batch[at] as Queued;
+    const others = batch.filter((_, i) => i !== at);
+    item.attempts++;
+    const retryable = item.attempts < options.maxAttempts;
+    if (isFinalityError(error, "version-conflict") && retryable) {
+      stats.retries["version-conflict"]++;
+      return batch;
+    }
+    const state = sqlState(error);
+    if (state === "55P03") {
+      item.attempts--;
+      // Its batch-mates of the same job after it would wait for the same row: they leave with it.
+      const mates = batch.filter((other, i) => i > at && other.order === item.order);
+      for (const busy of [item, ...mates]) tryLater(busy, error);
+      return others.filter((other) => !mates.includes(other));
+    }
+    if ((state === "40P01" || state === "40001") && retryable) {
+      stats.retries[state === "40P01" ? "deadlock" : "serialization"]++;
+      stats.lockRetries++;
+      queue = [item, ...queue];
+      return others;
+    }
+    // Its writes are rolled back: telling it now tells no one of anything uncommitted.
+    item.reject(toStoreError(error, "transaction"));
+    return others;
+  }
+
+  /** The slow path, after a failure: each caller in its own savepoint, so each fails alone. */
+  async function runWithSavepoints(batch: Queued[]): Promise<void> {
     const done: [Queued, unknown][] = [];
     const again: Queued[] = [];
     const busy: [Queued, unknown][] = [];

@@ -1,12 +1,6 @@
 import { effectsPage, jobsPage, type KeysetStatement, keysetStatement } from "../keyset-page.js";
 import type { EffectQuery, JobQuery } from "../store.js";
 
-/** A statement and its positional parameters. */
-export interface Statement {
-  text: string;
-  values: unknown[];
-}
-
 /** Newest first, keyset on job_no: the cursor is the last job_no of the previous page (as on SQLite). */
 export const listJobsStatement = (query: JobQuery): KeysetStatement =>
   keysetStatement(jobsPage(query, "postgres"), "postgres");

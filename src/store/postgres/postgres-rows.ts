@@ -7,7 +7,7 @@ import { ATTEMPTS, EFFECTS, EVENTS, JOBS, RUN_EVENTS, RUNS } from "../tables.js"
  * columns arrive parsed, timestamptz as `Date`.
  */
 export type { AttemptRow, EffectRow, EventRow, JobRow, RunEventRow, RunRow } from "../tables.js";
-export { fromTime, jsonValue, toTime } from "./postgres-values.js";
+export { fromTime, toTime } from "./postgres-values.js";
 
 export const { fromRow: jobFromRow, values: jobValues } = JOBS.postgres;
 export const { fromRow: eventFromRow, values: eventValues } = EVENTS.postgres;

@@ -1,8 +1,8 @@
 import { checkStorableJobKey } from "../../core/job-id.js";
 import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
-import type { AdapterTx } from "../store.js";
-import { EFFECTS, EVENTS, JOBS } from "../tables.js";
-import type { TxSql } from "./postgres-client.js";
+import type { AdapterTx, JobWritten } from "../store.js";
+import { EFFECTS, EVENTS, JOBS, PARKED, type ParkedRow, TOMBSTONES } from "../tables.js";
+import { IN_TRANSACTION, type TxSql } from "./postgres-client.js";
 import { createPostgresIntentTx } from "./postgres-intents.js";
 import { createPostgresLifecycleTx } from "./postgres-lifecycle.js";
 import {
@@ -36,7 +36,62 @@ const SQL = {
   updateEffect: `UPDATE outbox SET ${EFFECTS.postgres.assignments} WHERE id = $1`,
 } as const;
 
-// Our parameters are strings, numbers, booleans, Dates and null, all of which postgres.js serialises.
+const JOB_PARAMS = JOBS.postgres.columns.length;
+/** `sql` with each `$n` moved up by `by`, so that it can follow another statement's parameters. */
+const shifted = (sql: string, by: number) => sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + by}`);
+
+// Ingest's reads and writes, each in one round trip (StoreTx.loadForIngest, writeJobWithEvent):
+// a statement sent alone waits for its answer before the next can go, so fewer statements per
+// webhook is fewer round trips. Data-modifying CTEs all run, to the end, whatever the query reads.
+const INGEST_SQL = {
+  // $1 provider, $2 id, $3 delivery id (null: none), $4 now. The row lock is the one getJob
+  // takes; the delivery insert waits on a concurrent insert of the same id as it does alone. A
+  // duplicate's job is not answered: read in this statement's snapshot, it may predate the commit
+  // the insert waited for (ingest reads it again). Sent with its transaction's BEGIN (withBegin),
+  // so it records nothing outside that transaction (IN_TRANSACTION).
+  load: `WITH recorded AS (
+      INSERT INTO deliveries (provider, delivery_id, received_at)
+        SELECT $1, $3::text, $4::timestamptz WHERE $3::text IS NOT NULL AND ${IN_TRANSACTION}
+        ON CONFLICT DO NOTHING RETURNING 1
+    ), job AS (SELECT * FROM jobs WHERE provider = $1 AND id = $2 FOR UPDATE)
+    SELECT (SELECT count(*) FROM recorded)::int AS finality_recorded, job.*
+    FROM (SELECT 1) AS one LEFT JOIN job ON true`,
+  // Job $1..$n, then the event. The tombstone is read first, in this statement's snapshot, taken
+  // after the load's wait for the row: a prune that committed meanwhile is seen (getTombstone);
+  // with one, nothing is written and the tombstone is answered. take_parked (migration 0012) as
+  // takeParked calls it, once the job is in: its advisory lock and its DELETE's own snapshot are
+  // what keep a concurrent parker from being missed.
+  insertWithEvent: `WITH pruned AS (SELECT * FROM tombstones WHERE provider = $1 AND id = $2),
+      written AS (
+        INSERT INTO jobs (${JOBS.postgres.columns.join(", ")})
+        SELECT ${JOBS.postgres.valueList} WHERE NOT EXISTS (SELECT 1 FROM pruned)
+        ON CONFLICT DO NOTHING RETURNING 1
+      ),
+      event AS (
+        INSERT INTO events (${EVENTS.postgres.columns.join(", ")})
+        SELECT ${shifted(EVENTS.postgres.valueList, JOB_PARAMS)} WHERE NOT EXISTS (SELECT 1 FROM pruned)
+        ON CONFLICT (dedupe_key) DO NOTHING
+      ),
+      taken AS (SELECT p.* FROM written, LATERAL take_parked($1, $2) AS p)
+    SELECT (SELECT count(*) FROM written)::int AS written, pruned.state AS finality_pruned_state,
+      pruned.settled_at AS finality_pruned_settled_at, pruned.effects_hash AS finality_pruned_effects_hash, taken.*
+    FROM (SELECT 1) AS one LEFT JOIN pruned ON true LEFT JOIN taken ON true`,
+  updateWithEvent: `WITH written AS (${SQL.updateJob} RETURNING 1),
+      event AS (${shifted(SQL.appendEvent, JOB_PARAMS + 1)})
+    SELECT count(*)::int AS written FROM written`,
+} as const;
+
+type LoadRow = JobRow & { finality_recorded: number };
+type InsertRow = ParkedRow & {
+  written: number;
+  finality_pruned_state: string | null;
+  finality_pruned_settled_at: unknown;
+  finality_pruned_effects_hash: unknown;
+};
+const { fromRow: parkedFromRow } = PARKED.postgres;
+const { fromRow: tombstoneFromRow } = TOMBSTONES.postgres;
+
+// Our parameters are strings, numbers, booleans, Dates and null, all of which node-postgres serialises.
 /** A bound parameter: node-postgres sends each as text (JSON is cast with `::text::jsonb`). */
 type Value = unknown;
 
@@ -66,6 +121,46 @@ export function createPostgresTx(tx: TxSql): AdapterTx {
     },
     async appendEvent(event: Omit<JobEvent, "seqNo">) {
       return (await run(SQL.appendEvent, eventValues(event))).count === 1;
+    },
+    async loadForIngest(key: JobKey, deliveryId: string | undefined, now: number) {
+      const values = [key.provider, key.id, deliveryId ?? null, toTime(now)];
+      const [row] = (await tx.unsafe(INGEST_SQL.load, values, {
+        prepare: true,
+        withBegin: true,
+      })) as LoadRow[];
+      if (row === undefined) throw new Error("unreachable: the ingest load answers one row");
+      const duplicate = deliveryId !== undefined && row.finality_recorded === 0;
+      return { duplicate, job: duplicate || row.provider === null ? null : jobFromRow(row) };
+    },
+    async writeJobWithEvent(
+      current: Job | null,
+      next: Job,
+      event: Omit<JobEvent, "seqNo">,
+    ): Promise<JobWritten> {
+      if (current !== null) {
+        const values = [...jobValues(next), current.version, ...eventValues(event)];
+        const [row] = await run<{ written: number }>(INGEST_SQL.updateWithEvent, values);
+        return { written: row?.written === 1 };
+      }
+      checkStorableJobKey(next);
+      const rows = await run<InsertRow>(INGEST_SQL.insertWithEvent, [
+        ...jobValues(next),
+        ...eventValues(event),
+      ]);
+      const [first] = rows;
+      if (first === undefined) throw new Error("unreachable: the ingest insert answers one row at least");
+      if (first.finality_pruned_state !== null) {
+        const pruned = tombstoneFromRow({
+          provider: next.provider,
+          id: next.id,
+          state: first.finality_pruned_state,
+          settled_at: first.finality_pruned_settled_at,
+          effects_hash: first.finality_pruned_effects_hash,
+        });
+        return { written: false, pruned };
+      }
+      const parked = rows.filter((row) => row.parked_no !== null).map(parkedFromRow);
+      return { written: first.written === 1, parked: parked.sort((a, b) => a.parkedNo - b.parkedNo) };
     },
     async enqueueEffect(effect: Effect) {
       return (await run(SQL.enqueueEffect, effectValues(effect))).count === 1;

@@ -2,7 +2,7 @@ import { FinalityError } from "../../core/errors.js";
 
 /**
  * The port speaks epoch milliseconds; the time columns are timestamptz (except max_update_time,
- * the provider's ordering key: double precision ms), which postgres.js reads and writes as `Date`.
+ * the provider's ordering key: double precision ms), which node-postgres reads and writes as `Date`.
  */
 export function toTime(ms: number): Date;
 export function toTime(ms: number | null): Date | null;
@@ -26,8 +26,8 @@ export function fromTime(date: Date | null): number | null {
 
 /**
  * A jsonb parameter, sent as JSON text that the statement casts (`$n::text::jsonb`, see `param`).
- * Sent as a value instead, postgres.js would type `true` or `[false]` as boolean and PostgreSQL
- * would refuse it for a jsonb column. undefined and null become SQL NULL, as on SQLite.
+ * Sent as a value instead, node-postgres would send an array as a PostgreSQL array
+ * literal (`{false}`) and a string as its bare text, neither of which a jsonb column takes as JSON. undefined and null become SQL NULL, as on SQLite.
  */
 export function jsonValue(value: unknown): string | null {
   if (value === undefined || value === null) return null;

@@ -31,13 +31,28 @@ export async function backupSqlite(
       },
     });
     const pageSize = db.pragma("page_size", { simple: true }) as number;
+    selfContained(target);
     return { pages, bytes: pages * pageSize };
   } finally {
     db.close();
   }
 }
 
-export interface BackupCheck {
+/**
+ * The copy keeps the source's WAL mode, so every later read-only open of it (the check below, a
+ * restore) would leave `-wal` and `-shm` files beside it. In rollback-journal mode the backup is
+ * one file; `serve` turns WAL back on when it opens a restored ledger.
+ */
+function selfContained(file: string): void {
+  const copy = new Database(file, { fileMustExist: true });
+  try {
+    copy.pragma("journal_mode = DELETE");
+  } finally {
+    copy.close();
+  }
+}
+
+interface BackupCheck {
   integrity: string;
   pendingMigrations: number;
   jobs: number;

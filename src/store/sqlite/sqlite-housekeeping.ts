@@ -76,7 +76,7 @@ export interface SqliteSpace {
   reclaim(maxPages: number): number;
 }
 
-export function pragmaSpace(writer: SqliteDb, reader: SqliteDb): SqliteSpace {
+function pragmaSpace(writer: SqliteDb, reader: SqliteDb): SqliteSpace {
   const count = (db: SqliteDb, pragma: string) => db.pragma(pragma, { simple: true }) as number;
   return {
     sizeBytes: () => count(reader, "page_size") * count(reader, "page_count"),

@@ -23,7 +23,7 @@ import { createSqliteRunReads } from "./sqlite-run-reads.js";
 import { createSqliteSettlements } from "./sqlite-settlements.js";
 
 /** How one SQLite database is reached: by better-sqlite3 files on Node, by a Durable Object on Workers. */
-export interface SqliteStoreParts {
+interface SqliteStoreParts {
   /** The connection that writes; `transaction` runs its work on it. */
   writer: SqliteDb;
   /** Reads that need not see a transaction in progress (the writer itself where there is one connection). */

@@ -38,10 +38,25 @@ type WriteStatementName =
   | "enqueueEffect"
   | "getEffect"
   | "updateEffect";
-export type WriteStatements = Record<WriteStatementName, SqliteStatement>;
+type WriteStatements = Record<WriteStatementName, SqliteStatement>;
+
+/** Most distinct "columns that moved" UPDATEs kept prepared; past it, every column is written. */
+const MAX_PARTIAL_UPDATES = 64;
 
 /** The StoreTx (but afterCommit) over one open SQLite write transaction. Every call runs synchronously. */
 export function createSqliteTx(db: SqliteDb, s: WriteStatements): AdapterTx {
+  // One UPDATE per set of columns that moved (a webhook's forward move writes version, seq and
+  // times, not the state, its JSON columns or their indexes): prepared on first use.
+  const partialUpdates = new Map<number, SqliteStatement>();
+  function partialUpdate(mask: number): SqliteStatement | undefined {
+    const known = partialUpdates.get(mask);
+    if (known !== undefined || partialUpdates.size >= MAX_PARTIAL_UPDATES) return known;
+    const made = db.prepare(
+      `UPDATE jobs SET ${JOBS.sqlite.assignmentsFor(mask)} WHERE provider = ? AND id = ? AND version = ?`,
+    );
+    partialUpdates.set(mask, made);
+    return made;
+  }
   return {
     ...createSqliteRunTx(db),
     ...createSqliteLifecycleTx(db),
@@ -57,7 +72,14 @@ export function createSqliteTx(db: SqliteDb, s: WriteStatements): AdapterTx {
       checkStorableJobKey(job);
       return s.insertJob.run(...JOBS.sqlite.values(job)).changes === 1;
     },
-    async updateJob(job: Job, expectedVersion: number) {
+    async updateJob(job: Job, expectedVersion: number, previous?: Job) {
+      const mask = previous === undefined ? -1 : JOBS.sqlite.changedMask(previous, job);
+      const partial = mask > 0 ? partialUpdate(mask) : undefined;
+      if (partial !== undefined) {
+        const values = JOBS.sqlite.maskedChanges(job, mask);
+        values.push(job.provider, job.id, expectedVersion);
+        return partial.run(...values).changes === 1;
+      }
       const values = JOBS.sqlite.changes(job);
       values.push(job.provider, job.id, expectedVersion);
       return s.updateJob.run(...values).changes === 1;
