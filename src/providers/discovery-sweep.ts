@@ -1,4 +1,5 @@
 import type { Intent } from "../core/intent-model.js";
+import { isValidId } from "../core/job-id.js";
 import type { Job } from "../core/model.js";
 import { isTerminal } from "../core/states.js";
 import type { Finality } from "../engine/finality.js";
@@ -74,6 +75,8 @@ export interface SweepResult {
   adopted: number;
   /** Intents matched by the tag their job carries, and attached. */
   attached: number;
+  /** Listed ids that break the job id rule (`core/job-id.ts`): skipped, so they cannot stop the sweep. */
+  refused: number;
   /** The lister said this page reached the end of what is new. */
   done: boolean;
   /** The sweep stopped on a failed list call (429, 5xx, network); wait `retryAfterMs` if given. */
@@ -92,7 +95,15 @@ export async function sweepOnce(finality: Finality, options: SweepOptions): Prom
   const engine = engineOf(finality);
   const store = engine.store;
   const signal = options.signal ?? new AbortController().signal;
-  const result: SweepResult = { provider, pages: 0, listed: 0, adopted: 0, attached: 0, done: false };
+  const result: SweepResult = {
+    provider,
+    pages: 0,
+    listed: 0,
+    adopted: 0,
+    attached: 0,
+    refused: 0,
+    done: false,
+  };
   let resume = await store.getDiscoveryCursor(provider);
   while (result.pages < options.pagesPerSweep && !signal.aborted) {
     const sinceMs = engine.clock.now() - options.lookbackMs;
@@ -103,10 +114,19 @@ export async function sweepOnce(finality: Finality, options: SweepOptions): Prom
       return result;
     }
     result.pages++;
+    // One id no URL or store can hold must not fail the page's transaction, or every later sweep
+    // would stop on the same page for good.
+    const jobs = answer.jobs.filter((listed) => isValidId(listed.id));
+    result.refused += answer.jobs.length - jobs.length;
     const now = engine.clock.now();
     const ctx = engine.contextFor(provider, now);
     const page = options.placement
-      ? await placePage(finality, options, options.placement, answer, { now, sinceMs, page: result.pages })
+      ? await placePage(finality, options, options.placement, jobs, answer.resume, {
+          now,
+          sinceMs,
+          page: result.pages,
+          listed: answer.jobs.length,
+        })
       : await store.transaction(async (tx) => {
           const counts: PageProgress = {
             provider,
@@ -117,7 +137,7 @@ export async function sweepOnce(finality: Finality, options: SweepOptions): Prom
             lagSeconds: [],
             settled: [],
           };
-          for (const listed of answer.jobs) {
+          for (const listed of jobs) {
             if (listed.createdAt < sinceMs) continue;
             const shown = options.settleFromList === true ? listed : withoutTerminalState(listed);
             const { outcome, newlyKnown, settled } = await adoptListedInTx(tx, provider, shown, ctx);
@@ -149,13 +169,14 @@ async function placePage(
   finality: Finality,
   options: SweepOptions,
   placement: ListingPlacement,
-  answer: { jobs: ListedJob[]; resume: string | null },
-  at: { now: number; sinceMs: number; page: number },
+  jobs: ListedJob[],
+  resume: string | null,
+  at: { now: number; sinceMs: number; page: number; listed: number },
 ): Promise<PageProgress> {
   const { provider } = options;
   const store = engineOf(finality).store;
   const items: PlacedListing[] = [];
-  for (const listed of answer.jobs) {
+  for (const listed of jobs) {
     if (listed.createdAt < at.sinceMs) continue;
     const shown = options.settleFromList === true ? listed : withoutTerminalState(listed);
     const intent = listed.tag === undefined ? null : await store.getIntent(listed.tag);
@@ -167,7 +188,7 @@ async function placePage(
     const counts: PageProgress = {
       provider,
       page: at.page,
-      listed: answer.jobs.length,
+      listed: at.listed,
       adopted: 0,
       attached: 0,
       lagSeconds: [],
@@ -189,7 +210,7 @@ async function placePage(
       if (newlyKnown) counts.lagSeconds.push(Math.max(0, at.now - listed.createdAt) / 1000);
       if (settled !== null) counts.settled.push(settled);
     }
-    await tx.setDiscoveryCursor(provider, answer.resume, at.now);
+    await tx.setDiscoveryCursor(provider, resume, at.now);
     return counts;
   });
 }
@@ -231,7 +252,7 @@ function withoutTerminalState(listed: ListedJob): ListedJob {
  * (due for a reconcile poll at once), else left alone. A listed state is the job's first
  * observation (source `discovery`): a job listed settled settles now, with its effects.
  */
-export async function adoptListedInTx(
+async function adoptListedInTx(
   tx: StoreTx,
   provider: string,
   listed: ListedJob,

@@ -7,7 +7,7 @@ import type { StatusAnswer, StatusClient, StatusFailure } from "./status-client.
 // provider file is its own field names.
 
 /** A list paged by query parameters: the same ones on every page, plus the cursor after the first. */
-export interface QueryPaging {
+interface QueryPaging {
   path: string;
   /** Sent on every page: the page size (`limit=100`) and any filter. */
   query: Record<string, string>;

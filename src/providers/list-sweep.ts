@@ -20,9 +20,9 @@ export const INTENT_TAG_KEY = "finality_intent";
  * Replicate times are coarse) and a list that shows a job a little after its creation time.
  * Re-reading a known job costs nothing: the sweep adopts only jobs Finality does not know.
  */
-export const OVERLAP_MS = 2 * 60_000;
+const OVERLAP_MS = 2 * 60_000;
 
-export interface SweepState {
+interface SweepState {
   /** Newest `createdAt` the last finished sweep covered; null before the first one. */
   mark: number | null;
   /** Newest `createdAt` seen in the sweep in progress. */
@@ -43,10 +43,10 @@ export interface ListPage {
   next: string | null;
 }
 
-export const FRESH: SweepState = { mark: null, top: null, cursor: null, last: null };
+const FRESH: SweepState = { mark: null, top: null, cursor: null, last: null };
 
 /** The state a `resume` value holds; anything unreadable (another version's) starts afresh. */
-export function readResume(resume: string | null): SweepState {
+function readResume(resume: string | null): SweepState {
   if (resume === null) return FRESH;
   try {
     const value = JSON.parse(resume) as Record<string, unknown>;
@@ -65,7 +65,7 @@ export function readResume(resume: string | null): SweepState {
  * The result of reading `page` at `state`. `ordered: false` is for a list whose order is not
  * documented: nothing is inferred from one job's age, every page is read, and only the filter applies.
  */
-export function advance(state: SweepState, page: ListPage, sinceMs: number, ordered = true): ListResult {
+function advance(state: SweepState, page: ListPage, sinceMs: number, ordered = true): ListResult {
   const floor = Math.max(sinceMs, state.mark === null ? Number.NEGATIVE_INFINITY : state.mark - OVERLAP_MS);
   const fresh = page.jobs.filter((job) => job.createdAt >= floor);
   const reachedOld = ordered && fresh.length < page.jobs.length;
@@ -86,12 +86,12 @@ export function advance(state: SweepState, page: ListPage, sinceMs: number, orde
   };
 }
 
-export function writeResume(state: SweepState): string {
+function writeResume(state: SweepState): string {
   return JSON.stringify(state);
 }
 
 /** A list call's non-answer as the sweep reads it: 429/5xx keep their status and Retry-After. */
-export function listFailure(answer: StatusFailure, what: string): ListResult {
+function listFailure(answer: StatusFailure, what: string): ListResult {
   if (answer.kind === "not-found")
     return { kind: "failed", error: `${what}: the list endpoint answered 404`, status: 404 };
   return {

@@ -5,8 +5,6 @@ import type { WebhookVerifiers } from "../webhooks/verifier-choice.js";
 import { type ProviderHealth, providerHealth } from "./provider-health.js";
 import { createProviders, type ProviderRegistry } from "./provider-registry.js";
 
-export type { WebhookParseContext, WebhookReceiver } from "../webhooks/receiver-types.js";
-
 interface NodeProviderOptions {
   health?: ProviderHealth;
   verifiers?: WebhookVerifiers;

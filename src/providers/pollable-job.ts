@@ -1,22 +1,38 @@
+import type { ProviderConfig } from "../config/config-schema.js";
 import { anthropicKindOf } from "./anthropic/anthropic-states.js";
+import { bedrockJobRegion } from "./bedrock/bedrock-states.js";
+import { falEndpointOf } from "./fal/fal-states.js";
 import { geminiKindOf } from "./gemini/gemini-states.js";
+import { batchesOnly } from "./openai/openai-compat.js";
 import { openaiKindOf } from "./openai/openai-states.js";
 import { encodePath } from "./status-client.js";
+import { parseVertexJobName } from "./vertex/vertex-states.js";
 
 /**
  * Why a provider's poller could not poll a job registered with this id and kind, or null when it
  * can. Registration refuses such a job (issue #33.13): it used to be accepted, then every poll
  * failed with "set its kind" while the overview showed nothing wrong.
  */
-export type UnpollableCheck = (id: string, kind: string | null) => string | null;
+type UnpollableCheck = (id: string, kind: string | null) => string | null;
 
 /**
  * The check of a provider type, when its poller tells what to ask for from the id or the kind;
  * undefined for those that poll any id (generic, replicate).
  */
-export function unpollableCheckFor(type: string): UnpollableCheck | undefined {
+export function unpollableCheckFor(type: string, config?: ProviderConfig): UnpollableCheck | undefined {
   switch (type) {
+    case "fal": {
+      // Without a key nothing is polled: webhooks alone, whatever the kind.
+      if (config?.type !== "fal" || config.apiKey === undefined) return undefined;
+      const app = config.app;
+      return (_id, kind) =>
+        falEndpointOf(kind, app) === null
+          ? 'a fal job must have its endpoint id as its kind (e.g. "fal-ai/flux/dev"), or the provider must set `app`'
+          : null;
+    }
     case "openai":
+      // Together's and Mistral's ids name batches only, whatever their shape.
+      if (config?.type === "openai" && batchesOnly(config.compat)) return undefined;
       return (id, kind) =>
         openaiKindOf(id, kind) === null
           ? 'an OpenAI job id must start with "resp_" or "batch_", or the job must have kind "response" or "batch"'
@@ -28,6 +44,16 @@ export function unpollableCheckFor(type: string): UnpollableCheck | undefined {
           : null;
     case "gemini":
       return geminiCheck;
+    case "bedrock":
+      return (id) =>
+        bedrockJobRegion(id) === null
+          ? "an Amazon Bedrock job id must be the job's ARN (arn:aws:bedrock:{region}:{account}:model-invocation-job/{id}), as CreateModelInvocationJob answers it"
+          : null;
+    case "vertex":
+      return (id) =>
+        parseVertexJobName(id) === null
+          ? "a Vertex AI job id must be the job's resource name (projects/{project}/locations/{location}/batchPredictionJobs/{id}), as batchPredictionJobs.create answers it"
+          : null;
     default:
       return undefined;
   }

@@ -1,6 +1,7 @@
 import { toError } from "../core/errors.js";
 import type { Observation } from "../core/model.js";
-import { type PollResult, pollFailure, redactUrl, unreachable } from "../engine/poller.js";
+import { redactCredentials } from "../core/url-redaction.js";
+import { type PollResult, pollFailure, unreachable } from "../engine/poller.js";
 import { activeSpan } from "../engine/tracing.js";
 import type { ProviderHealth } from "./provider-health.js";
 
@@ -26,13 +27,29 @@ export interface StatusClient {
   ): Promise<StatusAnswer | StatusFailure>;
 }
 
-export interface StatusClientOptions {
+interface StatusClientOptions {
   provider: string;
   baseUrl: string;
   /** Credentials and version headers, sent on every call. */
   headers: Record<string, string>;
   health: ProviderHealth;
+  /**
+   * Headers made for each request (an AWS signature, a short-lived OAuth token), beside `headers`.
+   * A `refused` answer (a token endpoint that turned the key down) is reported like a 401; a throw
+   * (the token endpoint unreachable) fails the poll as retryable.
+   */
+  authorize?: (
+    request: { url: URL; headers: Record<string, string> },
+    signal: AbortSignal,
+  ) => Promise<Authorized>;
+  /** What the provider calls its credential, in the refusal message (default "API key"). */
+  credential?: string;
 }
+
+/** Headers to add to one request, or why there are none. */
+export type Authorized =
+  | { kind: "headers"; headers: Record<string, string> }
+  | { kind: "refused"; status: number; message: string };
 
 const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 
@@ -54,22 +71,40 @@ export function createStatusClient(options: StatusClientOptions): StatusClient {
       if (url.origin !== base.origin || !url.pathname.startsWith(base.pathname.replace(/\/+$/, ""))) {
         return { kind: "failed", error: `refusing to call ${url.origin}${url.pathname}: outside ${prefix}` };
       }
+      let sent = extraHeaders === undefined ? headers : { ...headers, ...extraHeaders };
+      if (options.authorize !== undefined) {
+        let authorized: Authorized;
+        try {
+          authorized = await options.authorize({ url, headers: sent }, signal);
+        } catch (error) {
+          return {
+            kind: "failed",
+            error: `${options.provider}: no credentials for GET ${redactCredentials(url)}: ${causeOf(error)}`,
+          };
+        }
+        if (authorized.kind === "refused") {
+          const message = `${options.provider}: ${authorized.message}`;
+          options.health.authRefused(options.provider, authorized.status, message);
+          return { kind: "failed", error: message, status: authorized.status };
+        }
+        sent = { ...sent, ...authorized.headers };
+      }
       let response: Response;
       try {
         response = await fetch(url, {
-          headers: extraHeaders === undefined ? headers : { ...headers, ...extraHeaders },
+          headers: sent,
           signal,
           redirect: "manual",
         });
       } catch (error) {
         return unreachable(url, error);
       }
-      const shown = redactUrl(url);
+      const shown = redactCredentials(url);
       // On the reconcile poll's span (when tracing is on): the status of the provider's answer.
       pollSpan?.setAttribute("http.response.status_code", response.status);
       if (response.status === 401 || response.status === 403) {
         await response.body?.cancel();
-        const message = `${options.provider}: the status API refused the API key (${response.status})`;
+        const message = `${options.provider}: the status API refused the ${options.credential ?? "API key"} (${response.status})`;
         options.health.authRefused(options.provider, response.status, message);
         return { kind: "failed", error: `${message}: GET ${shown}`, status: response.status, url: shown };
       }

@@ -1,4 +1,5 @@
 import type { ProviderConfig } from "../config/config-schema.js";
+import { POLL_ONLY_TYPES } from "../config/provider-config-schema.js";
 import { FinalityError } from "../core/errors.js";
 import { CANONICAL_STATES, type CanonicalState } from "../core/states.js";
 import { encodeBase64, encodeHex } from "../webhooks/byte-encoding.js";
@@ -17,7 +18,7 @@ import { REPLICATE_PREDICTION_STATES } from "./replicate/replicate-states.js";
  * Gemini webhooks only name the job and the service then fetches it from the provider's API,
  * which a test cannot stand in for, so they are refused with that reason.
  */
-export interface TestWebhookInput {
+interface TestWebhookInput {
   jobId: string;
   /** A canonical state; mapped to the provider's own name where it has one. */
   state: CanonicalState;
@@ -28,7 +29,7 @@ export interface TestWebhookInput {
   now: number;
 }
 
-export interface SignedTestWebhook {
+interface SignedTestWebhook {
   /** Relative to the service: `/webhooks/<provider>`. */
   path: string;
   headers: Record<string, string>;
@@ -40,6 +41,10 @@ export interface SignedTestWebhook {
  * state, it has no secret, or only public keys), or null when one can.
  */
 export function testWebhookUnavailable(provider: string, config: ProviderConfig): string | null {
+  if (POLL_ONLY_TYPES.has(config.type))
+    return `provider "${provider}" is of type ${config.type}, which sends no webhooks: its jobs are polled and listed (use \`finality jobs observe\` to record a state by hand)`;
+  if (config.type === "fal")
+    return `provider "${provider}" is of type fal, whose webhooks are signed with fal's own private keys: no test webhook can be signed for it (use \`finality jobs observe\`)`;
   if (config.type !== "generic" && config.type !== "replicate")
     return `provider "${provider}" is of type ${config.type}, whose webhooks only name the job: the service then fetches it from ${config.type}'s API, which a test webhook cannot stand in for (use a generic or replicate provider, or \`finality jobs observe\`)`;
   if (config.webhook === undefined)

@@ -5,7 +5,7 @@ import type { PollResult } from "../engine/poller.js";
 import type { WebhookParseContext } from "../webhooks/receiver-types.js";
 
 /** What one provider object is: its id (the job's id) and, where the id cannot tell, its kind. */
-export interface ObjectRef {
+interface ObjectRef {
   id: string;
   kind: string | null;
   /** The ledger's record, when the adapter needs it (e.g. to anchor an Anthropic session's run). */

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ObservationInput } from "../../src/core/validation.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import type { Finality } from "../../src/engine/finality.js";
 import { sweepOnce } from "../../src/providers/discovery-sweep.js";
@@ -148,7 +149,7 @@ describe("discovery sweep (generic list API)", () => {
       effects: [{ name: "done", on: ["succeeded"], handler: async (d) => void delivered.push(d.job.id) }],
     });
     finality = strict;
-    const completion = {
+    const completion: ObservationInput = {
       provider: "acme",
       id: "job-1",
       state: "succeeded",
@@ -181,5 +182,17 @@ describe("discovery sweep (generic list API)", () => {
     expect(await sweep()).toMatchObject({ listed: 2, adopted: 0 });
     expect(await finality.getJob({ provider: "acme", id: "job-1" })).toMatchObject({ state: "pending" });
     expect(await finality.getJob({ provider: "acme", id: "old" })).toBeNull();
+  });
+
+  it("skips a listed id that breaks the id rule, counts it refused, and adopts the rest of the page", async () => {
+    addJobs(1, 2);
+    fake.addJob("..", [{ afterMs: 0, state: "running" }]);
+    addJobs(3, 4);
+    const result = await sweep();
+    expect(result).toMatchObject({ listed: 5, adopted: 4, refused: 1, done: true });
+    expect(result.failed).toBeUndefined();
+    expect(await ids()).toEqual(["job-1", "job-2", "job-3", "job-4"]);
+    // The cursor moved past it: the next sweep neither fails on it nor adopts anything.
+    expect(await sweep()).toMatchObject({ adopted: 0, done: true });
   });
 });

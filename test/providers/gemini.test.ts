@@ -135,6 +135,15 @@ describe("Gemini polling maps every documented state", () => {
     });
   });
 
+  it("a done operation with neither error nor response succeeded with no result (AIP-151: Empty)", async () => {
+    const name = `${VIDEO_OPERATION}-map-empty`;
+    fake.set(name, { name, done: true, metadata: {} });
+    expect(await poll(name)).toMatchObject({
+      kind: "observed",
+      observation: { state: "succeeded", rawState: "done:empty", result: null },
+    });
+  });
+
   it.each(INTERACTION_STATUSES)("interaction %s", async (status) => {
     fake.set(`interactions/int_${status}`, geminiInteraction(`int_${status}`, status));
     const result = await poll(`int_${status}`, "interaction");

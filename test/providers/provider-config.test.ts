@@ -42,7 +42,7 @@ describe("provider configuration", () => {
     [
       "an unknown type",
       { type: "azure" },
-      "providers.x.type: must be one of: gemini, openai, anthropic, replicate, generic",
+      "providers.x.type: must be one of: gemini, openai, anthropic, replicate, generic, bedrock, vertex, fal",
     ],
     ["a polled provider without a key", { type: "openai" }, "providers.x.apiKey"],
     [
@@ -94,6 +94,23 @@ describe("provider configuration", () => {
     expect(() => parse({ x: provider })).toThrow(message);
   });
 
+  it("fal: the documented defaults; an endpoint id is checked; no fetchTimeoutSeconds", () => {
+    const { f } = parse({ f: { type: "fal", apiKey: "k", webhook: {} } });
+    expect(f).toMatchObject({
+      baseUrl: "https://queue.fal.run",
+      platformBaseUrl: "https://api.fal.ai/v1",
+      timeoutSeconds: 10,
+      webhook: {
+        jwksUrl: "https://rest.alpha.fal.ai/.well-known/jwks.json",
+        toleranceSeconds: 300,
+        jwksCacheSeconds: 86_400,
+      },
+    });
+    expect(() => parse({ f: { type: "fal", app: "flux" } })).toThrow("providers.f.app");
+    expect(() => parse({ f: { type: "fal", fetchTimeoutSeconds: 5 } })).toThrow("providers.f");
+    expect(() => parse({ f: { type: "fal", webhook: { secrets: ["s"] } } })).toThrow("providers.f.webhook");
+  });
+
   it("takes raw secrets for the HMAC and Stripe schemes, and whpk_ keys for v1a", () => {
     const providers = parse({
       s: { type: "generic", webhook: { scheme: "stripe", secrets: ["whsec_test_not_base64!"] } },
@@ -115,5 +132,30 @@ describe("provider configuration", () => {
     expect(parse({ g: { type: "generic", discover: { enabled: true, ...discover } } }).g).toMatchObject({
       discover: { enabled: true, ...discover },
     });
+  });
+
+  // Issue 33: a sweep lists only what was created in the last lookbackHours; sweeps further apart
+  // than that leave a gap in which a job whose webhooks were all lost is never listed.
+  it("refuses discover.lookbackHours shorter than discover.intervalSeconds, naming both keys", () => {
+    const openai = (discover: Record<string, unknown>) => ({
+      o: { type: "openai", apiKey: "k", discover: { enabled: true, ...discover } },
+    });
+    const refusal = (discover: Record<string, unknown>) => {
+      try {
+        parse(openai(discover));
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return "accepted";
+    };
+    // 299 s of lookback against the default 300 s between sweeps; 1 h against 2 h.
+    for (const discover of [{ lookbackHours: 299 / 3_600 }, { intervalSeconds: 7_200, lookbackHours: 1 }]) {
+      const message = refusal(discover);
+      expect(message).toContain("providers.o.discover.lookbackHours");
+      expect(message).toContain("providers.o.discover.intervalSeconds");
+    }
+    // Exactly the interval is enough; a disabled sweep lists nothing and is not checked.
+    expect(parse(openai({ lookbackHours: 300 / 3_600 })).o!.discover).toMatchObject({ intervalSeconds: 300 });
+    expect(refusal({ enabled: false, lookbackHours: 0.01 })).toBe("accepted");
   });
 });

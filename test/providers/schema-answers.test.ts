@@ -1,9 +1,11 @@
 import fc from "fast-check";
+import { exportPKCS8, generateKeyPair } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { manualClock } from "../../src/core/clock.js";
 import { rankOf } from "../../src/core/states.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import { createReconciler } from "../../src/engine/reconciler.js";
+import { FalFake } from "../fakes/fal-fake.js";
 import { loopbackOnly } from "../fakes/loopback-only.js";
 import { standardWebhook } from "../fakes/webhook-delivery.js";
 import { SECRET } from "../http/helpers/webhooks.js";
@@ -11,10 +13,13 @@ import { adapterFor } from "./helpers/adapter.js";
 import { providerApp } from "./helpers/provider-app.js";
 import { AnswerServer } from "./schema-answers/answer-server.js";
 import { anthropicBatches } from "./schema-answers/anthropic-answers.js";
+import { bedrockJobs } from "./schema-answers/bedrock-answers.js";
 import { type AnswerSource, answerSequence, type DrawnAnswer } from "./schema-answers/drawn-answer.js";
+import { falStatuses, falWebhookBody } from "./schema-answers/fal-answers.js";
 import { geminiBatches, geminiOperations } from "./schema-answers/gemini-answers.js";
 import { openaiBatches, openaiResponses } from "./schema-answers/openai-answers.js";
 import { replicatePredictions } from "./schema-answers/replicate-answers.js";
+import { vertexJobs } from "./schema-answers/vertex-answers.js";
 
 // Issue 33: no job is stranded by any answer a provider's schema allows. Each run registers one
 // job and polls it through the real adapter, reconciler and reducer on SQLite, the provider
@@ -27,10 +32,19 @@ const RUNS = 40;
 const server = new AnswerServer();
 let base: string;
 let restoreFetch: () => void;
+/** A service account key for the Vertex adapter; the answer server stands in for its token URI. */
+let vertexKey: string;
 
 beforeAll(async () => {
   restoreFetch = loopbackOnly();
   base = await server.listen();
+  const { privateKey } = await generateKeyPair("RS256", { extractable: true });
+  vertexKey = JSON.stringify({
+    client_email: "drawn@p.iam.gserviceaccount.com",
+    private_key: await exportPKCS8(privateKey),
+    token_uri: `${base}/token`,
+  });
+  server.answer("/token", { access_token: "ya29.drawn", expires_in: 3600, token_type: "Bearer" });
 });
 afterAll(async () => {
   await server.close();
@@ -44,6 +58,8 @@ interface Subject {
   /** A job id of the object's kind, and the path its status is read from. */
   ids: fc.Arbitrary<string>;
   path: (id: string) => string;
+  /** Other paths the poller reads for this id (fal's result endpoint), answered before the run. */
+  also?: (id: string) => [string, unknown][];
 }
 
 const suffix = fc.stringMatching(/^[A-Za-z0-9]{4,12}$/);
@@ -90,6 +106,44 @@ const SUBJECTS: Subject[] = [
     ids: suffix.map((s) => `pred${s}`),
     path: (id) => `/v1/predictions/${id}`,
   },
+  {
+    provider: "bedrock",
+    config: () => ({
+      type: "bedrock",
+      region: "us-east-1",
+      baseUrl: base,
+      accessKeyId: "AKIA",
+      secretAccessKey: "s",
+    }),
+    source: bedrockJobs,
+    ids: fc
+      .stringMatching(/^[a-z0-9]{12}$/)
+      .map((s) => `arn:aws:bedrock:us-east-1:123456789012:model-invocation-job/${s}`),
+    path: (id) => `/model-invocation-job/${encodeURIComponent(id)}`,
+  },
+  {
+    provider: "vertex",
+    config: () => ({
+      type: "vertex",
+      project: "p",
+      location: "us-central1",
+      baseUrl: base,
+      serviceAccountKey: vertexKey,
+    }),
+    source: vertexJobs,
+    ids: fc
+      .stringMatching(/^[0-9]{6,19}$/)
+      .map((s) => `projects/123/locations/us-central1/batchPredictionJobs/${s}`),
+    path: (id) => `/v1/${id}`,
+  },
+  {
+    provider: "fal",
+    config: () => ({ type: "fal", baseUrl: base, apiKey: "fal-test", app: "fal-ai/flux/dev" }),
+    source: falStatuses,
+    ids: fc.uuid(),
+    path: (id) => `/fal-ai/flux/requests/${id}/status`,
+    also: (id) => [[`/fal-ai/flux/requests/${id}`, { images: [], seed: 1 }]],
+  },
 ];
 
 /** The state a job is in after `answers`: the highest-ranked documented state so far. */
@@ -114,6 +168,7 @@ async function lifetime(subject: Subject, id: string, answers: DrawnAnswer[]): P
     onPoll: (poll) => polls.push(poll.error ? `${poll.result}: ${poll.error}` : poll.result),
   });
   try {
+    for (const [path, body] of subject.also?.(id) ?? []) server.answer(path, body);
     await finality.register({ provider: subject.provider, id });
     let rank = 0;
     for (const [i, answer] of answers.entries()) {
@@ -180,6 +235,36 @@ describe("no job is stranded by any body the provider's schema allows (webhooks)
       );
     } finally {
       await app.close();
+    }
+  });
+});
+
+describe("fal: any webhook body its documents allow settles the request or is recorded unapplied", () => {
+  // fal sends one webhook per request, when it is done; its request id is the delivery id.
+  it("a drawn OK / ERROR / undocumented body, signed as fal signs", async () => {
+    const fal = new FalFake();
+    const jwksBase = await fal.listen();
+    const app = await providerApp({
+      fal: { type: "fal", webhook: { jwksUrl: `${jwksBase}/.well-known/jwks.json` } },
+    });
+    let run = 0;
+    try {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.nat().chain(() => falWebhookBody(`fal-hook-${++run}`)),
+          async ({ body, expected }) => {
+            const id = String(body.request_id);
+            await app.register("fal", id);
+            const posted = await app.post("fal", fal.webhook(body));
+            expect(posted.status, JSON.stringify(posted.body)).toBe(200);
+            expect((await app.job("fal", id)).state, JSON.stringify(body)).toBe(expected ?? "pending");
+          },
+        ),
+        { numRuns: RUNS },
+      );
+    } finally {
+      await app.close();
+      await fal.close();
     }
   });
 });

@@ -43,7 +43,7 @@ export function createAnthropicAdapter(
   };
 }
 
-export async function parseAnthropicWebhook(
+async function parseAnthropicWebhook(
   provider: string,
   body: Uint8Array,
   deliveryId: string,

@@ -5,7 +5,7 @@ import { mapState } from "../state-map.js";
 import { ANTHROPIC_SESSION_STATES, ANTHROPIC_STOP_REASONS } from "./anthropic-states.js";
 
 /** What one look at a session says about the run a job tracks (see anthropic-states.ts). */
-export interface SessionReading {
+interface SessionReading {
   state: string;
   rawState: string;
   updateTime?: number | undefined;

@@ -72,7 +72,7 @@ export const ANTHROPIC_WEBHOOK_EVENTS: Readonly<Record<string, CanonicalState | 
   "session.archived": "fetch",
 };
 
-export type AnthropicKind = "message_batch" | "session";
+type AnthropicKind = "message_batch" | "session";
 
 /** The object kind: `msgbatch_` or `sesn_` ids, else the job's `kind` (`message_batch`/`batch`, `session`). */
 export function anthropicKindOf(id: string, kind: string | null): AnthropicKind | null {

@@ -54,7 +54,7 @@ export function createAnthropicObserver(
 }
 
 /** `ended` is refined: cancelled if a cancel was initiated, expired if every request expired. */
-export function batchObservation(provider: string, batch: Record<string, unknown>): Observation {
+function batchObservation(provider: string, batch: Record<string, unknown>): Observation {
   const raw = textOf(batch.processing_status) ?? "(no status)";
   let state = mapState(ANTHROPIC_BATCH_STATES, raw);
   const counts = objectOf(batch.request_counts);
@@ -86,7 +86,7 @@ export function batchObservation(provider: string, batch: Record<string, unknown
   return observation;
 }
 
-export function sessionObservation(
+function sessionObservation(
   provider: string,
   session: Record<string, unknown>,
   idleEvent: Record<string, unknown> | null,
@@ -106,7 +106,7 @@ export function sessionObservation(
  * When the job's run began: `metadata.runStartedAt` (RFC 3339 or epoch ms) when the application
  * gives it, else a minute before the job was registered; none for a job not yet in the ledger.
  */
-export function runAnchor(job: Job | null): number | null {
+function runAnchor(job: Job | null): number | null {
   if (job === null) return null;
   const given = objectOf(job.metadata).runStartedAt;
   if (typeof given === "number" && Number.isFinite(given)) return given;

@@ -91,7 +91,7 @@ function geminiHeaderCheck(
   };
 }
 
-export function parseGeminiWebhook(
+function parseGeminiWebhook(
   provider: string,
   body: Uint8Array,
   delivery: VerifiedWebhook,
@@ -127,7 +127,8 @@ export function readGeminiEvent(envelope: Record<string, unknown>): ThinEvent {
   const data = objectOf(envelope.data);
   const meaning = GEMINI_WEBHOOK_EVENTS[type];
   let id = requireJobId(data.id, "data.id");
-  if (meaning?.kind === "batch" && !id.includes("/")) id = `batches/${id}`;
+  // The rule holds for the id the job is kept under: the prefix can take it past the limit.
+  if (meaning?.kind === "batch" && !id.includes("/")) id = requireJobId(`batches/${id}`, "data.id");
   const event = thinEventOf(id, type, meaning, fromRfc3339(envelope.timestamp));
   if (meaning?.state === "failed")
     event.error = { code: data.error_code ?? null, message: textOf(data.error_message) ?? null };

@@ -35,7 +35,7 @@ export function createGeminiBatchLister(client: StatusClient, apiVersion: string
   );
 }
 
-export function readBatchOperations(body: unknown): ListPage | string {
+function readBatchOperations(body: unknown): ListPage | string {
   const list = objectOf(body);
   // An empty list is `{}`: proto3 JSON leaves out empty repeated fields.
   const operations = list.operations ?? [];

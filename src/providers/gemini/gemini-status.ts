@@ -43,7 +43,7 @@ export function createGeminiObserver(
 }
 
 /** One Gemini object as an observation of the job `id`. */
-export function geminiObservation(
+function geminiObservation(
   provider: string,
   id: string,
   kind: GeminiKind,
@@ -108,7 +108,10 @@ function readOperation(operation: Record<string, unknown>): Reading {
       error: operation.error,
     };
   }
-  if (operation.response === undefined) return { state: "done:no-result", raw: "done:no-result", updateTime };
+  // google.longrunning.Operation: once done, "exactly one of error or response can be set"; an
+  // operation whose method returns Empty has neither, and it ended without error (AIP-151).
+  if (operation.response === undefined || operation.response === null)
+    return { state: "succeeded", raw: "done:empty", updateTime, result: null };
   return {
     state: "succeeded",
     raw: "done:response",

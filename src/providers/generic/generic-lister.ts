@@ -1,11 +1,12 @@
 import { toError } from "../../core/errors.js";
-import { pollFailure, redactUrl, unreachable } from "../../engine/poller.js";
+import { redactCredentials } from "../../core/url-redaction.js";
+import { pollFailure, unreachable } from "../../engine/poller.js";
 import type { JobLister, ListedJob, ListResult } from "../discovery-types.js";
 import { fromRfc3339 } from "../json-fields.js";
 import type { ProviderHealth } from "../provider-health.js";
 import { mapState, type StateTable } from "../state-map.js";
 
-export interface GenericListOptions {
+interface GenericListOptions {
   /** The list URL, `{cursor}` where the URL-encoded cursor goes (empty on the first page). */
   url: string;
   headers?: Record<string, string> | undefined;
@@ -45,7 +46,7 @@ export function createGenericLister(provider: string, options: GenericListOption
         const failed = unreachable(url, error);
         return { kind: "failed", error: failed.error };
       }
-      const shown = redactUrl(url);
+      const shown = redactCredentials(url);
       if (response.status === 401 || response.status === 403) {
         const message = `${provider}: the list API refused the configured credentials (${response.status})`;
         options.health?.authRefused(provider, response.status, message);

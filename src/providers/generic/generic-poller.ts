@@ -1,7 +1,8 @@
 import { toError } from "../../core/errors.js";
 import type { Observation } from "../../core/model.js";
+import { redactCredentials } from "../../core/url-redaction.js";
 import type { Poller, PollResult } from "../../engine/poller.js";
-import { pollFailure, redactUrl, unreachable } from "../../engine/poller.js";
+import { pollFailure, unreachable } from "../../engine/poller.js";
 import { activeSpan } from "../../engine/tracing.js";
 import { fromRfc3339 } from "../json-fields.js";
 import type { ProviderHealth } from "../provider-health.js";
@@ -52,7 +53,7 @@ export function createGenericPoller(provider: string, options: GenericPollOption
     } catch (error) {
       return unreachable(url, error);
     }
-    const shown = redactUrl(url);
+    const shown = redactCredentials(url);
     // On the reconcile poll's span (when tracing is on): the status of the provider's answer.
     pollSpan?.setAttribute("http.response.status_code", response.status);
     const answered = { status: response.status, url: shown };

@@ -7,6 +7,7 @@ import { decodeJsonObject, requireJobId, requireText } from "../json-body.js";
 import { fromUnixSeconds, objectOf } from "../json-fields.js";
 import { createStatusClient } from "../status-client.js";
 import { type ObserveObject, observeThinEvent, type ThinEvent, thinEventOf } from "../thin-webhook.js";
+import { createMistralBatchLister, createTogetherBatchLister } from "./openai-compat-list.js";
 import { createOpenAIBatchLister } from "./openai-list.js";
 import { OPENAI_WEBHOOK_EVENTS } from "./openai-states.js";
 import { createOpenAIObserver } from "./openai-status.js";
@@ -27,12 +28,17 @@ export function createOpenAIAdapter(
     headers: { authorization: `Bearer ${config.apiKey}` },
     health: deps.health,
   });
-  const observe = createOpenAIObserver(provider, client);
+  const observe = createOpenAIObserver(provider, client, config.compat);
   const fetchTimeoutMs = config.fetchTimeoutSeconds * 1000;
   return {
     poller: (job, signal) => observe({ id: job.id, kind: job.kind, job }, signal),
     pollTimeoutMs: config.timeoutSeconds * 1000,
-    lister: createOpenAIBatchLister(client),
+    lister:
+      config.compat === "mistral"
+        ? createMistralBatchLister(client)
+        : config.compat === "together"
+          ? createTogetherBatchLister(client)
+          : createOpenAIBatchLister(client),
     receiver: {
       provider,
       checkHeaders: signatureHeaderCheck(provider, config.webhook, deps.now),
@@ -43,7 +49,7 @@ export function createOpenAIAdapter(
   };
 }
 
-export function parseOpenAIWebhook(
+function parseOpenAIWebhook(
   provider: string,
   body: Uint8Array,
   deliveryId: string,

@@ -22,7 +22,7 @@ export function createOpenAIBatchLister(client: StatusClient): JobLister {
   );
 }
 
-export function readBatchPage(body: unknown): ListPage | string {
+function readBatchPage(body: unknown): ListPage | string {
   const list = objectOf(body);
   if (!Array.isArray(list.data)) return "the answer has no data array";
   const jobs = readListedJobs(list.data, "batch", "id or created_at", (batch) => ({

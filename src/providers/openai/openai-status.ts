@@ -5,6 +5,7 @@ import { fromUnixSeconds, latest, objectOf, textOf } from "../json-fields.js";
 import { mapState, polledObservation } from "../state-map.js";
 import { observedIfSame, type StatusClient } from "../status-client.js";
 import type { ObserveObject } from "../thin-webhook.js";
+import { batchesOnly, compatBatchObservation, compatBatchPath, type OpenAICompat } from "./openai-compat.js";
 import {
   OPENAI_BATCH_STATES,
   OPENAI_RESPONSE_STATES,
@@ -16,9 +17,19 @@ import {
  * Reads a background response (`GET /responses/{id}`) or a batch (`GET /batches/{id}`), paths
  * relative to the base URL `https://api.openai.com/v1` as in the official SDK.
  */
-export function createOpenAIObserver(provider: string, client: StatusClient): ObserveObject {
+export function createOpenAIObserver(
+  provider: string,
+  client: StatusClient,
+  compat: OpenAICompat = "openai",
+): ObserveObject {
   return async (ref, signal) => {
-    const kind = openaiKindOf(ref.id, ref.kind);
+    if (compat === "together" || compat === "mistral") {
+      const answer = await client.get(compatBatchPath(compat, ref.id), signal);
+      if (answer.kind !== "answer") return answer;
+      const batch = objectOf(answer.body);
+      return observedIfSame(ref.id, batch.id, () => compatBatchObservation(provider, compat, batch));
+    }
+    const kind = batchesOnly(compat) ? "batch" : openaiKindOf(ref.id, ref.kind);
     if (kind === null) {
       return {
         kind: "failed",

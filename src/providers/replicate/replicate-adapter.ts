@@ -59,7 +59,7 @@ export function createReplicateAdapter(
 }
 
 /** One prediction as an observation; its output and metrics are the result once it succeeded. */
-export function predictionObservation(provider: string, prediction: Record<string, unknown>): Observation {
+function predictionObservation(provider: string, prediction: Record<string, unknown>): Observation {
   const raw = textOf(prediction.status) ?? "(no status)";
   const state = mapState(REPLICATE_PREDICTION_STATES, raw);
   const updateTime = latest(

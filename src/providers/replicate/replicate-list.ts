@@ -20,7 +20,7 @@ export function createReplicateLister(client: StatusClient): JobLister {
   );
 }
 
-export function readPredictionPage(body: unknown): ListPage | string {
+function readPredictionPage(body: unknown): ListPage | string {
   const list = objectOf(body);
   if (!Array.isArray(list.results)) return "the answer has no results array";
   const jobs = readListedJobs(list.results, "prediction", "id or created_at", (prediction) => ({

@@ -107,6 +107,11 @@ export const geminiOperations: AnswerSource = {
         })
         .map((fields) => objectOf({ name: id, done: true, ...fields }))
         .map(answerOf("succeeded")),
+      // Done with neither `response` nor `error`: a method that returns Empty (AIP-151) succeeded.
+      fc
+        .record({ metadata: operationMetadata })
+        .map((fields) => objectOf({ name: id, done: true, ...fields }))
+        .map(answerOf("succeeded")),
       // Any google.rpc.Code but OK (0); CANCELLED (1) is a cancellation, the rest failures.
       fc
         .record({ metadata: operationMetadata, error: rpcStatus(fc.integer({ min: 1, max: 16 })) })
