@@ -17,8 +17,8 @@ import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import postgres from "postgres";
 import { signStandardWebhook } from "../dist/webhooks/schemes/standard-webhooks/node.js";
+import { openAdmin } from "./lib/pg-admin.js";
 import { BENCH_SECRET } from "./lib/presign.js";
 import { startServer } from "./lib/processes.js";
 import { fmt, median, percentile } from "./lib/stats.js";
@@ -30,11 +30,11 @@ const URL_ = process.env.BENCH_HD_URL ?? "postgres://postgres@127.0.0.1:5432/tes
 const SCHEMA = `${process.env.BENCH_HD_SCHEMA ?? "finality_bench_hd"}_${process.pid}`;
 const CLI = fileURLToPath(new URL("../dist/cli/main.js", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "finality-bench-hd-"));
-const admin = postgres(URL_, { max: 1, onnotice: () => {} });
 const target = new URL(URL_);
 
+let admin;
 try {
-  await admin`SELECT 1`;
+  admin = await openAdmin(URL_);
 } catch {
   console.log(`SKIPPED: no PostgreSQL at ${URL_}`);
   process.exit(0);
@@ -48,8 +48,12 @@ try {
 async function delayProxy(delayMs) {
   const stats = { roundTrips: 0 };
   const sockets = new Set();
-  const server = createServer((client) => {
-    const upstream = createConnection({ host: target.hostname, port: Number(target.port || 5432) });
+  const server = createServer({ noDelay: true }, (client) => {
+    const upstream = createConnection({
+      host: target.hostname,
+      port: Number(target.port || 5432),
+      noDelay: true,
+    });
     sockets.add(client).add(upstream);
     let serverSpoke = true;
     const pipe = (from, to, fromClient) =>
@@ -183,7 +187,7 @@ try {
       `${r.delayMs} ms | ${tripsOf(r.trips.created)} | ${tripsOf(r.trips.settled)} | ${fmt(r.p50)} (${x(r.p50, base.p50)}) | ${fmt(r.p99)} (${x(r.p99, base.p99)}) | ${fmt(r.rate, 0)} (${x(r.rate, base.rate)})`,
     );
 } finally {
-  await admin.unsafe(`DROP SCHEMA IF EXISTS "${SCHEMA}" CASCADE`);
+  await admin.query(`DROP SCHEMA IF EXISTS "${SCHEMA}" CASCADE`);
   await admin.end();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -17,10 +17,11 @@
  *
  * Knobs: BENCH_WARMUP (12000), BENCH_WEBHOOKS (3000), BENCH_IN_FLIGHT (16), BENCH_SERVERS
  * (comma list of bare,hand-rolled,floor,finality,baseline), BENCH_BASELINE_DIST,
- * BENCH_LOG_LEVEL (unset: the service's default). Not run by `npm run bench` (minutes under valgrind).
+ * BENCH_LOG_LEVEL (unset: the service's default), BENCH_KEEP_PROFILE (a directory: each server's
+ * callgrind output is copied there, for callgrind_annotate). Not run by `npm run bench` (minutes under valgrind).
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -117,17 +118,50 @@ async function measure(name, argsOf) {
     if (resent > 0) console.log(`  (${name}: ${resent} requests resent after a connection reset)`);
     await server.stop();
     let total = 0;
+    const parts = { compiler: 0, gc: 0, sqlite: 0 };
     for (const file of readdirSync(dir).filter((f) => f.startsWith("callgrind.out"))) {
       const summary = /^totals:\s+(\d+)/m.exec(readFileSync(join(dir, file), "utf8"));
       if (summary) total += Number(summary[1]);
+      for (const [part, n] of Object.entries(breakdown(join(dir, file)))) parts[part] += n;
+      if (process.env.BENCH_KEEP_PROFILE)
+        copyFileSync(join(dir, file), join(process.env.BENCH_KEEP_PROFILE, `${name}.${file}`));
     }
     if (total === 0) throw new Error(`${name}: callgrind counted nothing`);
+    const per = (n) => fmt(n / COUNT);
+    console.log(
+      `  (${name}: V8 compiler ${per(parts.compiler)}, GC ${per(parts.gc)}, SQLite ${per(parts.sqlite)}; ` +
+        `without the compiler ${per(total - parts.compiler)} per webhook)`,
+    );
     return total / COUNT;
   } finally {
     // A failed run leaves no server behind under valgrind.
     if (server?.child.exitCode === null) server.child.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Instructions by where they ran, from callgrind_annotate's per-function totals: V8's optimizing
+ * compilers (tier-up still going on inside the window: it varies from run to run, so a change is
+ * best judged on the rest), its garbage collector, and SQLite (better-sqlite3's library).
+ */
+function breakdown(file) {
+  const out = { compiler: 0, gc: 0, sqlite: 0 };
+  const done = spawnSync("callgrind_annotate", ["--inclusive=no", "--threshold=100", file], {
+    encoding: "utf8",
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  if (done.status !== 0) return out;
+  for (const line of done.stdout.split("\n")) {
+    const match = /^\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)$/.exec(line);
+    if (match === null || match[2].includes("PROGRAM TOTALS")) continue;
+    const n = Number(match[1].replaceAll(",", ""));
+    const where = match[2];
+    if (/compiler::|maglev::|Compiler|turboshaft/i.test(where)) out.compiler += n;
+    else if (/Marking|Sweep|Scaveng|heap::|Heap::|Evacuat|GCTracer/.test(where)) out.gc += n;
+    else if (where.includes("better_sqlite3")) out.sqlite += n;
+  }
+  return out;
 }
 
 function control(pid, state) {

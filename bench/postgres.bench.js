@@ -2,9 +2,10 @@
  * Signed-webhook ingest rate on PostgreSQL: one `finality serve` with 1, 4 and 16 client
  * connections, with and without group commit (`store.groupCommitMaxBatch: 1`), and two replicas
  * sharing the database (two wrk processes, one per replica, each with half the connections),
- * printed beside `finality serve` on SQLite with the same connection counts, in the same run, as
- * ratios. This machine has 2 cores shared by the database, the servers and wrk:
- * read the ratios, not the absolute rates.
+ * printed beside `finality serve` on SQLite and a pg-boss peer (bench/servers/pgboss-webhook-server.js:
+ * the official standardwebhooks verify, one `boss.send` per webhook keyed by its delivery id) with
+ * the same connection counts, in the same run, as ratios. This machine has 2 cores shared by the
+ * database, the servers and wrk: read the ratios, not the absolute rates.
  *
  * Knobs: BENCH_PG_SECONDS (5), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test),
  * BENCH_PG_CONNECTIONS (1,4,16), BENCH_PG_SCHEMA (finality_bench: the schemas' name prefix).
@@ -13,7 +14,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import postgres from "postgres";
+import { openAdmin } from "./lib/pg-admin.js";
 import { BENCH_SECRET, writePresigned } from "./lib/presign.js";
 import { startServer } from "./lib/processes.js";
 import { hasWrk, runWrk } from "./lib/wrk.js";
@@ -25,11 +26,12 @@ const SCHEMA = process.env.BENCH_PG_SCHEMA ?? "finality_bench";
 const MODES = { off: { groupCommitMaxBatch: 1 }, on: {} };
 const URL_ = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const CLI = fileURLToPath(new URL("../dist/cli/main.js", import.meta.url));
+const PGBOSS_PEER = fileURLToPath(new URL("./servers/pgboss-webhook-server.js", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "finality-bench-pg-"));
-const admin = postgres(URL_, { max: 1, onnotice: () => {} });
 
+let admin;
 try {
-  await admin`SELECT 1`;
+  admin = await openAdmin(URL_);
 } catch {
   console.log(`SKIPPED: no PostgreSQL at ${URL_}`);
   process.exit(0);
@@ -49,6 +51,16 @@ async function serve(store) {
   return startServer(process.execPath, [CLI, "serve", "--config", config, "--port", "0"], {
     FINALITY_LOG_LEVEL: "warn",
   });
+}
+
+/** The pg-boss peer on its own schema, or null when the pg-boss dev dependency is absent. */
+async function pgBossPeer(schema) {
+  try {
+    await import("pg-boss");
+  } catch {
+    return null;
+  }
+  return startServer(process.execPath, [PGBOSS_PEER, URL_, schema, BENCH_SECRET]);
 }
 
 async function requests(count) {
@@ -84,22 +96,28 @@ for (const connections of CONNECTIONS) {
     const pg = await serve({ postgres: URL_, schema, ...settings });
     pgRates[mode] = await rate([pg], connections);
     await pg.stop();
-    await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   }
-  rows.push({ connections, sqliteRate, ...pgRates });
+  const bossSchema = `${SCHEMA}_${process.pid}_${connections}_pgboss`;
+  const boss = await pgBossPeer(bossSchema);
+  const bossRate = boss === null ? Number.NaN : await rate([boss], connections);
+  await boss?.stop();
+  await admin.query(`DROP SCHEMA IF EXISTS "${bossSchema}" CASCADE`);
+  rows.push({ connections, sqliteRate, ...pgRates, bossRate });
 }
 const schema = `${SCHEMA}_${process.pid}_replicas`;
 const first = await serve({ postgres: URL_, schema });
 const second = await serve({ postgres: URL_, schema });
 const replicasRate = await rate([first, second], 4);
 await Promise.all([first.stop(), second.stop()]);
-await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
 
 const fmt = (n) => Math.round(n).toLocaleString("en-US");
 const x = (a, b) => `${(a / b).toFixed(2)}x`;
 console.log(`${SECONDS} s per measure; webhooks/s, each a fresh signed delivery`);
+if (rows.some((r) => Number.isNaN(r.bossRate))) console.log("pg-boss peer: skipped (pg-boss not installed)");
 console.log(
-  "connections  sqlite  pg, no group commit  pg, group commit  group/no group  group/sqlite  no group/sqlite",
+  "connections  sqlite  pg, no group commit  pg, group commit  pg-boss peer  group/no group  group/sqlite  group/pg-boss",
 );
 for (const r of rows) {
   console.log(
@@ -108,9 +126,10 @@ for (const r of rows) {
       fmt(r.sqliteRate).padStart(6),
       fmt(r.off).padStart(19),
       fmt(r.on).padStart(16),
+      fmt(r.bossRate).padStart(12),
       x(r.on, r.off).padStart(14),
       x(r.on, r.sqliteRate).padStart(12),
-      x(r.off, r.sqliteRate).padStart(15),
+      x(r.on, r.bossRate).padStart(13),
     ].join("  "),
   );
 }

@@ -11,7 +11,8 @@
  * Knobs: BENCH_SECONDS (5), BENCH_CONNECTIONS (50), BENCH_LOG_LEVEL (info), BENCH_PROFILE_KEEP
  * (a directory to keep the .cpuprofile in, for Chrome DevTools), BENCH_PROFILE_DIST (another
  * build's dist/ to profile, e.g. the commit before a change), BENCH_PROFILE_OTHER (list what
- * fell in no stage).
+ * fell in no stage), BENCH_PROFILE_PG (a PostgreSQL URL: the store on it, in a schema of its own,
+ * dropped after; e.g. postgres://postgres@127.0.0.1:5432/test).
  */
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -34,9 +35,14 @@ if (!hasWrk()) {
 
 const dir = mkdtempSync(join(tmpdir(), "finality-profile-"));
 const config = join(dir, "finality.config.json");
+const PG = process.env.BENCH_PROFILE_PG;
+const schema = `finality_prof_${process.pid}`;
 writeFileSync(
   config,
-  JSON.stringify({ providers: { acme: { type: "generic", webhook: { secrets: [BENCH_SECRET] } } } }),
+  JSON.stringify({
+    ...(PG ? { store: { postgres: PG, schema } } : {}),
+    providers: { acme: { type: "generic", webhook: { secrets: [BENCH_SECRET] } } },
+  }),
 );
 const requests = join(dir, "requests.tsv");
 await writePresigned(requests, { count: 300_000, prefix: "prof" });
@@ -52,8 +58,7 @@ const server = await startServer(
     config,
     "--port",
     "0",
-    "--db",
-    join(dir, "f.db"),
+    ...(PG ? [] : ["--db", join(dir, "f.db")]),
   ],
   { FINALITY_SQLITE_SYNCHRONOUS: "NORMAL", FINALITY_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info" },
 );
@@ -63,6 +68,12 @@ await writePresigned(warmup, { count: 100_000, prefix: "warm" });
 await runWrk({ ...load, file: warmup, seconds: 2 });
 const result = await runWrk({ ...load, file: requests, seconds: SECONDS });
 await server.stop();
+if (PG) {
+  const { openAdmin } = await import("./lib/pg-admin.js");
+  const admin = await openAdmin(PG);
+  await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await admin.end();
+}
 const file = readdirSync(dir).find((name) => name.endsWith(".cpuprofile"));
 if (!file) throw new Error("the server wrote no .cpuprofile (did it exit by process.exit?)");
 if (process.env.BENCH_PROFILE_KEEP) cpSync(join(dir, file), join(process.env.BENCH_PROFILE_KEEP, file));
@@ -76,7 +87,7 @@ rmSync(dir, { recursive: true, force: true });
 const STAGES = [
   ["GC", (f) => f.functionName === "(garbage collector)"],
   ["JSON encode/decode", (f) => /^(stringify|parse)$/.test(f.functionName) && f.url === ""],
-  ["SQL (better-sqlite3)", (f) => /better-sqlite3|\/store\//.test(f.url)],
+  ["SQL (better-sqlite3, node-postgres)", (f) => /better-sqlite3|node_modules\/pg|\/store\//.test(f.url)],
   [
     "signature verify",
     (f) =>

@@ -1,6 +1,6 @@
 /**
  * Runs on your own workers: claims + completions per second with 20 concurrent worker clients
- * (the `finality/worker` client, one run at a time each) against `runs-server.js` in its own
+ * (the `finality/worker-client` client, one run at a time each) against `runs-server.js` in its own
  * process over loopback. Each run costs a claim, a `started` and a `succeeded` call. The runs
  * are enqueued first (timed too), so the measure is the drain: claim, start, complete.
  *
@@ -15,8 +15,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import postgres from "postgres";
 import { createWorker } from "../dist/worker/worker-client.js";
+import { openAdmin } from "./lib/pg-admin.js";
 import { startServer } from "./lib/processes.js";
 import { fmt } from "./lib/stats.js";
 
@@ -150,12 +150,9 @@ async function pgBoss(schema) {
 }
 
 async function postgresReachable() {
-  const sql = postgres(PG_URL, { max: 1, connect_timeout: 2, onnotice: () => {} });
   try {
-    await sql`SELECT 1`;
-    return sql;
+    return await openAdmin(PG_URL, { connectTimeoutMs: 2000 });
   } catch (error) {
-    await sql.end({ timeout: 1 }).catch(() => {});
     console.log(`PostgreSQL: skipped (nothing answers at ${PG_URL}: ${error.message})`);
     return null;
   }
@@ -182,8 +179,8 @@ try {
           console.log(`ratio finality (PostgreSQL) / pg-boss: ${fmt(postgresRate / bossRate, 2)}`);
       }
     } finally {
-      for (const schema of schemas) await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await admin.end({ timeout: 5 });
+      for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await admin.end();
     }
   }
 } finally {

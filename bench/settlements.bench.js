@@ -16,8 +16,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import postgres from "postgres";
 import { signStandardWebhook } from "../dist/webhooks/schemes/standard-webhooks/node.js";
+import { openAdmin } from "./lib/pg-admin.js";
 import { BENCH_SECRET } from "./lib/presign.js";
 import { startServer } from "./lib/processes.js";
 import { fmt, percentile } from "./lib/stats.js";
@@ -159,15 +159,13 @@ const sqlite = await serve("sqlite", { providers: PROVIDERS }, ["--db", join(dir
 await measure("SQLite, one server", sqlite.url, sqlite.url);
 await sqlite.stop();
 
-const admin = postgres(PG_URL, { max: 1, onnotice: () => {} });
-let reachable = true;
+let admin = null;
 try {
-  await admin`SELECT 1`;
+  admin = await openAdmin(PG_URL);
 } catch {
-  reachable = false;
   console.log(`\nPostgreSQL: SKIPPED, no database at ${PG_URL}`);
 }
-if (reachable) {
+if (admin !== null) {
   const schema = `finality_bench_settlements_${process.pid}`;
   const config = { providers: PROVIDERS, store: { postgres: PG_URL, schema } };
   try {
@@ -176,8 +174,8 @@ if (reachable) {
     await measure("PostgreSQL, two replicas: webhooks to A, consumers on B", a.url, b.url);
     await Promise.all([a.stop(), b.stop()]);
   } finally {
-    await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await admin.end();
   }
 }
-await admin.end();
 rmSync(dir, { recursive: true, force: true });

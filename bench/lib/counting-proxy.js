@@ -4,14 +4,16 @@ import { createConnection, createServer } from "node:net";
  * A TCP proxy on 127.0.0.1 in front of PostgreSQL that counts, while `counting`, what the
  * clients send: round trips (each time a connection sends after it last heard from the server,
  * or sends first: a pipelined batch is one) and statements (Query 'Q' and Sync 'S' messages:
- * each ends one statement's exchange). It parses the frontend protocol's framing only.
+ * each ends one statement's exchange). It parses the frontend protocol's framing only. Both
+ * sides with Nagle off, as node-postgres's own socket: a pipelined second write would otherwise
+ * wait for the first one's (delayed) ACK, 40 ms here, and the proxy would be what is measured.
  */
 export async function countingProxy(target) {
   const counts = { roundTrips: 0, statements: 0 };
   let counting = false;
   const sockets = new Set();
-  const server = createServer((client) => {
-    const upstream = createConnection(target);
+  const server = createServer({ noDelay: true }, (client) => {
+    const upstream = createConnection({ ...target, noDelay: true });
     for (const socket of [client, upstream]) {
       sockets.add(socket);
       socket.on("error", () => {});
