@@ -3,7 +3,7 @@ import { canonicalOf, isLiveAttempt, isTerminalRun, LEASE_EXPIRED_CODE } from ".
 import { engineOf } from "../helpers/engine.js";
 import { sinkTarget } from "./effect-sink.js";
 import { feedSettledOnce, parkedInboxDrained, type SettledJob } from "./feed-checks.js";
-import { stuckBy, unknowable } from "./heal.js";
+import { endUntold, stuckBy, unknowable } from "./heal.js";
 import { ackedKept, allJobs, effectKeys } from "./invariants.js";
 import { kindEffectsOf, noEffectAfterPrune, prunedEffects, resultsBounded } from "./lifecycle-checks.js";
 import { key } from "./sim-provider.js";
@@ -43,6 +43,7 @@ export async function endChecks(world: SimWorld): Promise<void> {
   await withTombstones(world, byKey);
   providerJobs(world, byKey);
   for (const job of jobs) {
+    if (job.settledBy === "discovery") world.count("settled-from-list");
     await effectsOf(world, job);
     await kindEffectsOf(world, job);
     resultsBounded(world, job);
@@ -71,7 +72,7 @@ function providerJobs(world: SimWorld, byKey: Map<string, Job>): void {
     const name = key(known.plan.provider, known.plan.id);
     const job = byKey.get(name) ?? world.tombstoned.get(name);
     if (job === undefined && unknowable(world, known.plan)) {
-      world.count("job-unknowable");
+      world.count(world.schedule.config.discover ? "sweep-gap-past-lookback" : "job-unknowable");
       continue;
     }
     const endsAt = world.truth.endsAt(known);
@@ -87,6 +88,10 @@ function providerJobs(world: SimWorld, byKey: Map<string, Job>): void {
       continue;
     }
     const final = known.plan.timeline.at(-1)!.state;
+    if (job.settledAt === null && endUntold(world, known.plan)) {
+      world.count("job-unknowable");
+      continue;
+    }
     if (job.settledAt === null)
       fail("settled-in-time", `${name} ended (${final}) at ${rel(endsAt)} and is still ${job.state}`);
     if (job.state !== final) fail("settled-correctly", `${name} truly ended ${final} but is ${job.state}`);
@@ -195,8 +200,17 @@ async function withTombstones(world: SimWorld, byKey: Map<string, Job>): Promise
     if (byKey.has(name)) continue;
     const slash = name.indexOf("/");
     const jobKey = { provider: name.slice(0, slash), id: name.slice(slash + 1) };
-    const tombstone = await store.getTombstone(jobKey);
-    if (tombstone === null) fail("no-effect-after-prune", `${name} was pruned and has no tombstone`);
+    const found = await store.getTombstone(jobKey);
+    if (found === null && !world.tombstoneMayBeGone.has(name))
+      fail("no-effect-after-prune", `${name} was pruned and has no tombstone`);
+    if (found === null) world.count("tombstone-expired");
+    else if (found.state !== world.prunedAs.get(name)?.state)
+      fail(
+        "no-effect-after-prune",
+        `${name}'s tombstone says ${found.state}, the job was ${world.prunedAs.get(name)?.state}`,
+      );
+    // A tombstone that expired with every way back: the job as it was when pruned says the rest.
+    const tombstone = found ?? world.prunedAs.get(name)!;
     const plan = world.truth.get(jobKey.provider, jobKey.id)?.plan;
     const registeredAt = world.registeredAt.get(name);
     const kind =

@@ -1,10 +1,12 @@
 import { isTerminalRun } from "../../src/core/run-model.js";
+import { isTerminal } from "../../src/core/states.js";
 import { engineOf } from "../helpers/engine.js";
 import type { StepChecker } from "./invariants.js";
+import { acmePolled } from "./sim-config.js";
 import { discoverySweep } from "./sim-discovery.js";
 import { deliverMessage } from "./sim-network.js";
 import { afterTime, survive } from "./sim-steps.js";
-import { type JobPlan, SIM } from "./sim-types.js";
+import { DISCOVERY_PROVIDER, type JobPlan, SIM } from "./sim-types.js";
 import { SimWorker } from "./sim-workers.js";
 import type { SimWorld } from "./sim-world.js";
 
@@ -55,12 +57,35 @@ export async function heal(world: SimWorld, checker: StepChecker): Promise<numbe
 }
 
 /**
- * A job nothing can tell Finality about: never registered, no webhook of it acknowledged, and no
- * discovery sweeps (acme.discover off). The promise is for jobs Finality can know of.
+ * A job nothing can tell Finality about: never registered, no webhook of it acknowledged that
+ * creates it (under `registered-only` a webhook only parks), and no completed discovery sweep that
+ * listed it while it was within the sweep's lookback. The promise is for jobs Finality can know
+ * of. A sweep comes later than `discover.intervalSeconds` after the previous one when the process
+ * restarts (its loop waits a whole interval) or pauses: at the smallest legal lookback, a job
+ * created just after a sweep can then be out of reach of the next (counted
+ * `sweep-gap-past-lookback`, and reported: the config check's floor does not cover those gaps).
  */
 export function unknowable(world: SimWorld, plan: JobPlan): boolean {
-  if (world.schedule.config.discover || !plan.neverRegistered) return false;
-  return ![...world.acked.values()].some((a) => a.provider === plan.provider && a.jobId === plan.id);
+  if (!plan.neverRegistered) return false;
+  if (world.schedule.config.discover && world.listedInReach.has(`${plan.provider}/${plan.id}`)) return false;
+  const adopts = world.schedule.config.parsed.providers[plan.provider]?.unknownJobs !== "registered-only";
+  return !(
+    adopts && [...world.acked.values()].some((a) => a.provider === plan.provider && a.jobId === plan.id)
+  );
+}
+
+/**
+ * Discovery without polling (acme.polling off): a job whose end no acknowledged webhook told. A
+ * sweep settles a job it adopts from the state the list shows, but leaves a known job alone, and
+ * nothing polls it: a job adopted open whose completion webhooks were all lost stays open. The
+ * promise there is for the ends Finality was told of; one it was told of (a 200, parked or not)
+ * must be applied.
+ */
+export function endUntold(world: SimWorld, plan: JobPlan): boolean {
+  if (plan.provider !== DISCOVERY_PROVIDER || acmePolled(world.schedule.config.parsed)) return false;
+  return ![...world.acked.values()].some(
+    (a) => a.provider === plan.provider && a.jobId === plan.id && isTerminal(a.state),
+  );
 }
 
 async function settled(world: SimWorld): Promise<boolean> {
@@ -75,6 +100,7 @@ async function settled(world: SimWorld): Promise<boolean> {
     const record = await store.getJob(job.plan);
     if (record === null && unknowable(world, job.plan)) continue;
     if (record === null) return false;
+    if (endsAt !== null && record.settledAt === null && endUntold(world, job.plan)) continue;
     if (endsAt === null ? now < stuckBy(world.healAt, record.submittedAt) : record.settledAt === null)
       return false;
   }
@@ -123,6 +149,10 @@ async function nextDue(world: SimWorld): Promise<number> {
     }
   }
   const now = world.now();
+  // A message handed to the network in this tick (a webhook the sender emitted after the
+  // deliveries ran) is due now: the next tick delivers it, as a live sender sends at once,
+  // instead of the clock skipping to the next future time and holding it till then.
+  if (world.network.some((m) => m.dueAt <= now)) return now + 1;
   const future = times.filter((t) => t > now);
   return future.length === 0 ? now + SIM.tickMs : Math.min(...future);
 }

@@ -100,6 +100,8 @@ export function prunedEffects(world: SimWorld, name: string, state: string, kind
 export function resultsBounded(world: SimWorld, job: Job): void {
   const known = world.truth.get(job.provider, job.id);
   if (!known || (job.state !== "succeeded" && job.state !== "failed")) return;
+  // Settled from a list (discovery without polling): a list carries no result or error.
+  if (job.settledBy === "discovery") return;
   const stored = job.state === "succeeded" ? job.result : job.error;
   const name = key(job.provider, job.id);
   if (mustBeTruncated(known.plan)) {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import type { ProcessMutantName } from "./mutant/process-mutants.js";
 import type { StoreMutantName } from "./mutant/store-mutants.js";
 import { simulate } from "./simulate.js";
 
@@ -9,7 +10,7 @@ import { simulate } from "./simulate.js";
  * mutant.test.ts: that file's vi.mock breaks the reducer for every test in it.)
  */
 const CASES: {
-  mutant: StoreMutantName;
+  mutant: StoreMutantName | ProcessMutantName;
   invariant: string;
   start: number;
   count: number;
@@ -34,6 +35,9 @@ const CASES: {
     count: 8,
     alsoSeen: "parked-applied-on-register",
   },
+  { mutant: "leases-never-due", invariant: "runs-settle", start: 1, count: 1 },
+  // A process mutant (test/sim/mutant/process-mutants.ts): the run service as the edge calls it.
+  { mutant: "claim-deaf-to-abort", invariant: "aborted-claim-claims-nothing", start: 7, count: 1 },
 ];
 
 afterEach(() => {

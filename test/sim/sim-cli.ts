@@ -1,11 +1,12 @@
 import { register } from "node:module";
 import { parseArgs } from "node:util";
+import type { HookData } from "./mutant/mutant-hooks.js";
 
 /**
  * `npm run sim -- --schedules N [--start S]`: runs N schedules and prints the summary table.
  * `npm run sim -- --seed N`: replays one schedule exactly, with its trace, shrunk if it fails.
- * `--mutant NAME` runs against a deliberately broken reducer (test/sim/mutant/mutants.ts) or
- * store (test/sim/mutant/store-mutants.ts).
+ * `--mutant NAME` runs against a deliberately broken reducer (test/sim/mutant/mutants.ts), store
+ * (store-mutants.ts), run service (process-mutants.ts) or other module (module-mutants.ts).
  */
 const { values } = parseArgs({
   options: {
@@ -19,9 +20,19 @@ const { values } = parseArgs({
 
 if (values.mutant !== undefined) {
   process.env.FINALITY_SIM_MUTANT = values.mutant;
-  // A store mutant is applied by sim-process.ts itself; a reducer mutant needs the module hook.
+  // A store or process mutant is applied by sim-process.ts itself; a reducer or module mutant
+  // needs the module hook, told which module to swap.
   const { isStoreMutantName } = await import("./mutant/store-mutants.js");
-  if (!isStoreMutantName(values.mutant)) register("./mutant/mutant-hooks.js", import.meta.url);
+  const { isProcessMutantName } = await import("./mutant/process-mutants.js");
+  const { isModuleMutantName, MODULE_MUTANTS } = await import("./mutant/module-mutants.js");
+  const data: HookData | undefined = isModuleMutantName(values.mutant)
+    ? {
+        module: MODULE_MUTANTS[values.mutant].module,
+        mutant: `./mutant-${MODULE_MUTANTS[values.mutant].module.replace(/^.*\//, "").replace(/\.js$/, "")}.js`,
+      }
+    : undefined;
+  if (!isStoreMutantName(values.mutant) && !isProcessMutantName(values.mutant))
+    register("./mutant/mutant-hooks.js", { parentURL: import.meta.url, data });
 }
 // Imported after the hook is registered, so that the engine loads the mutant reducer.
 const { describeFailure, replay, simulate } = await import("./simulate.js");

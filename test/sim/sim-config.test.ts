@@ -79,6 +79,20 @@ const REFUSALS: Refusal[] = [
     keys: ["effects.0.providers"],
   },
   {
+    name: "a discovery lookback shorter than the time between sweeps",
+    apply: (raw, random) => {
+      const out = clone(raw);
+      const intervalSeconds = 10 + Math.floor(3_000 * random());
+      const lookbackHours = (intervalSeconds * (0.01 + 0.98 * random())) / 3_600;
+      out.providers.acme = {
+        ...out.providers.acme,
+        discover: { enabled: true, intervalSeconds, lookbackHours },
+      };
+      return out;
+    },
+    keys: ["providers.acme.discover.lookbackHours", "providers.acme.discover.intervalSeconds"],
+  },
+  {
     name: "an unknown-jobs policy that does not exist",
     apply: (raw) => {
       const out = clone(raw);

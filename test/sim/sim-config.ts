@@ -21,6 +21,12 @@ const DAY_S = 86_400;
 export const CONFIG_DIMENSIONS = {
   "beta.unknownJobs": ["adopt", "registered-only"],
   "acme.discover": ["on", "off"],
+  // "off" when discovery is: the lookback of a sweep that never runs is not drawn.
+  "acme.discover.lookbackHours": ["off", "smallest", "drawn", "default"],
+  // Discovery without polling: acme's jobs settle by webhooks and by what the list shows.
+  "acme.polling": ["on", "off"],
+  // registered-only only with discovery on: without it, nothing would ever adopt a job never registered.
+  "acme.unknownJobs": ["adopt", "registered-only"],
   "ingest.maxClockSkewSeconds": ["0", "small", "default", "largest"],
   "effectDelivery.leaseSeconds": ["smallest", "default", "drawn"],
   retention: ["library-windows", "checked-windows"],
@@ -49,6 +55,25 @@ export interface SimConfig {
   buckets: string[];
 }
 
+/** A sweep of the discovery provider every `intervalMs`, listing what was created in the last `lookbackMs`. */
+export interface SimDiscovery {
+  intervalMs: number;
+  lookbackMs: number;
+}
+
+/** Whether acme's jobs are polled (its `poll` key): off only with discovery on. */
+export function acmePolled(config: FinalityConfig): boolean {
+  const acme = config.providers.acme;
+  return acme?.type === "generic" && acme.poll !== undefined;
+}
+
+/** The drawn discovery sweeps of `config`, or null when discovery is off. */
+export function simDiscovery(config: FinalityConfig): SimDiscovery | null {
+  const discover = config.providers.acme?.discover;
+  if (discover?.enabled !== true) return null;
+  return { intervalMs: discover.intervalSeconds * 1000, lookbackMs: discover.lookbackHours * 3_600_000 };
+}
+
 /** The configuration of `seed`'s schedule, given the dispatcher timing the schedule drew. */
 export function drawSimConfig(seed: number, effectTimeoutMs: number, effectLeaseMs: number): SimConfig {
   const { raw, retention, discover, buckets } = drawRawConfig(seed, effectTimeoutMs, effectLeaseMs);
@@ -75,13 +100,25 @@ export function drawRawConfig(seed: number, effectTimeoutMs: number, effectLease
   const lease = draw("effectDelivery.leaseSeconds", { smallest: 30, default: 20, drawn: 50 });
   const retention = draw("retention", { "library-windows": 50, "checked-windows": 50 });
   const webhook = { secrets: [SECRET], toleranceSeconds: SIM.webhookToleranceSeconds };
+  // Drawn from a stream of their own, so that the draws above and below stay what they were.
+  const sweeps = discoverySweeps(seededRandom((seed ^ 0xd15c0) >>> 0), buckets, discover);
   const raw = {
     providers: {
       acme: {
         type: "generic",
         webhook,
-        unknownJobs: "adopt",
-        ...(discover ? { discover: { enabled: true, lookbackHours: 48 } } : {}),
+        unknownJobs: sweeps?.unknownJobs ?? "adopt",
+        ...(sweeps
+          ? {
+              discover: {
+                enabled: true,
+                intervalSeconds: sweeps.intervalSeconds,
+                lookbackHours: sweeps.lookbackHours,
+              },
+            }
+          : {}),
+        // The simulated poller answers; the URL only says that the instance is polled.
+        ...(sweeps?.polled === false ? {} : { poll: { url: "http://127.0.0.1:9/jobs/{id}" } }),
       },
       beta: { type: "generic", webhook, unknownJobs },
     },
@@ -92,7 +129,7 @@ export function drawRawConfig(seed: number, effectTimeoutMs: number, effectLease
       ...(lease === "smallest" ? { leaseSeconds: (effectTimeoutMs + 1) / 1000 } : {}),
       ...(lease === "drawn" ? { leaseSeconds: effectLeaseMs / 1000 } : {}),
     },
-    retention: retentionWindows(random, draw, discover),
+    retention: retentionWindows(random, draw, sweeps),
     effects: [renderDone(draw)],
   };
   return { raw, retention, discover, buckets };
@@ -116,7 +153,11 @@ type Draw = <D extends ConfigDimension>(
  * the webhook tolerance for delivery ids (the check's floor), and for tombstones exactly the
  * jobs' window plus the longest way back (tombstone-cover.ts).
  */
-function retentionWindows(random: Random, draw: Draw, discover: boolean) {
+function retentionWindows(
+  random: Random,
+  draw: Draw,
+  sweeps: { intervalSeconds: number; lookbackHours: number } | null,
+) {
   const seconds = (min: number, max: number) => int(random, min, max) / DAY_S;
   const deliveriesDays =
     draw("retention.deliveriesDays", { smallest: 60, default: 40 }) === "smallest"
@@ -129,7 +170,7 @@ function retentionWindows(random: Random, draw: Draw, discover: boolean) {
     providers: {
       acme: {
         webhook: { toleranceSeconds: SIM.webhookToleranceSeconds },
-        ...(discover ? { discover: { enabled: true, lookbackHours: 48 } } : {}),
+        ...(sweeps ? { discover: { enabled: true, lookbackHours: sweeps.lookbackHours } } : {}),
       },
     },
   });
@@ -142,6 +183,29 @@ function retentionWindows(random: Random, draw: Draw, discover: boolean) {
     settlementsDays:
       draw("retention.settlementsDays", { smallest: 50, default: 50 }) === "smallest" ? seconds(1, 60) : 14,
   };
+}
+
+/**
+ * The discovery sweeps' interval and lookback: the lookback at its smallest legal value (exactly
+ * the interval: every job is created within one sweep's lookback of the next), drawn between
+ * that and a day, or the default 48 hours (with the default 300 s between sweeps). With discovery
+ * on, acme may also go unpolled (its jobs settle by webhooks and from the list: issue 33's defect
+ * 3) and take `registered-only` (an early webhook parked until a sweep adopts the job).
+ */
+function discoverySweeps(random: Random, buckets: string[], discover: boolean) {
+  const lookback = discover ? weighted(random, { smallest: 40, drawn: 30, default: 30 }) : "off";
+  buckets.push(`acme.discover.lookbackHours=${lookback}`);
+  const polling = discover ? weighted(random, { on: 60, off: 40 }) : "on";
+  buckets.push(`acme.polling=${polling}`);
+  const polled = polling === "on";
+  const unknownJobs = discover ? weighted(random, { adopt: 50, "registered-only": 50 }) : "adopt";
+  buckets.push(`acme.unknownJobs=${unknownJobs}`);
+  if (lookback === "off") return null;
+  if (lookback === "default") return { intervalSeconds: 300, lookbackHours: 48, polled, unknownJobs };
+  const intervalSeconds = int(random, 10, 600);
+  const lookbackHours =
+    lookback === "smallest" ? intervalSeconds / 3_600 : int(random, intervalSeconds, DAY_S) / 3_600;
+  return { intervalSeconds, lookbackHours, polled, unknownJobs };
 }
 
 /** The kind-filtered effect's filters: kinds, states and providers, each from what the check accepts. */

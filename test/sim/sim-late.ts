@@ -1,13 +1,15 @@
 import { longestComeBackDays } from "../../src/config/tombstone-cover.js";
 import { TIMESTAMP_BOUNDS } from "../../src/core/bounds.js";
+import type { Job } from "../../src/core/model.js";
 import { DEFAULT_RETENTION, pruneOnce, type RetentionWindows } from "../../src/engine/retention.js";
 import type { PruneTarget } from "../../src/store/housekeeping-store.js";
 import type { Store } from "../../src/store/store.js";
 import { engineOf } from "../helpers/engine.js";
+import { simDiscovery } from "./sim-config.js";
 import { deliverMessage } from "./sim-network.js";
 import { key, observedFields } from "./sim-provider.js";
 import { survive } from "./sim-steps.js";
-import type { Step } from "./sim-types.js";
+import { DISCOVERY_PROVIDER, type Step } from "./sim-types.js";
 import { InvariantViolation, type Message, type SimWorld } from "./sim-world.js";
 
 const DAY_MS = 86_400_000;
@@ -32,11 +34,17 @@ export async function retentionPass(
   ].filter((job) => !world.pruned.has(key(job.provider, job.id)));
   // Pruned is what was in the ledger before the pass and is not after it (tombstones are checked
   // at the end: reading them here would hide a store that never writes or never reads them).
-  const before = [];
-  for (const job of candidates) if ((await store.getJob(job)) !== null) before.push(job);
+  const before: Job[] = [];
+  for (const job of candidates) {
+    const record = await store.getJob(job);
+    if (record !== null) before.push(record);
+  }
   const now = world.now();
   const pass = tombstoneWindowOnly() ? withTombstonesPrunedAfter(store, now - days * DAY_MS) : store;
   await survive(world, () => pruneOnce(pass, windows, now));
+  // Even a pass cut short may have pruned the tombstones it was allowed to.
+  for (const [name, job] of world.prunedAs)
+    if (tombstoneMayGo(world, windows, job, now)) world.tombstoneMayBeGone.add(name);
   if (world.power.dead) return;
   world.settlementsPrunedBefore = Math.max(
     world.settlementsPrunedBefore,
@@ -47,9 +55,27 @@ export async function retentionPass(
     if ((await store.getJob(job)) !== null) continue;
     const name = key(job.provider, job.id);
     world.pruned.set(name, world.now());
+    world.prunedAs.set(name, job);
     world.count("retention-pruned");
     world.log(`  pruned ${name}`);
+    if (tombstoneMayGo(world, windows, job, now)) world.tombstoneMayBeGone.add(name);
   }
+}
+
+/**
+ * Whether a pass at `now` may prune `job`'s tombstone: its own window (`tombstonesDays`, counted
+ * from the settlement) has passed, and so has every way the simulator has of bringing the job back
+ * (a sender's redelivery within `deliveriesDays` of the job's end, a sweep's lookback). Deliberately
+ * not the pass's own rule (engine/retention.ts), which keeps tombstones longer: the checker asks
+ * for the promise, not for the implementation. A pass run late (a paused process, a clock jump)
+ * can prune a job and its tombstone together once all of that lies in the past.
+ */
+function tombstoneMayGo(world: SimWorld, windows: RetentionWindows, job: Job, now: number): boolean {
+  if (job.settledAt === null) return false;
+  const swept = job.provider === DISCOVERY_PROVIDER;
+  const lookbackMs = swept ? (simDiscovery(world.schedule.config.parsed)?.lookbackMs ?? 0) : 0;
+  const openFor = Math.max(windows.tombstonesDays * DAY_MS, windows.deliveriesDays * DAY_MS, lookbackMs);
+  return now - job.settledAt >= openFor;
 }
 
 /**
@@ -61,7 +87,10 @@ function passWindows(world: SimWorld, days: number): RetentionWindows {
   const { parsed, retention } = world.schedule.config;
   const configured = { ...DEFAULT_RETENTION, ...parsed.retention };
   if (retention === "checked-windows") return { ...configured, comeBackDays: longestComeBackDays(parsed) };
-  return { ...configured, settledJobsDays: days, tombstonesDays: days };
+  // A library that runs discovery sweeps itself tells the pass their lookback (docs/library.md).
+  const lookbackMs = simDiscovery(parsed)?.lookbackMs;
+  const comeBackDays = lookbackMs === undefined ? undefined : lookbackMs / DAY_MS;
+  return { ...configured, settledJobsDays: days, tombstonesDays: days, comeBackDays };
 }
 
 /**

@@ -139,6 +139,7 @@ async function deliverWebhook(
       provider: message.provider,
       jobId: message.jobId,
       deliveryId: message.deliveryId,
+      state: message.state,
     });
     world.ackedToVerify.push(key);
     return;

@@ -13,7 +13,9 @@ import { createWebhookReceivers } from "../../src/providers/node-providers.js";
 import { createRunService, type RunService } from "../../src/runs/run-service.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { type CrashSwitch, crashableStore } from "./crashable-store.js";
+import { mutateRuns } from "./mutant/process-mutants.js";
 import { mutateStore } from "./mutant/store-mutants.js";
+import { acmePolled } from "./sim-config.js";
 import { SIM } from "./sim-types.js";
 
 /** One incarnation of the Finality process: everything in memory, over the durable file. */
@@ -87,9 +89,11 @@ export function startProcess(options: ProcessOptions): SimProcess {
     timeoutMs: SIM.pollTimeoutMs,
     poller: options.poller,
   };
+  const { poller: _poller, ...unpolled } = lane;
   const reconciler = createReconciler(finality, {
     providers: {
-      acme: { ...lane, concurrency: 3 },
+      // Without polling (discovery on), acme's lane only reschedules its jobs and flags them stuck.
+      acme: acmePolled(config) ? { ...lane, concurrency: 3 } : { ...unpolled, concurrency: 3 },
       beta: { ...lane, concurrency: 2, rateLimit: SIM.betaRate },
     },
     random: options.random,
@@ -105,15 +109,17 @@ export function startProcess(options: ProcessOptions): SimProcess {
   const dispatcher = createDispatcher(finality, dispatcherOptions);
   // A second replica's dispatcher over the same database, run while a slow delivery is in flight.
   const replica = createDispatcher(finality, dispatcherOptions);
-  const runs = createRunService({
-    finality,
-    random: options.random,
-    newId: options.newId,
-    defaultLeaseSeconds: SIM.leaseSeconds,
-    defaultMaxAttempts: SIM.maxAttempts,
-    maxUnstartedReleases: SIM.maxUnstartedReleases,
-    retry: SIM.runRetry,
-  });
+  const runs = mutateRuns(
+    createRunService({
+      finality,
+      random: options.random,
+      newId: options.newId,
+      defaultLeaseSeconds: SIM.leaseSeconds,
+      defaultMaxAttempts: SIM.maxAttempts,
+      maxUnstartedReleases: SIM.maxUnstartedReleases,
+      retry: SIM.runRetry,
+    }),
+  );
   const intake = createWebhookIntake({
     finality,
     receivers: createWebhookReceivers(config.providers, () => clock.now()),

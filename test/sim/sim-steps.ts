@@ -1,7 +1,7 @@
 import type { Random } from "../../src/core/clock.js";
 import { weighted } from "./schedule.js";
 import { abortedClaim } from "./sim-claims.js";
-import { discoverySweep } from "./sim-discovery.js";
+import { discoverySweep, dueSweep } from "./sim-discovery.js";
 import { badTimeWebhook, lateWebhook, retentionPass } from "./sim-late.js";
 import { deliverMessage, emitWebhooks, senderRetry } from "./sim-network.js";
 import { registerDue } from "./sim-register.js";
@@ -57,6 +57,7 @@ export async function afterTime(
   options: { mayClaim: boolean; chaos?: Random },
 ): Promise<void> {
   emitWebhooks(world);
+  await survive(world, () => dueSweep(world));
   await registerDue(world);
   for (const idempotencyKey of world.pendingEnqueues.splice(0)) await enqueue(world, idempotencyKey);
   await workersAct(world, world.workers, { mayClaim: options.mayClaim, dropHeartbeat: options.chaos });
@@ -171,7 +172,6 @@ export async function runStep(world: SimWorld, step: Step): Promise<void> {
     case "aborted-claim":
       return extra(world, step);
     case "discover":
-      if (!world.schedule.config.discover) return;
       return survive(world, () => discoverySweep(world, step.stale));
     case "cancel-run": {
       const runId = world.runIds[Math.floor(step.pick * world.runIds.length)];

@@ -210,6 +210,9 @@ export const FAULT_KINDS = [
   "settlement-pruned",
   "late-webhook-past-retry-window",
   "progress-after-completion",
+  "settled-from-list",
+  "sweep-gap-past-lookback",
+  "tombstone-expired",
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 

@@ -7,6 +7,7 @@ import { type CrashSwitch, newCrashSwitch } from "./crashable-store.js";
 import { EffectSink } from "./effect-sink.js";
 import type { FeedReader } from "./feed-checks.js";
 import { SimBroker, simBrokerTarget } from "./sim-broker.js";
+import { simDiscovery } from "./sim-config.js";
 import { type SimProcess, startProcess } from "./sim-process.js";
 import { SimProviderTruth, simPoller } from "./sim-provider.js";
 import { receiveEffect } from "./sim-receiver.js";
@@ -70,7 +71,7 @@ export class SimWorld {
   readonly faults = new Map<FaultKind, number>();
   readonly trace: string[] = [];
   /** Delivery ids the sender got a 2xx for, by `provider/deliveryId` → job id. */
-  readonly acked = new Map<string, { provider: string; jobId: string; deliveryId: string }>();
+  readonly acked = new Map<string, { provider: string; jobId: string; deliveryId: string; state: string }>();
   readonly ackedToVerify: string[] = [];
   /** Jobs the application submitted whose registration is not yet acknowledged. */
   readonly pendingRegistrations: DueRegistration[] = [];
@@ -82,6 +83,13 @@ export class SimWorld {
   feedReaders: FeedReader[] = [];
   /** Jobs retention pruned (their tombstone kept), by job → when. */
   readonly pruned = new Map<string, number>();
+  /** Pruned jobs as they were in the ledger just before the pass that pruned them. */
+  readonly prunedAs = new Map<string, Job>();
+  /**
+   * Pruned jobs whose tombstone a pass may have pruned too: it ran when every way back had closed
+   * (sim-late.ts, `tombstoneMayGo`). The end checks hold every other pruned job to its tombstone.
+   */
+  readonly tombstoneMayBeGone = new Set<string>();
   /** At the end checks: pruned jobs as their tombstones tell (state and settledAt only). */
   readonly tombstoned = new Map<string, Job>();
   readonly registeredAt = new Map<string, number>();
@@ -93,6 +101,10 @@ export class SimWorld {
   readonly power: CrashSwitch;
   phase: "chaos" | "heal" = "chaos";
   skewMs = 0;
+  /** Jobs (`provider/id`) a completed discovery sweep listed while within its lookback. */
+  readonly listedInReach = new Set<string>();
+  /** When the process's discovery loop sweeps next (sim-discovery.ts): an interval after it started. */
+  nextSweepAt = SIM.start;
   restarts = 0;
   submitted = 0;
   enqueued = 0;
@@ -128,6 +140,7 @@ export class SimWorld {
     });
     removeDatabase(path);
     this.proc = this.startProcess();
+    this.nextSweepAt = SIM.start + (simDiscovery(schedule.config.parsed)?.intervalMs ?? 0);
   }
 
   now(): number {
@@ -189,6 +202,8 @@ export class SimWorld {
     this.power.dead = false;
     this.power.sweeping = false;
     this.proc = this.startProcess();
+    // A new process's discovery loop waits a whole interval before its first sweep.
+    this.nextSweepAt = this.now() + (simDiscovery(this.schedule.config.parsed)?.intervalMs ?? 0);
     this.log("  ~ restarted from the database file");
     return true;
   }

@@ -1,7 +1,8 @@
 /**
- * A Node module hook (module.register) that swaps src/core/reducer.js for the mutant reducer, for
- * `npm run sim -- --mutant NAME`. Every importer gets the mutant; only the mutant's own `?real`
- * import reaches the real file.
+ * A Node module hook (module.register) that swaps one module of src/ for its mutant, for `npm run
+ * sim -- --mutant NAME`: src/core/reducer.js for a reducer mutant, or the module a module mutant
+ * names (module-mutants.ts). Every importer gets the mutant; only the mutant's own `?real` import
+ * reaches the real file.
  */
 interface ResolveResult {
   url: string;
@@ -10,7 +11,17 @@ interface ResolveResult {
 }
 type NextResolve = (specifier: string, context: unknown) => Promise<ResolveResult>;
 
-const MUTANT_URL = new URL("./mutant-reducer.js", import.meta.url).href;
+/** The module swapped, and the file of its mutant (next to this one), as sim-cli.ts registers them. */
+export interface HookData {
+  module: string;
+  mutant: string;
+}
+
+let swap: HookData = { module: "src/core/reducer.js", mutant: "./mutant-reducer.js" };
+
+export async function initialize(data: HookData | undefined): Promise<void> {
+  if (data !== undefined) swap = data;
+}
 
 export async function resolve(
   specifier: string,
@@ -18,6 +29,7 @@ export async function resolve(
   next: NextResolve,
 ): Promise<ResolveResult> {
   const resolved = await next(specifier, context);
-  if (resolved.url.endsWith("/src/core/reducer.js")) return { ...resolved, url: MUTANT_URL };
+  if (resolved.url.endsWith(`/${swap.module}`))
+    return { ...resolved, url: new URL(swap.mutant, import.meta.url).href };
   return resolved;
 }

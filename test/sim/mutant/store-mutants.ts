@@ -38,6 +38,11 @@ export const STORE_MUTANTS = {
    * takes and sees nothing, and what was parked waits beside the job forever.
    */
   "parked-lookup-misses": { store: {}, tx: { takeParked: async () => [] } },
+  /**
+   * The lease sweeper's query finds nothing due (a comparison on the wrong column): a run whose
+   * worker died is never expired, retried or declared lost, and stays running for good.
+   */
+  "leases-never-due": { store: { dueLeases: async () => [] }, tx: {} },
 } as const satisfies Record<string, { store: Partial<Store>; tx: Partial<StoreTx> }>;
 
 export type StoreMutantName = keyof typeof STORE_MUTANTS;
