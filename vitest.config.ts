@@ -17,7 +17,16 @@ export const FULL_ONLY = [
   "test/sim/sim-more.test.ts", // seeds 301–1150
   "test/sim/sim-rest.test.ts", // seeds 1151–2000
   "test/sim/mutant-broker.test.ts",
-  "test/service/postgres-replicas.test.ts", // three replicas under load
+  "test/service/**", // `finality serve` processes: crashes, two dispatchers, replicas, a silent database
+  // One process or more per test, started from dist/ (serve or the CLI): `npm test` stays in minutes.
+  "test/http/config-errors.test.ts",
+  "test/http/graceful-shutdown.test.ts",
+  "test/http/webhook-ordering.test.ts",
+  "test/host/lazy-modules.test.ts",
+  "test/housekeeping/backup.test.ts",
+  "test/settlements/consumer-example.test.ts",
+  "test/settlements/settlements-cli.test.ts",
+  "test/settlements/settlement-stream-restart.test.ts", // SIGKILL and restart
   "test/housekeeping/soak.test.ts",
   "test/telemetry/broker-trace.test.ts", // NATS
 ];

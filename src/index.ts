@@ -39,6 +39,7 @@ export {
   type Source,
   TERMINAL_STATES,
 } from "./core/states.js";
+export type { ObservationInput, RegistrationInput } from "./core/validation.js";
 export { DeliveryError } from "./engine/delivery-error.js";
 export { createDispatcher, type Dispatcher, type DispatcherOptions } from "./engine/dispatcher.js";
 export { replayEffects, retryEffect } from "./engine/effect-admin.js";

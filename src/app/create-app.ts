@@ -10,6 +10,7 @@ import type { Finality } from "../engine/finality.js";
 import { type ApiReferenceAssets, addApiReferenceRoutes } from "../http/api-reference-routes.js";
 import type { AppEnv } from "../http/app-env.js";
 import { bearerAuth, bearerTokenOf } from "../http/bearer-auth.js";
+import { bodyLimit } from "../http/body-limit.js";
 import { constantTimeEqual } from "../http/constant-time-equal.js";
 import { crossSiteGuard, isUnguardedPath } from "../http/cross-site-guard.js";
 import { addEffectRoutes } from "../http/effect-routes.js";
@@ -29,7 +30,7 @@ import { createWorkerAuthorizer, type WorkerAuthorizer } from "../http/worker-au
 import type { RunService } from "../runs/run-service.js";
 import type { WebhookReceiver } from "../webhooks/receiver-types.js";
 
-export type AppOptions = AppBaseOptions &
+type AppOptions = AppBaseOptions &
   (
     | {
         /**
@@ -85,10 +86,10 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
       metrics,
       receivers: options.receivers,
     });
-  const bodyLimitBytes = config.server.bodyLimitBytes;
 
   const app = new Hono<AppEnv>();
   app.use(requestLog(logger, metrics));
+  app.use(bodyLimit(config.server.bodyLimitBytes));
   const runs = options.runs;
   const authorizeWorker = runs
     ? (options.authorizeWorker ??
@@ -106,14 +107,11 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     return (path === "/v1" || path.startsWith("/v1/") ? apiGuard : pageGuard)(c, next);
   });
   // Worker routes carry their pool's token, not the API token: registered before its check.
-  if (runs && authorizeWorker) addWorkerRoutes(app, { runs, authorizeWorker, metrics, bodyLimitBytes });
+  if (runs && authorizeWorker) addWorkerRoutes(app, { runs, authorizeWorker, metrics });
   if (config.server.apiToken !== undefined) app.use("/v1/*", bearerAuth(config.server.apiToken));
 
-  addWebhookRoutes(app, intake, {
-    bodyLimitBytes,
-    trustTraceparent: config.telemetry.trustIncomingTraceparent,
-  });
-  addJobRoutes(app, { finality, metrics, bodyLimitBytes, shutdown: options.shutdown });
+  addWebhookRoutes(app, intake, { trustTraceparent: config.telemetry.trustIncomingTraceparent });
+  addJobRoutes(app, { finality, metrics, shutdown: options.shutdown });
   addEffectRoutes(app, finality);
   addParkedRoutes(app, finality);
   addSettlementRoutes(app, {
@@ -121,8 +119,8 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     heartbeatMs: options.settlementHeartbeatMs,
     shutdown: options.shutdown,
   });
-  addIntentRoutes(app, { finality, metrics, bodyLimitBytes });
-  if (runs) addRunRoutes(app, { runs, metrics, bodyLimitBytes });
+  addIntentRoutes(app, { finality, metrics });
+  if (runs) addRunRoutes(app, { runs, metrics });
   addOpsRoutes(app, finality, metrics, options.destinations);
   addApiReferenceRoutes(app, { runs: runs !== undefined, assets: options.apiReferenceAssets });
   addDashboardRoutes(app, {

@@ -64,13 +64,13 @@ export function requireOnce(options: OnceOptions, command: string): void {
   throw usageError(`${command} needs --once (the continuous loop runs inside \`finality serve\`)`);
 }
 
-export interface LedgerAccess {
+interface LedgerAccess {
   /** The command only reads: secrets are not resolved. */
   readOnly?: boolean;
 }
 
 /** The configuration `serve` would use with these flags and this environment. */
-export function configOf(options: StoreOptions, access: LedgerAccess = {}): FinalityConfig {
+function configOf(options: StoreOptions, access: LedgerAccess = {}): FinalityConfig {
   return loadConfig({
     file: options.config,
     env: process.env,

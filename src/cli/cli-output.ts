@@ -92,7 +92,7 @@ export function printFacts(
   for (const [key, value] of facts) stream.write(`${style.dim(key.padEnd(width))}  ${value}\n`);
 }
 
-export interface ProgressBar {
+interface ProgressBar {
   update(done: number): void;
   /** Clears the bar; the caller prints its summary after. */
   finish(): void;

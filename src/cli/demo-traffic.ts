@@ -7,7 +7,7 @@ import {
   type WebhookPlan,
 } from "../testing/fake-provider.js";
 
-export interface TrafficOptions {
+interface TrafficOptions {
   /** Provider instance name in Finality; also the prefix of its job ids. */
   name: string;
   provider: FakeProvider;
@@ -25,7 +25,7 @@ export interface TrafficOptions {
   random?: () => number;
 }
 
-export interface TrafficCounts {
+interface TrafficCounts {
   jobs: number;
   webhooksSent: number;
   webhooksLost: number;

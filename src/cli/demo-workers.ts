@@ -1,6 +1,6 @@
 import { createWorker, type Worker } from "../worker/worker-client.js";
 
-export interface DemoWorkers {
+interface DemoWorkers {
   /** Runs enqueued so far. */
   readonly enqueued: number;
   stop(): Promise<void>;

@@ -23,7 +23,7 @@ export interface DemoOptions {
   keep: boolean;
 }
 
-export interface Demo {
+interface Demo {
   readonly url: string;
   readonly dbPath: string;
   /** One line: what the demo did so far. */

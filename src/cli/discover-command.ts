@@ -58,7 +58,7 @@ running \`finality serve\`: adopting a job is one transaction that finds a known
             ? "up to date"
             : style.yellow("page budget spent; the next sweep goes on from here");
         process.stdout.write(
-          `discover ${sweep.provider}: ${sweep.pages} page${sweep.pages === 1 ? "" : "s"}, ${sweep.adopted} adopted, ${sweep.attached} attached (${end})\n`,
+          `discover ${sweep.provider}: ${sweep.pages} page${sweep.pages === 1 ? "" : "s"}, ${sweep.adopted} adopted, ${sweep.attached} attached${sweep.refused > 0 ? style.yellow(`, ${sweep.refused} skipped (id breaks the job id rule)`) : ""} (${end})\n`,
         );
       }
       if (sweeps.some((sweep) => sweep.failed)) process.exitCode = 1;

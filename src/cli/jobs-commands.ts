@@ -243,7 +243,7 @@ export function addJobsCommands(program: Command): void {
 }
 
 /** `jobs wait`'s exit code: 0 succeeded, 3 settled otherwise (failed, cancelled, expired, lost), 4 still open. */
-export function waitExitCode(job: Job): number {
+function waitExitCode(job: Job): number {
   if (job.settledAt === null) return 4;
   return job.state === "succeeded" ? 0 : 3;
 }

@@ -12,10 +12,7 @@ export function cliPrettyLog(): PrettyLog {
  * `09:48:12.345 INFO  listening url=http://127.0.0.1:8787 providers=["generic"]`
  * Used only when stdout is a terminal (see host/node/serve.ts); a pipe or a file gets the JSON lines.
  */
-export function prettyLogStream(
-  out: { write(text: string): unknown } = process.stdout,
-  style: Style = styleFor(),
-) {
+function prettyLogStream(out: { write(text: string): unknown } = process.stdout, style: Style = styleFor()) {
   return {
     write(line: string): void {
       out.write(`${prettyLine(line, style)}\n`);
@@ -34,7 +31,7 @@ const LEVELS: Record<number, string> = {
 /** What every line carries and the line's head already says. */
 const HEAD_FIELDS = new Set(["level", "time", "msg", "pid", "hostname"]);
 
-export function prettyLine(line: string, style: Style): string {
+function prettyLine(line: string, style: Style): string {
   let record: Record<string, unknown>;
   try {
     record = JSON.parse(line) as Record<string, unknown>;

@@ -1,8 +1,9 @@
 import { Argument, type Command } from "commander";
-import { loadConfig } from "../config/load-config.js";
+import { BUILT_IN_PROVIDER, loadConfig } from "../config/load-config.js";
+import { usesBuiltInProvider } from "../config/parse-config.js";
+import { webhookConfigOf } from "../config/provider-config-schema.js";
 import { FinalityError } from "../core/errors.js";
 import { CANONICAL_STATES, type CanonicalState } from "../core/states.js";
-import { errorCode } from "../engine/poller.js";
 import { signTestWebhook } from "../providers/test-webhook.js";
 import { examples, type JsonOption, jsonArgument, usageError, withJsonOption } from "./cli-common.js";
 import { printJson, styleFor } from "./cli-output.js";
@@ -40,6 +41,19 @@ export function addSendCommand(program: Command): void {
         throw usageError(
           `unknown provider "${provider}": the configuration has ${Object.keys(config.providers).join(", ")}`,
         );
+      // Without a configuration file the only provider is the built-in one, signed with
+      // FINALITY_WEBHOOK_SECRET: advising a `providers.generic.webhook.secrets` key would send the
+      // user to write a file that nothing else needs.
+      if (
+        usesBuiltInProvider(config) &&
+        provider === BUILT_IN_PROVIDER &&
+        webhookConfigOf(providerConfig) === undefined
+      )
+        throw new FinalityError(
+          "invalid-config",
+          `provider "${BUILT_IN_PROVIDER}" has no webhook secret: set FINALITY_WEBHOOK_SECRET to the value \`finality serve\` runs with (e.g. FINALITY_WEBHOOK_SECRET=whsec_... finality send ${BUILT_IN_PROVIDER} ${jobId} ${state})`,
+          { details: { field: "FINALITY_WEBHOOK_SECRET" } },
+        );
       const signed = await signTestWebhook(provider, providerConfig, {
         jobId,
         state,
@@ -55,7 +69,8 @@ export function addSendCommand(program: Command): void {
       } catch (error) {
         throw new FinalityError(
           "store-unavailable",
-          `cannot reach ${url}: ${errorCode(error) ?? "error"} (is \`finality serve\` running there? --url names another address)`,
+          `cannot reach ${url}: ${underlyingCause(error)} (is \`finality serve\` running there? --url names another address)`,
+          { cause: error },
         );
       }
       const text = await response.text();
@@ -81,4 +96,20 @@ function serviceUrl(host: string, port: number): string {
   if (host === "0.0.0.0") return `http://127.0.0.1:${port}`;
   if (host === "::" || host === "[::]") return `http://[::1]:${port}`;
   return `http://${host.includes(":") && !host.startsWith("[") ? `[${host}]` : host}:${port}`;
+}
+
+/**
+ * fetch says only "fetch failed"; what happened is at the end of its `cause` chain
+ * (`connect ECONNREFUSED 127.0.0.1:8080`, `getaddrinfo ENOTFOUND …`, `bad port`).
+ */
+function underlyingCause(error: unknown): string {
+  let message = "fetch failed";
+  let code: string | undefined;
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
+    message = current.message;
+    const own = (current as { code?: unknown }).code;
+    if (typeof own === "string" && own !== "") code = own;
+    current = current.cause;
+  }
+  return code === undefined || message.includes(code) ? message : `${code}: ${message}`;
 }

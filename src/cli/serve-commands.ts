@@ -11,7 +11,7 @@ interface ServeOptions extends StoreOptions {
 }
 
 /** What to do when the service cannot stop cleanly or a second signal arrives. */
-export interface ExitHandlers {
+interface ExitHandlers {
   failed(error: unknown): never;
   /** Exit code for "stop now" (a second signal). */
   exitNow(): never;

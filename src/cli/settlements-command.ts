@@ -50,6 +50,9 @@ export function addSettlementsCommand(program: Command): void {
           const onSignal = () => stop.abort();
           process.once("SIGINT", onSignal);
           process.once("SIGTERM", onSignal);
+          // Text gets the page's column names once, so that a line that arrives later is readable
+          // on its own; JSON stays one object per line.
+          if (!options.json) process.stdout.write(`${SETTLEMENT_COLUMNS.join("  ")}\n`);
           try {
             for await (const s of followSettlements(finality.store, { ...filter, signal: stop.signal })) {
               if (options.json) process.stdout.write(`${JSON.stringify(settlementToJson(s))}\n`);
@@ -65,6 +68,8 @@ export function addSettlementsCommand(program: Command): void {
     });
 }
 
+const SETTLEMENT_COLUMNS = ["CURSOR", "PROVIDER", "ID", "STATE", "SETTLED AT", "BY"];
+
 const settlementRow = (s: Settlement) => [
   s.cursor,
   s.provider,
@@ -79,7 +84,7 @@ const settlementLine = (s: Settlement) => settlementRow(s).join("  ");
 function printSettlements(items: readonly Settlement[]): void {
   const style = styleFor();
   if (items.length === 0) return void process.stdout.write("no settlements after this cursor\n");
-  printTable(["CURSOR", "PROVIDER", "ID", "STATE", "SETTLED AT", "BY"], items.map(settlementRow), {
+  printTable(SETTLEMENT_COLUMNS, items.map(settlementRow), {
     style,
     paint: (column, cell) => (column === 3 ? style.status(cell) : cell),
   });

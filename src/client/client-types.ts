@@ -19,13 +19,14 @@ type Query<S extends z.ZodType> = { [K in keyof z.output<S>]?: z.output<S>[K] };
 
 export type {
   Effect,
-  EffectPayload,
   Job,
   JobEvent,
   ParkedObservation,
   Problem,
   WebhookAnswer,
 } from "../http/api-schemas.js";
+// In a file of its own: it holds the intent's schema, which is built on api-schemas.ts's.
+export type { EffectPayload } from "../http/effect-payload-schema.js";
 export type { AttachedIntent, Intent } from "../http/intent-api-schemas.js";
 export type {
   Attempt,

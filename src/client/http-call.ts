@@ -60,7 +60,7 @@ export interface Call {
   extraWaitMs?: number | undefined;
 }
 
-export type Caller = <T>(call: Call) => Promise<{ status: number; body: T | null }>;
+type Caller = <T>(call: Call) => Promise<{ status: number; body: T | null }>;
 
 /** Builds the function every client method sends its request through. */
 export function createCaller(options: CallOptions): Caller {

@@ -3,7 +3,7 @@
  * @cloudflare/workers-types; the runtime's own objects satisfy them.
  */
 
-export interface SqlStorageCursor {
+interface SqlStorageCursor {
   toArray(): Record<string, unknown>[];
   raw(): IterableIterator<unknown[]>;
   readonly columnNames: string[];
@@ -32,7 +32,7 @@ export interface DurableObjectState {
   blockConcurrencyWhile<T>(callback: () => Promise<T>): Promise<T>;
 }
 
-export interface DurableObjectStub {
+interface DurableObjectStub {
   fetch(input: Request | string, init?: RequestInit): Promise<Response>;
 }
 

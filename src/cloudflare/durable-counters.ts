@@ -9,7 +9,7 @@ export interface CounterSample {
 }
 
 /** The counters kept on Workers, with `finality serve`'s names, help and label names (prom-metrics.ts). */
-export const DURABLE_COUNTERS = {
+const DURABLE_COUNTERS = {
   finality_webhooks_received_total:
     "Webhooks received, by provider instance and outcome (applied, an ignore reason, or why refused).",
   finality_events_applied_total: "Observations that changed a job, by source.",

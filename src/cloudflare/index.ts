@@ -4,7 +4,7 @@ import { FinalityError } from "../core/errors.js";
 import { problemResponse, toProblem } from "../http/problem.js";
 import { readAtMost } from "../http/read-body.js";
 import type { DurableObjectNamespace, ExecutionContext, ScheduledController } from "./cloudflare-types.js";
-import { TICK_PATH } from "./ledger-object.js";
+import { TICK_PATH } from "./ledger-object-paths.js";
 import { SHARD_HEADERS } from "./shard-fence.js";
 import { SINGLE_LEDGER_NAME, shardLayouts } from "./shard-layout.js";
 import { ShardRouter } from "./shard-router.js";
@@ -12,7 +12,8 @@ import { configFromBindings } from "./worker-config.js";
 
 export type { DurableObjectState, DurableObjectStorage, SqlStorage } from "./cloudflare-types.js";
 export { createDurableObjectStore, migrateDurableObject } from "./durable-object-store.js";
-export { FinalityLedger, type ShardStats, type TickSummary } from "./ledger-object.js";
+export { FinalityLedger, type TickSummary } from "./ledger-object.js";
+export type { ShardStats } from "./shard-stats.js";
 export { configFromBindings };
 
 /** The bindings the Worker needs; everything else (secrets, FINALITY_CONFIG) is read by the ledger. */

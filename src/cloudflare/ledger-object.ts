@@ -4,35 +4,24 @@ import { retentionWindowsFromConfig } from "../host/from-config.js";
 import { type WorkersLedger, workersLedgerFromConfig } from "../host/workers/ledger-from-config.js";
 import { problemResponse, toProblem } from "../http/problem.js";
 import { sweepOnce } from "../providers/discovery-sweep.js";
-import type { StoreStats } from "../store/store.js";
 import type { DurableObjectNamespace, DurableObjectState } from "./cloudflare-types.js";
 import { DurableCounters } from "./durable-counters.js";
 import { createDurableObjectStore, nextAlarmDueAt, releaseOrphanedClaims } from "./durable-object-store.js";
 import { withItemCursors } from "./item-cursors.js";
+import { STATS_PATH, TICK_PATH } from "./ledger-object-paths.js";
 import { refusedStreamCursor } from "./settlement-cursor-bound.js";
 import { answerDashboardPart, DASHBOARD_PART_PATH, dashboardReadsOf } from "./shard-dashboard.js";
 import { SHARD_HEADERS, ShardFence } from "./shard-fence.js";
 import { shardLayouts } from "./shard-layout.js";
 import { answerPlacedWrite, shardPlacement } from "./shard-placement.js";
 import { ShardRouter } from "./shard-router.js";
+import type { ShardStats } from "./shard-stats.js";
 import { configFromBindings } from "./worker-config.js";
-
-/** The path the Worker's cron trigger calls on the ledger object; never reachable from outside. */
-export const TICK_PATH = "/__finality/tick";
-/**
- * The counts of one shard (GET), which the Worker sums for `/metrics` and `/v1/shards`; with
- * `?counters=1` also its durable counters (`counters`, durable-counters.ts), for `/metrics`.
- */
-export const STATS_PATH = "/__finality/stats";
 
 const SETTLEMENT_STREAM_PATH = "/v1/settlements/stream";
 
 /** The routes that take or renew a run attempt's lease. */
 const RUN_PATHS = /^\/v1\/(workers|attempts|runs)(\/|$)/;
-
-export interface ShardStats extends StoreStats {
-  databaseBytes: number;
-}
 
 export interface TickSummary {
   polled: number;

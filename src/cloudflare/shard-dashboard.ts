@@ -40,7 +40,7 @@ interface EffectsPart {
 }
 
 /** One shard's part of a page, from its own store (the object answers DASHBOARD_PART_PATH with it). */
-export async function readDashboardPart(store: Store, sql: SqlStorage, query: PartQuery): Promise<unknown> {
+async function readDashboardPart(store: Store, sql: SqlStorage, query: PartQuery): Promise<unknown> {
   const reads = storeReads(store);
   const withCursors = <T extends object>(path: string, page: Page<T>): ListPart<T> => ({
     ...page,
@@ -81,7 +81,7 @@ export async function answerDashboardPart(
   return Response.json(await readDashboardPart(store, sql, (await request.json()) as PartQuery));
 }
 
-export interface ShardedReadsOptions {
+interface ShardedReadsOptions {
   /** Every object that may hold jobs, as the Worker names them (its router's shardNames()). */
   shards: readonly string[];
   /** This object's own store and database: its part is read here, not through a request to itself. */
@@ -98,7 +98,7 @@ export interface ShardedReadsOptions {
  * first with a combined cursor that holds each shard's own (as the API's merged lists do), so a
  * page never repeats or skips an item. A shard that does not answer fails the page (503).
  */
-export function shardedDashboardReads(options: ShardedReadsOptions): DashboardReads {
+function shardedDashboardReads(options: ShardedReadsOptions): DashboardReads {
   const { shards } = options;
   const part = async <T>(name: string, query: PartQuery): Promise<T> => {
     if (options.isSelf(name)) return (await readDashboardPart(options.store, options.sql, query)) as T;

@@ -6,7 +6,7 @@ import type { JobKey } from "../core/model.js";
  * share an object: changing the count never moves a job silently into an object that another
  * layout reads as its own (see docs/cloudflare-workers.md, "Resharding").
  */
-export interface ShardLayout {
+interface ShardLayout {
   readonly count: number;
   /** Object names, index = shard number. */
   readonly names: readonly string[];
@@ -41,11 +41,6 @@ export function shardLayouts(cloudflare: {
     // The same count twice is no change at all: nothing to drain.
     previous: previous === undefined || previous === cloudflare.shards ? null : shardLayout(previous),
   };
-}
-
-/** Every object that may hold jobs: the current layout's, then the draining one's. */
-export function allShardNames(layouts: ShardLayouts): string[] {
-  return [...layouts.current.names, ...(layouts.previous?.names ?? [])];
 }
 
 const encoder = new TextEncoder();

@@ -21,8 +21,8 @@ import type { ShardRouter } from "./shard-router.js";
  * attaching an intent (a copy of it attached there, the job registered with its kind and
  * metadata), and the jobs a discovery sweep listed.
  */
-export const ATTACH_INTENT_PATH = "/__finality/attach-intent";
-export const ADOPT_LISTED_PATH = "/__finality/adopt-listed";
+const ATTACH_INTENT_PATH = "/__finality/attach-intent";
+const ADOPT_LISTED_PATH = "/__finality/adopt-listed";
 
 const INTERNAL = "https://finality.internal";
 

@@ -8,7 +8,7 @@ import { problemResponse, toProblem } from "../http/problem.js";
 import type { DurableObjectNamespace } from "./cloudflare-types.js";
 import { type CounterSample, renderSummedCounters } from "./durable-counters.js";
 import { mergeableList } from "./item-cursors.js";
-import { STATS_PATH, TICK_PATH } from "./ledger-object.js";
+import { STATS_PATH, TICK_PATH } from "./ledger-object-paths.js";
 import { encodeShardKey, SHARD_HEADERS } from "./shard-fence.js";
 import { mergedIntents } from "./shard-intents.js";
 import { type ShardLayouts, SINGLE_LEDGER_NAME, shardLayouts, shardNameOf } from "./shard-layout.js";

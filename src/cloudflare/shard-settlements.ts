@@ -253,7 +253,7 @@ async function* shardEvents(reader: ReadableStreamDefaultReader<Uint8Array>): As
 /** Encoded events the merged stream queues for a client that has not taken them yet (64 KiB). */
 const MERGED_QUEUE_BYTES = 64 * 1024;
 
-export interface MergedStreamOptions {
+interface MergedStreamOptions {
   /** How often an idle stream sends a comment, so that proxies keep it open (15 s). */
   heartbeatMs?: number;
 }

@@ -1,7 +1,12 @@
-import type { ShardStats } from "./ledger-object.js";
+import type { StoreStats } from "../store/store.js";
 import type { SendToShard } from "./shard-lists.js";
 
-export interface ShardReport {
+/** The counts of one shard, as the ledger object answers them on STATS_PATH. */
+export interface ShardStats extends StoreStats {
+  databaseBytes: number;
+}
+
+interface ShardReport {
   name: string;
   layout: "current" | "previous" | "runs";
   stats: ShardStats | null;
@@ -9,7 +14,7 @@ export interface ShardReport {
   error: string | null;
 }
 
-export interface ShardsOverview {
+interface ShardsOverview {
   shards: ShardReport[];
   /** The sums over every shard that answered. */
   total: Omit<ShardStats, "databaseBytes"> & { databaseBytes: number };

@@ -7,6 +7,7 @@ import {
   type ProviderType,
   providerSchema,
   reconcileFields,
+  webhookConfigOf,
 } from "./provider-config-schema.js";
 import { tombstoneTooShort } from "./tombstone-cover.js";
 
@@ -20,7 +21,6 @@ export { PROVIDER_TYPES, type ProviderType };
  */
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const positiveSeconds = z.number().finite().positive();
 /**
@@ -100,7 +100,7 @@ const storeSchema = z.union([sqliteStoreSchema, postgresStoreSchema], {
   error: 'expected {"sqlite": path} or {"postgres": url}',
 });
 
-export const DEFAULT_RECONCILE = {
+const DEFAULT_RECONCILE = {
   graceSeconds: 90,
   minIntervalSeconds: 30,
   maxIntervalSeconds: 900,
@@ -259,7 +259,7 @@ export const configSchema = z
       });
     // A delivery id forgotten while its sender may still redeliver would be applied twice.
     for (const [name, provider] of Object.entries(config.providers)) {
-      const toleranceSeconds = (provider.webhook as { toleranceSeconds?: number } | undefined)
+      const toleranceSeconds = (webhookConfigOf(provider) as { toleranceSeconds?: number } | undefined)
         ?.toleranceSeconds;
       if (toleranceSeconds !== undefined && config.retention.deliveriesDays * 86_400 < toleranceSeconds) {
         ctx.addIssue({
@@ -268,6 +268,18 @@ export const configSchema = z
           message: `must cover provider "${name}"'s webhook tolerance window (${toleranceSeconds} s): delivery ids must outlive every redelivery`,
         });
       }
+    }
+    // A sweep lists only the jobs created in the last lookbackHours: with sweeps further apart
+    // than that, a job created just after one sweep is already too old for the next, and a job
+    // whose webhooks were all lost is never found.
+    for (const [name, provider] of Object.entries(config.providers)) {
+      const discover = provider.discover;
+      if (discover?.enabled !== true || discover.lookbackHours >= discover.intervalSeconds / 3_600) continue;
+      ctx.addIssue({
+        code: "custom",
+        path: ["providers", name, "discover", "lookbackHours"],
+        message: `must cover providers.${name}.discover.intervalSeconds (${discover.intervalSeconds} s = ${+(discover.intervalSeconds / 3_600).toFixed(4)} h): a sweep lists only jobs created in the last lookbackHours, so a job created between two sweeps would never be listed`,
+      });
     }
     // A tombstone pruned while its job can still come back (a redelivery, a discovery sweep)
     // leaves that job's id unguarded: it would be adopted again and fire its effects twice.
@@ -341,8 +353,4 @@ export type ProviderConfig = FinalityConfig["providers"][string];
 export type ProviderConfigOf<T extends ProviderType> = Extract<ProviderConfig, { type: T }>;
 export type EffectConfig = FinalityConfig["effects"][number];
 export type StoreConfig = FinalityConfig["store"];
-export type ReconcileConfig = FinalityConfig["reconcile"];
-export type EffectDeliveryConfig = FinalityConfig["effectDelivery"];
-export type RetentionConfig = FinalityConfig["retention"];
 export type TelemetryConfig = FinalityConfig["telemetry"];
-export type IngestConfig = FinalityConfig["ingest"];

@@ -15,7 +15,7 @@ const secret = z
   );
 
 /** The smallest `maxMessageBytes`: a job's metadata (64 KB) and the rest of the message fit in it. */
-export const MIN_MESSAGE_BYTES = 128 * 1024;
+const MIN_MESSAGE_BYTES = 128 * 1024;
 
 const positiveSeconds = z.number().finite().positive();
 
@@ -29,7 +29,7 @@ const natsServer = z.url({
   error: "must be a nats://, tls:// or ws(s):// URL",
 });
 
-export const natsDestinationSchema = z.strictObject({
+const natsDestinationSchema = z.strictObject({
   /** One server URL, a comma-separated list, or an array. */
   servers: z
     .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
@@ -45,7 +45,7 @@ export const natsDestinationSchema = z.strictObject({
   duplicateWindowSeconds: positiveSeconds.optional(),
 });
 
-export const amqpDestinationSchema = z.strictObject({
+const amqpDestinationSchema = z.strictObject({
   url: z.url({ protocol: /^amqps?$/, error: "must be an amqp:// or amqps:// URL" }),
   /** "" is the default exchange: then `routingKey` is the queue's name. */
   exchange: z.string().max(255),
@@ -54,7 +54,7 @@ export const amqpDestinationSchema = z.strictObject({
   queue: z.string().min(1).max(255).optional(),
 });
 
-export const redisDestinationSchema = z.strictObject({
+const redisDestinationSchema = z.strictObject({
   url: z.url({ protocol: /^rediss?$/, error: "must be a redis:// or rediss:// URL" }),
   stream: z.string().min(1).max(512),
   /** How long the guard against a second XADD of one key lives (default 7 days > maxAgeSeconds). */
@@ -63,7 +63,7 @@ export const redisDestinationSchema = z.strictObject({
   maxLength: z.number().int().positive().optional(),
 });
 
-export const cloudEventsOptionsSchema = z.strictObject({
+const cloudEventsOptionsSchema = z.strictObject({
   /** structured: the whole event as JSON; binary: the attributes as headers, the body is `data`. */
   mode: z.enum(["structured", "binary"]).optional(),
   /** The event's `source`; default `finality://<host name>`. */
@@ -71,7 +71,7 @@ export const cloudEventsOptionsSchema = z.strictObject({
 });
 
 /** The destinations an effect may name, exactly one each. */
-export const DESTINATION_KEYS = ["url", "nats", "amqp", "redis"] as const;
+const DESTINATION_KEYS = ["url", "nats", "amqp", "redis"] as const;
 
 export const effectSchema = z
   .strictObject({

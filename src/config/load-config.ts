@@ -6,7 +6,7 @@ import { type ConfigFlags, configError, parseConfig } from "./parse-config.js";
 
 export { BUILT_IN_PROVIDER, type ConfigFlags, type ParseOptions, parseConfig } from "./parse-config.js";
 
-export interface LoadConfigOptions {
+interface LoadConfigOptions {
   /** Path of the JSON file; defaults to FINALITY_CONFIG; no file at all is fine. */
   file?: string | undefined;
   env: Environment;

@@ -22,14 +22,14 @@
 const DAY_SECONDS = 86_400;
 
 /** One way a pruned job can come back: how long after it settled, and the keys that say so. */
-export interface ComeBackWindow {
+interface ComeBackWindow {
   days: number;
   /** The configuration keys that set the window, as a user writes them. */
   keys: string[];
 }
 
 /** What the rule reads of a configuration (the parsed config has it). */
-export interface TombstoneConfig {
+interface TombstoneConfig {
   retention: { deliveriesDays: number; settledJobsDays: number; tombstonesDays: number };
   providers: Record<
     string,

@@ -42,7 +42,7 @@ export const DEFAULT_EFFECT_RETRY: EffectRetryPolicy = {
   maxAgeMs: 3 * 24 * 3_600_000,
 };
 
-export type EffectRetryDecision = { kind: "retry"; delayMs: number } | { kind: "dead" };
+type EffectRetryDecision = { kind: "retry"; delayMs: number } | { kind: "dead" };
 
 /**
  * After failed attempt number `attempt` (1-based): retry after the scheduled delay ±20% jitter,

@@ -9,7 +9,7 @@ import { exceedsDepth, jsonText, LIMITS, utf8Length } from "./validation.js";
  * too deep (JSON.stringify and jsonb would overflow their stacks), or not JSON at all. The full
  * value stays at the provider (or with the worker); the job keeps its state.
  */
-export interface TruncatedValue {
+interface TruncatedValue {
   truncated: true;
   reason: "too-large" | "too-deep" | "not-json";
   /** The value's JSON size, when it has one. */

@@ -36,11 +36,6 @@ export function checkTimestamp(field: string, ms: number | undefined): void {
   if (ms !== undefined && !isTimestampInBounds(ms)) throw timestampOutOfBounds(field, ms);
 }
 
-/** The times an observation carries, checked (today only `updateTime`). */
-export function checkObservationTimes(obs: { updateTime?: number | undefined }): void {
-  checkTimestamp("updateTime", obs.updateTime);
-}
-
 function describe(ms: number): string {
   // A value Date cannot hold has no ISO form; show the number itself.
   const date = new Date(ms);

@@ -3,7 +3,7 @@
  * (insertions, deletions, substitutions and swaps of two neighbours), if it is close enough to
  * be a typo rather than a different word.
  */
-export function closestName(word: string, known: readonly string[]): string | undefined {
+function closestName(word: string, known: readonly string[]): string | undefined {
   const lower = word.toLowerCase();
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;

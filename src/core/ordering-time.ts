@@ -4,7 +4,7 @@ import { isTimestampInBounds, TIMESTAMP_BOUNDS } from "./bounds.js";
 export const DEFAULT_MAX_CLOCK_SKEW_MS = 300_000;
 
 /** Why an observation's `updateTime` was not used as it came. */
-export type TimeAdjustmentReason =
+type TimeAdjustmentReason =
   /** Not a finite number (NaN, ±Infinity): dropped. */
   | "not-a-time"
   /** Before 2000-01-01 (an epoch read as seconds, a zero, a 1971 `created_at`): dropped. */
@@ -22,7 +22,7 @@ export interface TimeAdjustment {
   used?: number;
 }
 
-export interface OrderingTime {
+interface OrderingTime {
   /** The time the reducer orders by; undefined when there is none to use. */
   updateTime: number | undefined;
   /** Set when `updateTime` is not the time that came. */

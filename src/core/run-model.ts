@@ -41,7 +41,7 @@ export const ATTEMPT_STATUSES = [
 export type AttemptStatus = (typeof ATTEMPT_STATUSES)[number];
 
 /** Who caused a run event. `reconciler` is the lease sweeper. */
-export type RunActor = "worker" | "reconciler" | "api";
+type RunActor = "worker" | "reconciler" | "api";
 
 /** The reserved provider name under which every run is mirrored into the job ledger. */
 export const RUNS_PROVIDER = "runs";

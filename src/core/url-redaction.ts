@@ -1,6 +1,13 @@
-// Effect URLs often carry their credential in the path or query (Slack-style
-// `/services/T…/B…/secret`, `?token=…`), so they are shown and logged as scheme, host and port
-// only: in `last_error`, the API, the dashboard, the CLI and the logs. Pure: every layer uses it.
+// Every way Finality cuts a URL before showing or logging it, in one place, named by what it keeps:
+//
+// - `redactToOrigin`: scheme, host and port only. Effect URLs often carry their credential in the
+//   path or query (Slack-style `/services/T…/B…/secret`, `?token=…`): in `last_error`, the API,
+//   the dashboard, the CLI and the logs they appear this way.
+// - `redactCredentials`: the whole URL but its user, password and key-like query values. A poll
+//   URL's path names the job (`/status/{id}`), which the operator needs to see; its credentials
+//   travel in headers or in those parts.
+//
+// Pure: every layer uses it.
 
 /** Any `scheme://…` run in a text, up to whitespace or a quote. */
 const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi;
@@ -10,7 +17,7 @@ const AUTHORITY = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
 const MIN_SECRET_LENGTH = 4;
 
 /** The URL as it may be shown: `https://hooks.example.com:8443`, without user, path or query. */
-export function redactUrl(url: string): string {
+export function redactToOrigin(url: string): string {
   try {
     const parsed = new URL(url);
     return `${parsed.protocol}//${parsed.host}`;
@@ -27,10 +34,28 @@ export function redactUrl(url: string): string {
 export function redactUrlsIn(text: string, known: readonly string[] = []): string {
   let out = text;
   for (const url of known) {
-    for (const whole of wholeForms(url)) out = out.split(whole).join(redactUrl(url));
+    for (const whole of wholeForms(url)) out = out.split(whole).join(redactToOrigin(url));
     for (const piece of secretPieces(url)) out = out.split(piece).join("[redacted]");
   }
-  return out.replace(URL_IN_TEXT, (match) => redactUrl(match));
+  return out.replace(URL_IN_TEXT, (match) => redactToOrigin(match));
+}
+
+/** Query parameters whose values are credentials more often than not. */
+const SECRET_PARAM = /key|token|secret|sig|password|auth|credential/i;
+
+/** The URL with its path, without user, password or key-like query values: `https://***:***@h/status/1?token=***`. */
+export function redactCredentials(url: string | URL): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(String(url));
+  } catch {
+    return "(invalid URL)";
+  }
+  if (parsed.username) parsed.username = "***";
+  if (parsed.password) parsed.password = "***";
+  for (const name of [...parsed.searchParams.keys()])
+    if (SECRET_PARAM.test(name)) parsed.searchParams.set(name, "***");
+  return parsed.toString();
 }
 
 function wholeForms(url: string): string[] {

@@ -86,7 +86,7 @@ const isoOrEpoch = z
  */
 const outcomeValue = z.unknown().optional();
 
-export const observationSchema = z.object({
+const observationSchema = z.object({
   provider: providerNameSchema,
   id: jobId,
   state: text(LIMITS.stateLength),

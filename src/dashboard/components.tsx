@@ -6,7 +6,7 @@ import { type Column, DataTable, NONE } from "./data-table.js";
 import { formatCount, formatRelative, jobHref } from "./format.js";
 
 /** What each reason an observation was not applied means, in words an operator reads. */
-export const REASONS: Record<IgnoreReason, { label: string; meaning: string }> = {
+const REASONS: Record<IgnoreReason, { label: string; meaning: string }> = {
   "duplicate-delivery": { label: "duplicate delivery", meaning: "this webhook-id was received before" },
   duplicate: { label: "duplicate", meaning: "the job is already in this terminal state" },
   // The same state again, not newer (seq / updateTime): what senders do all the time, no warning.
@@ -109,14 +109,19 @@ export function JobLink(props: { provider: string; id: string }) {
   );
 }
 
+/**
+ * A job's flags, or nothing at all: a cell with only spaces in it is not `:empty`, and on a phone
+ * its "flags" label then sat alone on the card's border.
+ */
 export function Flags(props: { job: Job }) {
   const { job } = props;
-  return (
-    <>
-      {job.stuck && <Badge kind="stuck">stuck</Badge>} {job.conflict && <Badge kind="flag">conflict</Badge>}{" "}
-      {job.anomaly && <Badge kind="flag">{job.anomaly}</Badge>}
-    </>
-  );
+  const badges = [
+    job.stuck && <Badge kind="stuck">stuck</Badge>,
+    job.conflict && <Badge kind="flag">conflict</Badge>,
+    job.anomaly && <Badge kind="flag">{job.anomaly}</Badge>,
+  ].filter(Boolean);
+  if (badges.length === 0) return null;
+  return <>{badges.flatMap((badge, i) => (i === 0 ? [badge] : [" ", badge]))}</>;
 }
 
 /** The job table's columns; the ages are relative to `now`. */

@@ -1,7 +1,8 @@
 import type { EffectConfig, FinalityConfig, ProviderConfig } from "../config/config-schema.js";
+import { POLL_ONLY_TYPES, webhookConfigOf } from "../config/provider-config-schema.js";
 import { Badge } from "./components.js";
 import { type Column, DataTable } from "./data-table.js";
-import { formatRelative } from "./format.js";
+import { formatDuration, formatRelative } from "./format.js";
 import type { ActivityMark, ProviderActivity } from "./provider-activity.js";
 
 /** Outcomes that mean the webhook or poll did what it should; anything else is shown as a problem. */
@@ -83,6 +84,15 @@ export function ConfigPage(props: {
             : "off in this process (another replica delivers)"}
           , {config.effectDelivery.concurrency} at once, {config.effectDelivery.timeoutSeconds} s timeout
         </dd>
+        <dt>effect retries</dt>
+        <dd data-field="effect-retries">
+          <EffectRetries delivery={config.effectDelivery} />
+        </dd>
+        <dt>run attempts</dt>
+        <dd data-field="run-attempts">
+          {config.workers.maxAttempts} per run, queued again after {config.workers.retryBaseSeconds} s
+          doubling up to {config.workers.retryMaxSeconds} s
+        </dd>
         <dt>API token</dt>
         <dd>{config.server.apiToken === undefined ? "not set (loopback only)" : "set"}</dd>
         <dt>store</dt>
@@ -120,6 +130,11 @@ function providerColumns(
       cell: ([, provider]) => <Polling provider={provider} />,
     },
     {
+      head: "unknown jobs",
+      attrs: { "data-field": "unknown-jobs" },
+      cell: ([, provider]) => <UnknownJobs policy={provider.unknownJobs} />,
+    },
+    {
       head: "reconcile",
       class: "small",
       cell: ([, provider]) => <ReconcileSettings config={config} provider={provider} />,
@@ -130,7 +145,7 @@ function providerColumns(
 }
 
 function WebhookSecret(props: { provider: ProviderConfig }) {
-  const webhook = props.provider.webhook as { secrets?: string[]; jwt?: unknown } | undefined;
+  const webhook = webhookConfigOf(props.provider) as { secrets?: string[]; jwt?: unknown } | undefined;
   const secrets = webhook?.secrets?.length ?? 0;
   const jwt = webhook?.jwt !== undefined;
   if (secrets === 0 && !jwt)
@@ -163,6 +178,12 @@ function Polling(props: { provider: ProviderConfig }) {
       </span>
     );
   }
+  if (POLL_ONLY_TYPES.has(provider.type))
+    return (
+      <span data-poll="set">
+        <Badge kind="succeeded">status API</Badge> <span class="small">credentials set; no webhooks</span>
+      </span>
+    );
   const hasKey = (provider as { apiKey?: string }).apiKey !== undefined;
   return hasKey ? (
     <span data-poll="set">
@@ -172,6 +193,34 @@ function Polling(props: { provider: ProviderConfig }) {
     <span data-poll="none">
       <Badge kind="pending">no API key</Badge> <span class="small">webhooks only</span>
     </span>
+  );
+}
+
+/** Why a signed webhook answered 200 `parked` never shows up as a job: the policy says so here. */
+function UnknownJobs(props: { policy: ProviderConfig["unknownJobs"] }) {
+  return props.policy === "adopt" ? (
+    <span data-unknown-jobs="adopt">
+      adopt <span class="small muted">a webhook for an unregistered job creates it</span>
+    </span>
+  ) : (
+    <span data-unknown-jobs="registered-only">
+      registered-only{" "}
+      <span class="small muted">a webhook for an unregistered job is parked until it is registered</span>
+    </span>
+  );
+}
+
+function EffectRetries(props: { delivery: FinalityConfig["effectDelivery"] }) {
+  const { retrySeconds, maxAgeSeconds, maxAttempts } = props.delivery;
+  const delays = retrySeconds.map((seconds) => formatDuration(seconds * 1000)).join(", ");
+  const limits = [
+    `${formatDuration(maxAgeSeconds * 1000)} old`,
+    maxAttempts === undefined ? null : `${maxAttempts} attempts`,
+  ].filter(Boolean);
+  return (
+    <>
+      retry after {delays} (the last repeats); dead after {limits.join(" or ")}
+    </>
   );
 }
 

@@ -6,7 +6,7 @@ import { type JobsFilter, loadJobs } from "./jobs-page.js";
 import { loadOverview, type OverviewData } from "./overview-data.js";
 import { loadParked } from "./parked-page.js";
 
-export interface ParkedListQuery {
+interface ParkedListQuery {
   provider?: string | undefined;
   cursor?: string | undefined;
 }
@@ -27,7 +27,7 @@ export interface DashboardReads {
 }
 
 /** The store's cursors are one row number each. */
-export const STORE_CURSOR_MAX_LENGTH = 200;
+const STORE_CURSOR_MAX_LENGTH = 200;
 
 /** The reads of one store: what the dashboard always did. */
 export function storeReads(store: Store): DashboardReads {

@@ -23,7 +23,7 @@ import type { ProviderActivity } from "./provider-activity.js";
 import { loadRuns, parseRunStatus, RunsFilters, RunsPage } from "./runs-page.js";
 import { deliveredNotice, TestWebhookForms, type TestWebhookNotice } from "./test-webhook-form.js";
 
-export interface DashboardOptions {
+interface DashboardOptions {
   finality: Finality;
   config: FinalityConfig;
   /** True when the service runs the runs API (runs then appear as jobs of provider `runs`). */
@@ -90,7 +90,12 @@ export function addDashboardRoutes(app: Hono<AppEnv>, options: DashboardOptions)
       title: "Overview",
       section: "overview",
       header: <Flash message={flash?.message ?? null} error={flash?.error} />,
-      live: <OverviewPage data={await readsOf(c).overview(now(), providers)} setup={setup} />,
+      live: (
+        <OverviewPage
+          data={await readsOf(c).overview(now(), providers)}
+          setup={{ setup, origin: new URL(c.req.url).origin }}
+        />
+      ),
     });
   });
 

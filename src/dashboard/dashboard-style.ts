@@ -31,6 +31,9 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
    Not every cell: "anywhere" also lets a table squeeze short words ("notif/y") to fit. */
 .mono, code, h1, dd, td a, td .small { overflow-wrap: anywhere; }
 pre { background: #f0f3f8; padding: 8px; border-radius: 6px; overflow-x: auto; max-height: 260px; margin: 0; }
+/* Commands to copy wrap rather than hide their end behind a scroll bar on a phone. */
+#first-steps pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+header.top .right a { color: #c9d3e3; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; background: #e8ecf2; color: #3b4454; white-space: nowrap; }
 .badge.pending { background: #eef1f6; color: #4a5568; } .badge.running { background: #e3ecff; color: #2446a8; }
 .badge.succeeded, .badge.delivered, .badge.applied { background: #e0f4e8; color: var(--ok); }

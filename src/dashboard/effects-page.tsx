@@ -5,7 +5,7 @@ import { EffectTable } from "./effect-table.js";
 import { formatCount, queryString } from "./format.js";
 import { COUNT_CAP } from "./overview-data.js";
 
-export const EFFECT_STATUSES: readonly EffectStatus[] = ["dead", "pending", "delivering", "delivered"];
+const EFFECT_STATUSES: readonly EffectStatus[] = ["dead", "pending", "delivering", "delivered"];
 /** Rows of each section of the summary (no status chosen); a chosen status pages by EFFECT_PAGE_ROWS. */
 export const SUMMARY_ROWS = 25;
 export const EFFECT_PAGE_ROWS = 50;

@@ -1,4 +1,5 @@
 import type { FinalityConfig, ProviderConfig } from "../config/config-schema.js";
+import { POLL_ONLY_TYPES, webhookConfigOf } from "../config/provider-config-schema.js";
 
 /** What the overview needs to know about the set-up to tell a new user what to do. */
 export interface Setup {
@@ -12,7 +13,9 @@ export interface Setup {
 
 export function setupOf(config: FinalityConfig, builtInName: string): Setup {
   const entries = Object.entries(config.providers);
-  const unsigned = entries.filter(([, provider]) => !hasWebhookSecret(provider)).map(([name]) => name);
+  const unsigned = entries
+    .filter(([, provider]) => !POLL_ONLY_TYPES.has(provider.type) && !hasWebhookSecret(provider))
+    .map(([name]) => name);
   const builtIn =
     entries.length === 1 && entries[0]?.[0] === builtInName && entries[0]?.[1].type === "generic";
   return { providers: entries.map(([name]) => name), unsigned, builtIn };
@@ -20,7 +23,7 @@ export function setupOf(config: FinalityConfig, builtInName: string): Setup {
 
 /** True when the instance can check a webhook: a secret, or Gemini's JWT keys. */
 export function hasWebhookSecret(provider: ProviderConfig): boolean {
-  const webhook = provider.webhook as { secrets?: string[]; jwt?: unknown } | undefined;
+  const webhook = webhookConfigOf(provider) as { secrets?: string[]; jwt?: unknown } | undefined;
   return (webhook?.secrets?.length ?? 0) > 0 || webhook?.jwt !== undefined;
 }
 
@@ -49,8 +52,11 @@ export function UnsignedWarning(props: { setup: Setup }) {
   );
 }
 
-/** The overview of a ledger with no jobs yet: three ways to see something happen. */
-export function FirstSteps(props: { setup: Setup }) {
+/**
+ * The overview of a ledger with no jobs yet: three ways to see something happen. `origin` is the
+ * address the browser reached the dashboard at, so the curl line runs as it is copied.
+ */
+export function FirstSteps(props: { setup: Setup; origin: string }) {
   const provider = props.setup.providers[0] ?? "generic";
   return (
     <section class="panel" id="first-steps">
@@ -63,7 +69,7 @@ export function FirstSteps(props: { setup: Setup }) {
         <li>
           <strong>Register a job</strong> with the API or the CLI:
           <pre>
-            {`curl -s -X POST http://HOST:PORT/v1/jobs -H 'content-type: application/json' \\
+            {`curl -s -X POST ${props.origin}/v1/jobs -H 'content-type: application/json' \\
   -d '{"provider": "${provider}", "id": "my-first-job"}'
 npx finality jobs register ${provider} my-first-job`}
           </pre>

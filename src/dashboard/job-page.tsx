@@ -8,9 +8,9 @@ import { EffectTable } from "./effect-table.js";
 import { formatIsoTime, formatJson, formatRelative, formatTime, jobHref } from "./format.js";
 
 /** Events shown per page of a timeline; a longer story pages on with `?after=`. */
-export const TIMELINE_PAGE = 500;
+const TIMELINE_PAGE = 500;
 
-export interface JobStory {
+interface JobStory {
   job: Job;
   events: JobEvent[];
   /** seqNo to continue from when more events exist. */

@@ -6,7 +6,7 @@ import { JobTable } from "./components.js";
 import { choicesOf, LabelledSelect, type SelectChoice } from "./filter-select.js";
 import { queryString } from "./format.js";
 
-export const PAGE_SIZES = [25, 50, 100, 200] as const;
+const PAGE_SIZES = [25, 50, 100, 200] as const;
 
 export interface JobsFilter {
   state?: CanonicalState | undefined;
@@ -66,7 +66,7 @@ export function parseJobsFilter(
 }
 
 /** The filter as query parameters (without the cursor), for links that keep it. */
-export function filterParams(filter: JobsFilter): Record<string, string | undefined> {
+function filterParams(filter: JobsFilter): Record<string, string | undefined> {
   return {
     state: filter.state,
     provider: filter.provider,

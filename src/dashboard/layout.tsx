@@ -5,7 +5,7 @@ import { DASHBOARD_CSS } from "./dashboard-style.js";
 import { FRAGMENT_HEADER, LIVE_REFRESH_SCRIPT } from "./live-refresh.js";
 import { TABLE_LABELS_SCRIPT } from "./table-labels.js";
 
-export type Section = "overview" | "jobs" | "effects" | "runs" | "parked" | "intents" | "config";
+type Section = "overview" | "jobs" | "effects" | "runs" | "parked" | "intents" | "config";
 
 const SECTIONS: [Section, string, string][] = [
   ["overview", "/", "Overview"],
@@ -117,6 +117,9 @@ function Layout(page: PageOptions) {
             ))}
           </nav>
           <div class="right">
+            <a href="/docs/api" id="api-reference">
+              API reference
+            </a>
             {page.refreshMs !== null && (
               <label title="Refresh the numbers below without reloading the page">
                 <input type="checkbox" id="auto-refresh" checked /> live{" "}

@@ -8,13 +8,13 @@ import { type LatencyOverview, latencyOverview } from "./overview-latency.js";
 /** Counts stop here ("10,000+"): each costs at most this many index entries. */
 export const COUNT_CAP = 10_000;
 /** The charts read at most this many rows of their hour. */
-export const CHART_CAP = 100_000;
+const CHART_CAP = 100_000;
 /** Percentiles are taken over at most this many of the hour's newest samples of each kind. */
-export const LATENCY_CAP = 20_000;
+const LATENCY_CAP = 20_000;
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
-export interface AgeBucket {
+interface AgeBucket {
   label: string;
   count: BoundedCount;
 }
@@ -51,7 +51,7 @@ const AGES: [string, number, number][] = [
 ];
 
 /** The last hour, in whole minutes, ending with the current one. */
-export function lastHour(now: number): TimeWindow {
+function lastHour(now: number): TimeWindow {
   const to = Math.floor(now / MINUTE) * MINUTE + MINUTE;
   return { from: to - HOUR, to, bucketMs: MINUTE, cap: CHART_CAP };
 }

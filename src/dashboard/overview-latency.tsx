@@ -7,7 +7,7 @@ import { formatDuration } from "./format.js";
  * provider's oldest open job. Computed from stored rows (jobs.settled_at / max_update_time,
  * outbox.delivered_at), not from this process's histograms, so every replica shows the same.
  */
-export interface LatencyRow {
+interface LatencyRow {
   source: string;
   samples: number;
   p50Ms: number;
@@ -130,7 +130,7 @@ function LatencyTable(props: { name: string; title: string; rows: LatencyRow[] }
 }
 
 /** 0.4 s, 12 s, 3.5 min, 2.1 h: short enough for a phone's column. */
-export function formatSeconds(ms: number): string {
+function formatSeconds(ms: number): string {
   const s = ms / 1000;
   if (s < 10) return `${s.toFixed(1)} s`;
   if (s < 120) return `${Math.round(s)} s`;

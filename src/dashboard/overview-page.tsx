@@ -7,7 +7,7 @@ import { formatCount, formatShare, queryString } from "./format.js";
 import type { OverviewData } from "./overview-data.js";
 import { LatencyPanel } from "./overview-latency.js";
 
-export const SETTLED_BY: SeriesKey[] = [
+const SETTLED_BY: SeriesKey[] = [
   { key: "webhook", label: "webhook", colour: "#3b6fe0" },
   { key: "reconcile", label: "reconcile", colour: "#e07b2c" },
   { key: "worker", label: "worker", colour: "#2f9e62" },
@@ -17,7 +17,7 @@ export const SETTLED_BY: SeriesKey[] = [
   { key: "discovery", label: "discovery", colour: "#2aa5b8" },
 ];
 
-export const WEBHOOK_OUTCOMES: SeriesKey[] = [
+const WEBHOOK_OUTCOMES: SeriesKey[] = [
   { key: "applied", label: "applied", colour: "#2f9e62" },
   { key: "duplicate-delivery", label: "duplicate delivery", colour: "#7aa2ff" },
   { key: "duplicate", label: "duplicate", colour: "#b7c9f5" },
@@ -29,7 +29,7 @@ export const WEBHOOK_OUTCOMES: SeriesKey[] = [
 ];
 
 /** The live part of the overview: counts, charts, and what needs attention. */
-export function OverviewPage(props: { data: OverviewData; setup?: Setup }) {
+export function OverviewPage(props: { data: OverviewData; setup?: { setup: Setup; origin: string } }) {
   const d = props.data;
   const empty = d.states.every(({ count }) => count.count === 0);
   const settledTotals = totalsByKey(d.settlements, SETTLED_BY);
@@ -37,8 +37,8 @@ export function OverviewPage(props: { data: OverviewData; setup?: Setup }) {
   return (
     <>
       <h1>Overview</h1>
-      {props.setup && <UnsignedWarning setup={props.setup} />}
-      {props.setup && empty && <FirstSteps setup={props.setup} />}
+      {props.setup && <UnsignedWarning setup={props.setup.setup} />}
+      {props.setup && empty && <FirstSteps setup={props.setup.setup} origin={props.setup.origin} />}
       <div class="cards">
         <CountCard name="open" label="open jobs" count={d.open} href="/jobs?open=true" />
         <CountCard name="due" label="due for a poll now" count={d.due} />

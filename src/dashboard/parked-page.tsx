@@ -42,7 +42,7 @@ export function ParkedPage(props: {
   );
 }
 
-export function ParkedTable(props: { parked: readonly ParkedObservation[]; now: number; empty: string }) {
+function ParkedTable(props: { parked: readonly ParkedObservation[]; now: number; empty: string }) {
   const columns: Column<ParkedObservation>[] = [
     {
       head: "parked",

@@ -26,14 +26,29 @@ export function createProviderActivity(providers: readonly string[], now: () => 
   const known = new Set(providers);
   const webhooks = new Map<string, ActivityMark>();
   const polls = new Map<string, ActivityMark>();
+  // A webhook's mark is taken once per event-loop turn (a group commit answers its callers in
+  // one turn): the turn's last outcome per provider, stamped with one clock read.
+  const turn = new Map<string, string>();
+  const stamp = () => {
+    if (turn.size === 0) return;
+    const at = now();
+    for (const [provider, outcome] of turn) webhooks.set(provider, { at, outcome });
+    turn.clear();
+  };
   return {
-    lastWebhook: (provider) => webhooks.get(provider),
+    lastWebhook: (provider) => {
+      stamp();
+      return webhooks.get(provider);
+    },
     lastPoll: (provider) => polls.get(provider),
     observe(metrics) {
       return {
         ...metrics,
         webhookReceived(provider, outcome) {
-          if (known.has(provider)) webhooks.set(provider, { at: now(), outcome });
+          if (known.has(provider)) {
+            if (turn.size === 0) setImmediate(stamp);
+            turn.set(provider, outcome);
+          }
           metrics.webhookReceived(provider, outcome);
         },
         pollFinished(provider, outcome) {

@@ -9,7 +9,7 @@ const LIVE_LEASES = 200;
 /** Later than any lease: every live lease is "due" by then. */
 const FAR_FUTURE_MS = 10 * 365 * 24 * 3600 * 1000;
 
-export interface RunsView {
+interface RunsView {
   status: RunStatus | null;
   kind: string | undefined;
   cursor: string | undefined;

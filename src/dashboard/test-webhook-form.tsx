@@ -1,4 +1,5 @@
 import type { ProviderConfig } from "../config/config-schema.js";
+import { POLL_ONLY_TYPES } from "../config/provider-config-schema.js";
 import { IGNORE_REASONS } from "../core/model.js";
 import type { CanonicalState } from "../core/states.js";
 import { testWebhookStates, testWebhookUnavailable } from "../providers/test-webhook.js";
@@ -10,7 +11,7 @@ import { queryString } from "./format.js";
 export const TEST_WEBHOOK_PATH = "/config/test-webhook";
 
 /** What the form asks for, checked: the provider can sign, the state is one it reports. */
-export interface TestWebhookRequest {
+interface TestWebhookRequest {
   provider: string;
   config: ProviderConfig;
   jobId: string;
@@ -19,7 +20,7 @@ export interface TestWebhookRequest {
 }
 
 /** What the form was filled with, shown again after a refusal so nothing has to be retyped. */
-export interface TestWebhookDraft {
+interface TestWebhookDraft {
   jobId: string;
   state: string;
   result: string;
@@ -29,14 +30,14 @@ export interface TestWebhookDraft {
 export type TestWebhookNotice = TestWebhookRefusal | TestWebhookDelivery;
 
 /** Refused before signing: nothing was sent. */
-export interface TestWebhookRefusal {
+interface TestWebhookRefusal {
   provider: string;
   refused: string;
   draft: TestWebhookDraft;
 }
 
 /** What the webhook route answered: its status, and the outcome (200) or the problem's code. */
-export interface TestWebhookDelivery {
+interface TestWebhookDelivery {
   provider: string;
   status: number;
   outcome: string;
@@ -139,7 +140,7 @@ function ProviderTestWebhook(props: {
   notice: TestWebhookNotice | null;
 }) {
   const { name, config, notice } = props;
-  if (!hasWebhookSecret(config))
+  if (!hasWebhookSecret(config) && !POLL_ONLY_TYPES.has(config.type))
     return (
       <p id={`test-webhook-${name}`} data-test-webhook={name} data-form="none">
         <span class="mono">{name}</span>: webhooks are refused (401) until a secret is set — add{" "}

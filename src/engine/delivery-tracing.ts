@@ -1,6 +1,6 @@
 import { SpanStatusCode } from "@opentelemetry/api";
 import type { Effect } from "../core/model.js";
-import { redactUrl } from "../core/url-redaction.js";
+import { redactToOrigin } from "../core/url-redaction.js";
 import type { EffectDefinition } from "./effect-definitions.js";
 import { continuedFrom, inSpan, SpanKind, tracingOn } from "./tracing.js";
 
@@ -50,6 +50,6 @@ export function traceDelivery<T extends { outcome: string; error?: string }>(
 /** Where the attempt goes, without a credential the URL may hold (scheme, host and port only). */
 function destinationOf(definition: EffectDefinition | undefined): string {
   if (definition === undefined) return "(unknown)";
-  if (definition.url) return redactUrl(definition.url);
+  if (definition.url) return redactToOrigin(definition.url);
   return definition.handler ? "handler" : "(none)";
 }

@@ -7,23 +7,16 @@ import { redactUrlsIn } from "../core/url-redaction.js";
 import { yieldToEventLoop } from "../core/yield.js";
 import { DeliveryError } from "./delivery-error.js";
 import { traceDelivery } from "./delivery-tracing.js";
-import type { EffectDefinition, EffectDelivery } from "./effect-definitions.js";
+import type { EffectDelivery } from "./effect-definitions.js";
 import { type HeldLease, holdEffectLease } from "./effect-lease.js";
 import { type DestinationKind, destinationOf, destinationUrls, type EffectTarget } from "./effect-target.js";
 import type { Finality } from "./finality.js";
 import { engineOf } from "./finality-engine.js";
-import { createHttpEffectDeliverer, httpEffectTarget } from "./http-effect-target.js";
+import { createHttpEffectDeliverer, httpEffectTarget, type UrlDeliverer } from "./http-effect-target.js";
 import { intentAlertSubject } from "./intents.js";
 import { captureContext, resumeIn } from "./tracing.js";
 
 export { DeliveryError };
-
-/** Delivers one effect to a URL target (signed HTTP); injected so the engine stays free of HTTP. */
-export type UrlDeliverer = (
-  definition: EffectDefinition,
-  delivery: EffectDelivery,
-  signal: AbortSignal,
-) => Promise<void>;
 
 export interface DispatcherOptions {
   /** Deliveries in flight at once (default 50). */
@@ -70,8 +63,9 @@ export interface Dispatcher {
   /** Wakes the loop now (e.g. after an ingest enqueued effects). */
   poke(): void;
   /**
-   * Delivers everything due now (at most `limit` claims), in batches; resolves with how many it
-   * claimed once they are finished.
+   * Delivers everything due now and what is enqueued while it runs (at most `limit` claims), up to
+   * `concurrency` at once, each ended delivery making room for the next; resolves with how many
+   * it claimed once they are finished.
    */
   runOnce(options?: { limit?: number }): Promise<number>;
 }
@@ -273,17 +267,29 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
       if (running) void pump().catch(() => {});
     },
     async runOnce(options = {}) {
-      // Batches of `concurrency` until nothing is due; a failed delivery is not due again at
-      // once (its retry waits at least the first step of the schedule), so this ends.
+      // A window of `concurrency` slots, each refilled as its delivery ends, until nothing is due
+      // (or `limit` is claimed). Run in batches, the run waited for a batch's slowest delivery
+      // before it claimed again, and on Workers (where the object's next alarm cannot start while
+      // this one runs) every effect enqueued meanwhile waited up to `timeoutMs` behind it. Effects
+      // enqueued while the run lasts wake it too. A failed delivery is not due again at once (its
+      // retry waits at least the first step of the schedule), so this ends.
       const limit = options.limit ?? Number.POSITIVE_INFINITY;
       let total = 0;
-      for (;;) {
-        const batch = Math.min(concurrency, limit - total);
-        if (batch <= 0) return total;
-        const claimed = await pump(batch);
-        while (inFlight.size > 0) await Promise.all([...inFlight]);
-        total += claimed;
-        if (claimed < batch) return total;
+      let wake = () => {};
+      const unsubscribe = finality.onEffectsEnqueued(() => wake());
+      try {
+        for (;;) {
+          const woken = new Promise<void>((resolve) => {
+            wake = resolve;
+          });
+          const free = Math.min(concurrency - inFlight.size, limit - total);
+          const claimed = free > 0 ? await pump(free) : 0;
+          total += claimed;
+          if (inFlight.size === 0 && (claimed < free || total >= limit)) return total;
+          await Promise.race([...inFlight, ...(total < limit ? [woken] : [])]);
+        }
+      } finally {
+        unsubscribe();
       }
     },
   };

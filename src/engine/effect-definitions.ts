@@ -9,7 +9,7 @@ import type {
   CloudEventsOptions,
   NatsDestination,
   RedisDestination,
-} from "./effect-target.js";
+} from "./effect-destinations.js";
 
 /** What a delivery hands to an in-process handler or POSTs to a URL. */
 export interface EffectDelivery {

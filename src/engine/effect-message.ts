@@ -41,7 +41,7 @@ export function finalityBody(delivery: EffectDelivery): string {
  * on (`source`, `id`) as the spec asks; the attempt number, which changes on every retry, is the
  * `finalityattempt` extension rather than part of `data`, so `data` is the same on every attempt.
  */
-export function cloudEventOf(delivery: EffectDelivery, source: string) {
+function cloudEventOf(delivery: EffectDelivery, source: string) {
   const { job } = delivery;
   const state =
     delivery.type === "job.stuck" ? "stuck" : delivery.type === "intent.orphaned" ? "orphaned" : job.state;

@@ -11,34 +11,6 @@ export const DESTINATION_KINDS = ["handler", "url", "nats", "amqp", "redis"] as 
 export type DestinationKind = (typeof DESTINATION_KINDS)[number];
 export type BrokerKind = Exclude<DestinationKind, "handler" | "url">;
 
-export interface NatsDestination {
-  servers: readonly string[];
-  subject: string;
-  /** The JetStream stream that captures `subject` (created when missing). */
-  stream: string;
-  duplicateWindowSeconds?: number;
-}
-
-export interface AmqpDestination {
-  url: string;
-  exchange: string;
-  routingKey: string;
-  queue?: string;
-}
-
-export interface RedisDestination {
-  url: string;
-  stream: string;
-  dedupeSeconds?: number;
-  maxLength?: number;
-}
-
-/** How a CloudEvents effect is carried: the whole event as JSON, or attributes as headers. */
-export interface CloudEventsOptions {
-  mode?: "structured" | "binary";
-  source?: string;
-}
-
 /** Whether a target's connection is up, for `/readyz` and the `..._connected` gauge. */
 export interface DestinationStatus {
   effect: string;

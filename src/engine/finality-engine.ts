@@ -3,7 +3,7 @@ import { FinalityError } from "../core/errors.js";
 import type { Observation } from "../core/model.js";
 import type { Store } from "../store/store.js";
 import type { EffectDefinition } from "./effect-definitions.js";
-import type { Finality } from "./finality.js";
+import type { Finality } from "./finality-api.js";
 import type { IngestContext, IngestOutcome } from "./ingest.js";
 import type { JobWaiters } from "./job-waiters.js";
 

@@ -1,33 +1,25 @@
 import { uuidv7 } from "uuidv7";
 import { type Clock, systemClock } from "../core/clock.js";
 import { FinalityError } from "../core/errors.js";
-import type { Job, JobEvent, JobKey, Observation, UnknownJobPolicy } from "../core/model.js";
+import type { Observation, UnknownJobPolicy } from "../core/model.js";
 import { DEFAULT_MAX_CLOCK_SKEW_MS } from "../core/ordering-time.js";
 import { RUNS_PROVIDER } from "../core/run-model.js";
 import { parseJobKey, parseObservation, parseRegistration } from "../core/validation.js";
-import type { Settlement } from "../store/settlement-feed.js";
-import { type JobQuery, jobLockOrder, type Page, type Store, type StoreTx } from "../store/store.js";
+import { jobLockOrder, type Store, type StoreTx } from "../store/store.js";
 import type { EffectDefinition } from "./effect-definitions.js";
+import type { Finality } from "./finality-api.js";
 import { bindEngine } from "./finality-engine.js";
-import {
-  type IngestContext,
-  type IngestOutcome,
-  ingestInTx,
-  type RegisterOutcome,
-  registerInTx,
-} from "./ingest.js";
+import { type IngestContext, type IngestOutcome, ingestInTx, registerInTx } from "./ingest.js";
 import { traceIngest } from "./ingest-tracing.js";
-import { createIntentApi, type IntentApi, type IntentJobPlacement } from "./intent-api.js";
+import { createIntentApi, type IntentJobPlacement } from "./intent-api.js";
 import { createJobWaiters } from "./job-waiters.js";
-import {
-  DEFAULT_RETENTION,
-  type PruneCounts,
-  type PruneOptions,
-  pruneOnce,
-  type RetentionWindows,
-} from "./retention.js";
-import { type FollowOptions, followSettlements } from "./settlement-stream.js";
+import { DEFAULT_RETENTION, pruneOnce } from "./retention.js";
+import { followSettlements } from "./settlement-stream.js";
 import { currentTraceParent } from "./tracing.js";
+
+// The public interface has its own file, so finality-engine.ts can extend it without importing
+// this one (which imports finality-engine.ts: a cycle).
+export type { Finality } from "./finality-api.js";
 
 export interface ProviderPolicy {
   unknownJobs?: UnknownJobPolicy;
@@ -70,52 +62,6 @@ export interface FinalityOptions {
   /** The ledger's time. Default: the store's clock where it has one (PostgreSQL: the database's), else the system clock. */
   clock?: Clock;
   newId?: () => string;
-}
-
-/**
- * The ledger, as a library user holds it. The engine's own wiring (its store, clock, ingest
- * contexts) is on `FinalityEngine` (finality-engine.ts), which the dispatcher, the reconciler,
- * runs and the HTTP app reach with `engineOf`; nothing here lets a caller write around the reducer.
- */
-export interface Finality extends IntentApi {
-  /** Feeds one observation through the reducer; resolves after it is committed. */
-  ingest(observation: unknown): Promise<IngestOutcome>;
-  /** Upserts a job without ever changing an existing state. */
-  register(registration: unknown): Promise<RegisterOutcome>;
-  getJob(key: JobKey): Promise<Job | null>;
-  listJobs(query?: JobQuery): Promise<Page<Job>>;
-  jobEvents(key: JobKey, page?: { limit?: number; after?: number }): Promise<JobEvent[]>;
-  /**
-   * Every job settlement after `options.after` (a cursor; absent: from the start) in commit
-   * order, waiting for new ones once caught up: `for await (const s of finality.settlements())`.
-   * Keep `s.cursor` where you record having handled `s`, and pass it back as `after` to resume.
-   */
-  settlements(options?: FollowOptions): AsyncGenerator<Settlement, void, undefined>;
-  /**
-   * Resolves with the job once it has settled (at once if it has), woken by the settling commit —
-   * on PostgreSQL, a commit on any replica. Rejects with a `FinalityError` `wait-timeout` after
-   * `timeoutMs` (60 s), `not-found` for a job the ledger does not know, or the signal's reason when
-   * `signal` aborts. Many waits on one job share one read per commit.
-   */
-  waitFor(key: JobKey, options?: WaitForOptions): Promise<Job>;
-  /**
-   * Calls `listener` after a commit that enqueued effects: `finality.onEffectsEnqueued(() =>
-   * dispatcher.poke())` delivers at once instead of at the dispatcher's next poll. Answers the
-   * unsubscribe function.
-   */
-  onEffectsEnqueued(listener: () => void): () => void;
-  /**
-   * One retention pass at the ledger's time: deletes what is past its window (`DEFAULT_RETENTION`,
-   * with `options.retention` over it) in small batches, as `finality serve` does every 10 minutes.
-   */
-  prune(options?: PruneOptions & { retention?: Partial<RetentionWindows> }): Promise<PruneCounts>;
-  close(): Promise<void>;
-}
-
-export interface WaitForOptions {
-  /** How long to wait for the job to settle, in ms (60,000). */
-  timeoutMs?: number;
-  signal?: AbortSignal;
 }
 
 const DEFAULT_GRACE_SECONDS = 90;

@@ -1,13 +1,23 @@
-import { redactUrl, redactUrlsIn } from "../core/url-redaction.js";
+import { redactToOrigin, redactUrlsIn } from "../core/url-redaction.js";
 import type { SignInput, StandardWebhookHeaders } from "../webhooks/schemes/standard-webhooks/header.js";
 import { signStandardWebhookWeb } from "../webhooks/schemes/standard-webhooks/web.js";
 import { DeliveryError } from "./delivery-error.js";
-import type { UrlDeliverer } from "./dispatcher.js";
+import type { EffectDefinition, EffectDelivery } from "./effect-definitions.js";
 import { DEFAULT_CLOUDEVENTS_SOURCE, prefixedAttributes } from "./effect-message.js";
 import type { EffectTarget } from "./effect-target.js";
 import { fitEffectMessage, truncatedHeader } from "./message-fit.js";
 import { parseRetryAfter } from "./poller.js";
 import { activeSpan, effectPropagationHeaders } from "./tracing.js";
+
+/**
+ * Delivers one effect to a URL target (signed HTTP); injected so the engine stays free of HTTP.
+ * Declared here, beside its implementation, so this file need not import dispatcher.ts (no cycle).
+ */
+export type UrlDeliverer = (
+  definition: EffectDefinition,
+  delivery: EffectDelivery,
+  signal: AbortSignal,
+) => Promise<void>;
 
 /** Sends one POST and reports its status; it never follows redirects and drains the answer. */
 export type EffectTransport = (
@@ -89,7 +99,7 @@ export function createHttpEffectDeliverer(
     }
     // The URL may hold the receiver's credential: errors name its scheme, host and port only,
     // and a transport's own message (fetch and node:http quote the URL) is scrubbed of it.
-    const shown = redactUrl(definition.url);
+    const shown = redactToOrigin(definition.url);
     let answer: { status: number; retryAfter: string | null };
     try {
       answer = await transport(definition.url, headers, body, signal);

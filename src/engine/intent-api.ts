@@ -45,7 +45,7 @@ export interface IntentApi {
   flagOrphanedIntents(limit?: number): Promise<Intent[]>;
 }
 
-export interface IntentApiParts {
+interface IntentApiParts {
   store: Store;
   clock: Clock;
   newId: () => string;

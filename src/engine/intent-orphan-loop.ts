@@ -2,7 +2,7 @@ import type { Intent } from "../core/intent-model.js";
 import type { Finality } from "./finality.js";
 import { createPeriodicLoop, type PeriodicLoop } from "./periodic-loop.js";
 
-export interface OrphanScanOptions {
+interface OrphanScanOptions {
   /** Time between scans (default 1 s): an intent is flagged at most this long after its deadline. */
   intervalMs?: number;
   /** Intents flagged per transaction (default 100); a full batch is followed at once by another. */

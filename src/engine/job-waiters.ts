@@ -2,10 +2,10 @@ import type { Job, JobKey } from "../core/model.js";
 import type { Store } from "../store/store.js";
 
 /** What a wait reads: one job, and the feed's commit signal (local, or NOTIFY across replicas). */
-export type JobWaitSource = Pick<Store, "getJob" | "settlementCommitted">;
+type JobWaitSource = Pick<Store, "getJob" | "settlementCommitted">;
 
 /** How one wait ended: the job as it then was (null: no such job), and whether it had settled. */
-export interface JobWaitOutcome {
+interface JobWaitOutcome {
   job: Job | null;
   settled: boolean;
 }

@@ -14,14 +14,14 @@ export const MESSAGE_HEADROOM_BYTES = 1024;
 
 /** The job fields a message may carry cut, largest first. */
 const CUTTABLE = ["result", "error", "metadata"] as const;
-export type CutField = (typeof CUTTABLE)[number];
+type CutField = (typeof CUTTABLE)[number];
 
 /**
  * What a message carries in place of a value its destination had no room for. The same shape as
  * a stored value cut by the ledger (core/bounded-value.ts), with its own reason: this one is cut
  * from the message only, and the job in the ledger still holds it whole.
  */
-export interface MessageCutValue {
+interface MessageCutValue {
   truncated: true;
   reason: "message-too-large";
   /** The value's JSON size. */
@@ -32,7 +32,7 @@ export interface MessageCutValue {
 }
 
 /** An encoded delivery and the fields cut from it to fit (empty: the message is whole). */
-export interface FittedMessage extends EffectMessage {
+interface FittedMessage extends EffectMessage {
   cut: CutField[];
 }
 

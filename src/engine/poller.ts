@@ -1,4 +1,5 @@
 import type { Job, Observation } from "../core/model.js";
+import { redactCredentials } from "../core/url-redaction.js";
 
 /** What one status poll of a provider found. */
 export type PollResult =
@@ -20,7 +21,7 @@ export type Poller = (job: Job, signal: AbortSignal) => Promise<PollResult>;
 export function pollFailure(status: number, retryAfter: string | null, url?: string | URL): PollResult {
   if (status === 404) return { kind: "not-found" };
   const retryAfterMs = parseRetryAfter(retryAfter);
-  const shown = url === undefined ? undefined : redactUrl(url);
+  const shown = url === undefined ? undefined : redactCredentials(url);
   return {
     kind: "failed",
     error:
@@ -36,7 +37,7 @@ export function pollFailure(status: number, retryAfter: string | null, url?: str
  * read for the system error's code (ECONNREFUSED, ENOTFOUND, …) and message.
  */
 export function unreachable(url: string | URL, error: unknown): PollResult & { kind: "failed" } {
-  const shown = redactUrl(url);
+  const shown = redactCredentials(url);
   const code = errorCode(error);
   // Some messages quote the URL itself (credentials included): never let them through.
   const cause = innermostMessage(error)
@@ -48,24 +49,6 @@ export function unreachable(url: string | URL, error: unknown): PollResult & { k
     url: shown,
     ...(code === undefined ? {} : { code }),
   };
-}
-
-/** Query parameters whose values are credentials more often than not. */
-const SECRET_PARAM = /key|token|secret|sig|password|auth|credential/i;
-
-/** The URL without user, password or key-like query values: what a log line or the job may show. */
-export function redactUrl(url: string | URL): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(String(url));
-  } catch {
-    return "(invalid URL)";
-  }
-  if (parsed.username) parsed.username = "***";
-  if (parsed.password) parsed.password = "***";
-  for (const name of [...parsed.searchParams.keys()])
-    if (SECRET_PARAM.test(name)) parsed.searchParams.set(name, "***");
-  return parsed.toString();
 }
 
 /** The first `code` along the cause chain; a timeout (AbortSignal.timeout) is ETIMEDOUT. */

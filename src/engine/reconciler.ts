@@ -214,6 +214,29 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
 
   const ticks = createIntervalLoop(tick, tickMs, undefined, { immediate: true });
 
+  /** The lane a budgeted pass asks first: the one after the last that took a share last time. */
+  let firstLane = 0;
+
+  /**
+   * One round of a budgeted pass: each lane claims in turn, from what the lanes before it left.
+   * Claimed all at once, every lane reserved its share before any claim returned, so the first
+   * lanes held the whole budget while they found nothing due and the others got none: with more
+   * providers than `maxPolls` / concurrency, the last ones were never polled on Workers. Each
+   * round starts after the last lane served, so a backlog on some providers never keeps the
+   * budget from the others for good. Only the claims wait on each other, not the polls.
+   */
+  async function claimInTurn(budget: { remaining: number }): Promise<Promise<void>[]> {
+    const started: Promise<void>[] = [];
+    const first = firstLane;
+    const order = [...lanes.slice(first), ...lanes.slice(0, first)];
+    for (const [i, lane] of order.entries()) {
+      const polls = await lane.claim(budget);
+      if (polls.length > 0) firstLane = (first + i + 1) % lanes.length;
+      started.push(...polls);
+    }
+    return started;
+  }
+
   return {
     start() {
       if (running) return;
@@ -234,7 +257,7 @@ export function createReconciler(finality: Finality, options: ReconcilerOptions)
         onProgress?.(done);
       };
       for (;;) {
-        const polls = (await Promise.all(lanes.map((lane) => lane.claim(budget)))).flat();
+        const polls = await claimInTurn(budget);
         if (polls.length === 0) {
           const pending = lanes.flatMap((lane) => [...lane.inFlight.values()]);
           if (pending.length === 0) return done;

@@ -72,7 +72,7 @@ export type PruneCounts = Record<PruneTarget, number>;
  * tombstone pruned with its job would let a replay or a sweep bring the job back and fire its
  * effects again.
  */
-export function tombstoneWindowDays(windows: RetentionWindows): number {
+function tombstoneWindowDays(windows: RetentionWindows): number {
   const comeBack = Math.max(windows.deliveriesDays, windows.comeBackDays ?? 0);
   return Math.max(windows.tombstonesDays, windows.settledJobsDays + comeBack);
 }

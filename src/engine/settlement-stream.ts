@@ -3,7 +3,7 @@ import type { Settlement, SettlementPage, SettlementQuery } from "../store/settl
 import type { Store } from "../store/store.js";
 
 /** The settlement feed's reads, as the stream needs them (a Store has them). */
-export type SettlementSource = Pick<Store, "readSettlements" | "settlementCommitted">;
+type SettlementSource = Pick<Store, "readSettlements" | "settlementCommitted">;
 
 export interface FollowOptions extends Omit<SettlementQuery, "limit"> {
   /** Ends the stream (the loop returns) when aborted. */

@@ -32,7 +32,7 @@ export function tracingOn(): boolean {
 export type { Span };
 export { SpanKind };
 
-export interface SpanOptions {
+interface SpanOptions {
   kind?: SpanKind;
   attributes?: Attributes;
   /** The parent; the active context when absent. */
@@ -100,7 +100,7 @@ export function currentTraceParent(): string | null {
 }
 
 /** A `traceparent` header read back, or null when it is absent or not version 00 of the format. */
-export function parseTraceParent(header: string | null | undefined): SpanContext | null {
+function parseTraceParent(header: string | null | undefined): SpanContext | null {
   if (!header) return null;
   const match = TRACE_PARENT.exec(header.trim().toLowerCase());
   if (match === null) return null;
@@ -128,12 +128,6 @@ export function contextFromTraceParent(header: string | null | undefined): Conte
 export function effectPropagationHeaders(): Record<string, string> {
   const traceparent = currentTraceParent();
   return traceparent === null ? {} : { traceparent };
-}
-
-/** Sets an attribute on the active span (the delivery's HTTP status, a poll's); nothing when off. */
-export function setActiveSpanAttribute(key: string, value: string | number | boolean): void {
-  if (tracer === null) return;
-  trace.getSpan(context.active())?.setAttribute(key, value);
 }
 
 /** A stored `traceparent` as a parent context and a link, so a later span joins the same trace. */

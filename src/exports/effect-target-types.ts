@@ -4,9 +4,7 @@
 export type {
   AmqpDestination,
   CloudEventsOptions,
-  DestinationKind,
-  DestinationStatus,
-  EffectTarget,
   NatsDestination,
   RedisDestination,
-} from "../engine/effect-target.js";
+} from "../engine/effect-destinations.js";
+export type { DestinationKind, DestinationStatus, EffectTarget } from "../engine/effect-target.js";

@@ -70,7 +70,9 @@ export function discoveryLoopsFromConfig(
 }
 
 function logSweep(logger: Logger, result: SweepResult): void {
-  const { provider, pages, listed, adopted, attached } = result;
+  const { provider, pages, listed, adopted, attached, refused } = result;
+  if (refused > 0)
+    logger.warn({ provider, refused }, "discovery sweep skipped listed ids that break the job id rule");
   if (result.failed) {
     logger.warn(
       { provider, pages, adopted, attached, error: result.failed.error },

@@ -35,7 +35,7 @@ export function ledgerOptionsFromConfig(config: FinalityConfig): {
       graceSeconds: provider.reconcile?.graceSeconds ?? config.reconcile.graceSeconds,
       intentTimeoutSeconds: provider.intentTimeoutSeconds ?? config.intentTimeoutSeconds,
     };
-    const unpollable = unpollableCheckFor(provider.type);
+    const unpollable = unpollableCheckFor(provider.type, provider);
     if (unpollable !== undefined) providers[name].unpollable = unpollable;
   }
   // A run's mirror job is first checked when it would be stuck: nothing to poll before then.
@@ -173,7 +173,7 @@ export function reconcilerFromConfig(
     if (!Object.hasOwn(config.providers, provider)) return;
     logger.error(
       { provider, status: failure.status, configError: true },
-      `${failure.message}: check providers.${provider}.apiKey; polls of this provider fail until it is fixed`,
+      `${failure.message}: check the credentials of providers.${provider}; polls of this provider fail until it is fixed`,
     );
   });
   const reconciler = createReconciler(finality, {

@@ -11,7 +11,7 @@ import { API_REFERENCE_ASSETS, type ApiReferenceAsset } from "./openapi/route-do
  */
 export type ApiReferenceAssets = (name: Exclude<ApiReferenceAsset, "init.js">) => Promise<Uint8Array | null>;
 
-export interface ApiReferenceOptions {
+interface ApiReferenceOptions {
   runs: boolean;
   assets?: ApiReferenceAssets | undefined;
 }
@@ -21,7 +21,7 @@ export interface ApiReferenceOptions {
  * inline script, no inline style), the document fetched from 'self'; no frame of another site
  * may hold it. test/browser/api-reference.test.ts fails on any refusal of this policy.
  */
-export const API_REFERENCE_CSP = [
+const API_REFERENCE_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",

@@ -199,6 +199,4 @@ export type JobEvent = z.output<typeof jobEventSchema>;
 export type Effect = z.output<typeof effectSchema>;
 export type ParkedObservation = z.output<typeof parkedSchema>;
 export type Problem = z.output<typeof problemSchema>;
-// In a file of its own: it holds the intent's schema, which is built on this file's.
-export type { EffectPayload } from "./effect-payload-schema.js";
 export type WebhookAnswer = z.output<typeof webhookAnswerSchema>;

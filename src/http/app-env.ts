@@ -7,5 +7,7 @@ export interface AppEnv {
     route: string;
     /** The request's span (tracing on only), for spans a route starts after an await. */
     traceContext?: unknown;
+    /** The request's body under the configured limit: set by the body-limit layer (body-limit.ts). */
+    readBody?: () => Promise<Uint8Array>;
   };
 }

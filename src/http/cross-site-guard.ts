@@ -47,7 +47,7 @@ export function crossSiteGuard(options: {
   };
 }
 
-export interface RequestOrigin {
+interface RequestOrigin {
   method: string;
   host: string;
   forwardedHost?: string | undefined;

@@ -5,10 +5,8 @@ import { LIMITS, queryInteger } from "../core/validation.js";
 import { retryEffect } from "../engine/effect-admin.js";
 import type { Finality } from "../engine/finality.js";
 import { engineOf } from "../engine/finality-engine.js";
-import { effectListSchema, effectSchema } from "./api-schemas.js";
 import type { AppEnv } from "./app-env.js";
 import { addListRoute } from "./list-route.js";
-import type { RouteDoc } from "./openapi/route-doc.js";
 
 export const listQuerySchema = z.strictObject({
   status: z.enum(["pending", "delivering", "delivered", "dead"]).optional(),
@@ -42,28 +40,3 @@ export function addEffectRoutes(app: Hono<AppEnv>, finality: Finality): void {
     return c.json(effectToJson(effect));
   });
 }
-
-/** The effects routes in /openapi.json (see openapi/route-doc.ts). */
-export const EFFECT_ROUTE_DOCS: RouteDoc[] = [
-  {
-    method: "get",
-    path: "/v1/effects",
-    operationId: "listEffects",
-    tag: "effects",
-    summary: "List effects, newest first",
-    auth: "api",
-    query: listQuerySchema,
-    responses: { 200: { description: "a page of effects", schema: effectListSchema } },
-  },
-  {
-    method: "post",
-    path: "/v1/effects/{id}/retry",
-    operationId: "retryEffect",
-    tag: "effects",
-    summary: "Re-arm a dead (or pending) effect",
-    auth: "api",
-    params: { id: { description: "the effect's id" } },
-    responses: { 200: { description: "the effect, due now", schema: effectSchema } },
-    errors: ["not-found", "conflict"],
-  },
-];

@@ -8,6 +8,7 @@ import {
   apiObservationSchema,
   LIMITS,
   parseJobKey,
+  parseRegistration,
   parseWith,
   queryInteger,
 } from "../core/validation.js";
@@ -15,22 +16,21 @@ import { replayEffects } from "../engine/effect-admin.js";
 import type { Finality } from "../engine/finality.js";
 import { engineOf } from "../engine/finality-engine.js";
 import type { AppEnv } from "./app-env.js";
+import { requestBody } from "./body-limit.js";
 import { eitherAborts } from "./either-aborts.js";
 import { addListRoute } from "./list-route.js";
 import { parkedToJson, tombstoneToJson } from "./parked-routes.js";
-import { readBody } from "./read-body.js";
 import type { ServiceMetrics } from "./service-metrics.js";
 
-export interface JobRouteOptions {
+interface JobRouteOptions {
   finality: Finality;
   metrics: ServiceMetrics;
-  bodyLimitBytes: number;
   /** Aborted when the server stops: a `?wait=` on a job answers at once with the job as it is. */
   shutdown?: AbortSignal | undefined;
 }
 
 /** On an answer to `?wait=`: `true` when the job had settled, `false` when the wait ran out. */
-export const SETTLED_HEADER = "Finality-Settled";
+const SETTLED_HEADER = "Finality-Settled";
 
 export const listQuerySchema = z.strictObject({
   state: z.enum(CANONICAL_STATES).optional(),
@@ -49,7 +49,7 @@ export const listQuerySchema = z.strictObject({
 });
 
 /** Longest `?wait=` on a job, in seconds: under common proxy idle timeouts (60 s). */
-export const MAX_JOB_WAIT_SECONDS = 60;
+const MAX_JOB_WAIT_SECONDS = 60;
 
 export const jobQuerySchema = z.strictObject({
   wait: queryInteger(0, MAX_JOB_WAIT_SECONDS).optional(),
@@ -62,12 +62,12 @@ export const eventsQuerySchema = z.strictObject({
 
 /** The JSON API over jobs. Job ids may contain `/`, raw or encoded as `%2F`. */
 export function addJobRoutes(app: Hono<AppEnv>, options: JobRouteOptions): void {
-  const { finality, metrics, bodyLimitBytes, shutdown } = options;
+  const { finality, metrics, shutdown } = options;
 
   app.post("/v1/jobs", async (c) => {
     c.set("route", "/v1/jobs");
-    const input = parseJsonBody(await readBody(c.req.raw, bodyLimitBytes));
-    const outcome = await finality.register(input);
+    const input = parseJsonBody(await requestBody(c));
+    const outcome = await finality.register(parseRegistration(input));
     metrics.eventRecorded("api", outcome.created, outcome.created ? null : "already-registered");
     c.var.log.provider = outcome.job.provider;
     c.var.log.jobId = outcome.job.id;
@@ -124,11 +124,7 @@ export function addJobRoutes(app: Hono<AppEnv>, options: JobRouteOptions): void 
       return c.json({ items: replayed.map(effectToJson) });
     }
     c.set("route", "/v1/jobs/:provider/:id/observations");
-    const body = parseWith(
-      apiObservationSchema,
-      parseJsonBody(await readBody(c.req.raw, bodyLimitBytes)),
-      "invalid-observation",
-    );
+    const body = parseWith(apiObservationSchema, parseJsonBody(await requestBody(c)), "invalid-observation");
     const key = c.req.header("idempotency-key");
     if (
       key !== undefined &&
@@ -159,7 +155,7 @@ export function addJobRoutes(app: Hono<AppEnv>, options: JobRouteOptions): void 
 const JOB_SUFFIXES = ["/events", "/observations", "/replay-effects"] as const;
 
 /** 405 for a method the job path (with this suffix) does not take, naming those it does. */
-export function wrongMethod(c: Context<AppEnv>, suffix: string | null): FinalityError {
+function wrongMethod(c: Context<AppEnv>, suffix: string | null): FinalityError {
   const allow = suffix === "/observations" || suffix === "/replay-effects" ? "POST" : "GET, HEAD";
   c.set("route", `/v1/jobs/:provider/:id${suffix ?? ""}`);
   return new FinalityError("method-not-allowed", `${c.req.method} is not allowed here; use ${allow}`, {
@@ -176,7 +172,7 @@ export function jobPathMethodNotAllowed(c: Context<AppEnv>): never {
  * Splits the path itself rather than trusting route params: the router decodes `%2F` to `/`,
  * which would make `a%2Fevents` (the job "a/events") look like the events of job "a".
  */
-export function jobPath(
+function jobPath(
   c: Context<AppEnv>,
   suffixes: readonly string[],
 ): { provider: string; id: string; suffix: string | null } {
@@ -220,7 +216,7 @@ async function missingJob(finality: Finality, key: { provider: string; id: strin
   );
 }
 
-export function notFound(key: { provider: string; id: string }): FinalityError {
+function notFound(key: { provider: string; id: string }): FinalityError {
   return new FinalityError("not-found", `no job ${key.provider}/${key.id}`, {
     details: { provider: key.provider, id: key.id },
   });

@@ -16,7 +16,7 @@ export interface NodeServer {
   close(timeoutMs?: number): Promise<void>;
 }
 
-export interface NodeServerOptions {
+interface NodeServerOptions {
   host: string;
   port: number;
   fastPath?: NodeRequestHandler | undefined;
@@ -27,7 +27,7 @@ export interface NodeServerOptions {
 }
 
 /** Above the idle timeouts of common proxies and load balancers (AWS ALB's and nginx's upstream 60 s). */
-export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 65_000;
+const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 65_000;
 /** The whole request (headers and body) must arrive within this, or the headers timeout if longer. */
 const REQUEST_TIMEOUT_MS = 30_000;
 

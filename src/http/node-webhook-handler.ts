@@ -8,8 +8,7 @@ import { tooLarge } from "./read-body.js";
 import type { Logger } from "./request-log.js";
 import type { ServiceMetrics } from "./service-metrics.js";
 import type { AfterVerify, WebhookAnswer, WebhookIntake } from "./webhook-intake.js";
-import { WEBHOOK_ROUTE } from "./webhook-routes.js";
-import { continueVerifiedTrace, traceWebhook } from "./webhook-tracing.js";
+import { continueVerifiedTrace, traceWebhook, WEBHOOK_ROUTE } from "./webhook-tracing.js";
 
 /** Only plain provider names take the fast path; anything odd goes to the router. */
 const WEBHOOK_PATH = /^\/webhooks\/([a-z0-9][a-z0-9_-]{0,63})(?:\?|$)/;

@@ -1,12 +1,9 @@
 import type { Hono } from "hono";
-import { z } from "zod";
 import { FinalityError } from "../core/errors.js";
 import type { DestinationStatus } from "../engine/effect-target.js";
 import type { Finality } from "../engine/finality.js";
 import { engineOf } from "../engine/finality-engine.js";
-import { healthSchema, readySchema } from "./api-schemas.js";
 import type { AppEnv } from "./app-env.js";
-import type { RouteDoc } from "./openapi/route-doc.js";
 import type { ServiceMetrics } from "./service-metrics.js";
 
 /** Liveness, readiness and Prometheus metrics. Open without a token: they reveal counts, not jobs. */
@@ -41,37 +38,3 @@ export function addOpsRoutes(
     return c.body(body, 200, { "content-type": contentType });
   });
 }
-
-/** The operations routes in /openapi.json (see openapi/route-doc.ts). */
-export const OPS_ROUTE_DOCS: RouteDoc[] = [
-  {
-    method: "get",
-    path: "/healthz",
-    operationId: "health",
-    tag: "operations",
-    summary: "Liveness: the process answers",
-    auth: "public",
-    responses: { 200: { description: "alive", schema: healthSchema } },
-  },
-  {
-    method: "get",
-    path: "/readyz",
-    operationId: "ready",
-    tag: "operations",
-    summary: "Readiness: the database answers and is migrated",
-    auth: "public",
-    responses: { 200: { description: "ready", schema: readySchema } },
-    errors: ["store-unavailable"],
-  },
-  {
-    method: "get",
-    path: "/metrics",
-    operationId: "metrics",
-    tag: "operations",
-    summary: "Prometheus metrics (text exposition format)",
-    description: "Behind the cross-site guard, without a token: counts, never jobs.",
-    auth: "public",
-    responses: { 200: { description: "the metrics", contentType: "text/plain", schema: z.string() } },
-    errors: ["forbidden"],
-  },
-];

@@ -4,10 +4,8 @@ import { LIMITS, queryInteger } from "../core/validation.js";
 import type { Finality } from "../engine/finality.js";
 import { engineOf } from "../engine/finality-engine.js";
 import type { ParkedObservation, Tombstone } from "../store/lifecycle-store.js";
-import { parkedListSchema } from "./api-schemas.js";
 import type { AppEnv } from "./app-env.js";
 import { addListRoute } from "./list-route.js";
-import type { RouteDoc } from "./openapi/route-doc.js";
 
 export const listQuerySchema = z.strictObject({
   provider: z.string().min(1).max(LIMITS.providerNameLength).optional(),
@@ -54,17 +52,3 @@ export function addParkedRoutes(app: Hono<AppEnv>, finality: Finality): void {
   const { store } = engineOf(finality);
   addListRoute(app, "/v1/parked", listQuerySchema, (query) => store.listParked(query), parkedToJson);
 }
-
-/** The parked route in /openapi.json (see openapi/route-doc.ts). */
-export const PARKED_ROUTE_DOCS: RouteDoc[] = [
-  {
-    method: "get",
-    path: "/v1/parked",
-    operationId: "listParked",
-    tag: "parked",
-    summary: "The early-completion inbox, newest first",
-    auth: "api",
-    query: listQuerySchema,
-    responses: { 200: { description: "a page of parked observations", schema: parkedListSchema } },
-  },
-];

@@ -8,7 +8,7 @@ import { codeForStatus, PROBLEM_STATUS } from "./problem-status.js";
  * never on `title` or `detail`, which are for people.
  */
 
-export const PROBLEM_CONTENT_TYPE = "application/problem+json";
+const PROBLEM_CONTENT_TYPE = "application/problem+json";
 
 /** URNs rather than URLs: stable names that do not pretend to be pages. Listed in README ("Errors"). */
 export function problemType(code: ErrorCode): string {
@@ -37,7 +37,7 @@ const TITLES: Record<ErrorCode, string> = {
   internal: "Internal error",
 };
 
-export interface Problem {
+interface Problem {
   type: string;
   title: string;
   status: number;

@@ -59,7 +59,7 @@ function concat(chunks: Uint8Array[], total: number): Uint8Array {
 }
 
 /** How much of a refused body is still read and thrown away, so the client can take its answer. */
-export interface DrainLimits {
+interface DrainLimits {
   bytes: number;
   ms: number;
 }

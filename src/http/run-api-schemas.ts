@@ -7,7 +7,7 @@ import { apiSchemas, iso, isoOrNull, json, namedObject } from "./api-schemas.js"
  * for the document, the client's types and the tests; see api-schemas.ts.
  */
 
-export const runSchema = namedObject("Run", "A run on the application's own workers", {
+const runSchema = namedObject("Run", "A run on the application's own workers", {
   id: z.string(),
   kind: z.string(),
   status: z.enum(RUN_STATUSES),
@@ -27,7 +27,7 @@ export const runSchema = namedObject("Run", "A run on the application's own work
   settledAt: isoOrNull,
 });
 
-export const attemptSchema = namedObject("Attempt", "One try of a run by one worker", {
+const attemptSchema = namedObject("Attempt", "One try of a run by one worker", {
   id: z.string(),
   runId: z.string(),
   workerId: z.string(),
@@ -48,7 +48,7 @@ export const runWithAttemptsSchema = runSchema
   .extend({ attempts: z.array(attemptSchema) })
   .register(apiSchemas, { id: "RunWithAttempts", description: "A run and its attempts, oldest first" });
 
-export const runEventSchema = namedObject("RunEvent", "One row of a run's audit trail", {
+const runEventSchema = namedObject("RunEvent", "One row of a run's audit trail", {
   seqNo: z.number().int(),
   runId: z.string(),
   attemptId: z.string().nullable(),
@@ -64,7 +64,7 @@ export const runListSchema = z.strictObject({
 });
 export const runEventListSchema = z.strictObject({ items: z.array(runEventSchema) });
 
-export const leaseSchema = namedObject("Lease", "The lease a claim grants", {
+const leaseSchema = namedObject("Lease", "The lease a claim grants", {
   id: z.string().describe("the attempt's id"),
   generation: z.number().int().describe("present it on every call for this attempt"),
   leaseExpiresAt: isoOrNull,

@@ -14,19 +14,18 @@ import {
   workerIdSchema,
 } from "../runs/run-validation.js";
 import type { AppEnv } from "./app-env.js";
+import { requestBody } from "./body-limit.js";
 import { addListRoute } from "./list-route.js";
-import { readBody } from "./read-body.js";
 import type { ServiceMetrics } from "./service-metrics.js";
 import { type WorkerAuthorizer, type WorkerPool, workerPoolOf } from "./worker-auth.js";
 import { traceWorkerCallback } from "./worker-callback-tracing.js";
 
-export interface RunRouteOptions {
+interface RunRouteOptions {
   runs: RunService;
-  bodyLimitBytes: number;
   metrics?: ServiceMetrics;
 }
 
-export interface WorkerRouteOptions extends RunRouteOptions {
+interface WorkerRouteOptions extends RunRouteOptions {
   authorizeWorker: WorkerAuthorizer;
 }
 
@@ -35,11 +34,11 @@ export interface WorkerRouteOptions extends RunRouteOptions {
  * POST /v1/runs, GET /v1/runs, GET /v1/runs/:id, GET /v1/runs/:id/events, POST /v1/runs/:id/cancel.
  */
 export function addRunRoutes(app: Hono<AppEnv>, options: RunRouteOptions): void {
-  const { runs, bodyLimitBytes } = options;
+  const { runs } = options;
 
   app.post("/v1/runs", async (c) => {
     c.set("route", "/v1/runs");
-    const body = parseWith(enqueueSchema, await jsonBody(c, bodyLimitBytes), "invalid-request");
+    const body = parseWith(enqueueSchema, await jsonBody(c), "invalid-request");
     const { run, created } = await runs.enqueue(body);
     options.metrics?.eventRecorded("api", created, created ? null : "already-registered");
     c.var.log.runId = run.id;
@@ -70,7 +69,7 @@ export function addRunRoutes(app: Hono<AppEnv>, options: RunRouteOptions): void 
     c.set("route", "/v1/runs/:id/cancel");
     const id = c.req.param("id");
     c.var.log.runId = id;
-    await readBody(c.req.raw, bodyLimitBytes);
+    await requestBody(c);
     const run = await runs.cancel(id);
     const found = await runs.getRun(run.id);
     return c.json(runWithAttemptsToJson(run, found?.attempts ?? []));
@@ -83,14 +82,14 @@ export function addRunRoutes(app: Hono<AppEnv>, options: RunRouteOptions): void 
  * POST /v1/workers/:workerId/claim, POST /v1/attempts/:id/heartbeat, POST /v1/attempts/:id/events.
  */
 export function addWorkerRoutes(app: Hono<AppEnv>, options: WorkerRouteOptions): void {
-  const { runs, bodyLimitBytes, authorizeWorker } = options;
+  const { runs, authorizeWorker } = options;
 
   /** What an attempt's callbacks start with: the caller's pool, the attempt's id (logged), the body. */
   async function readAttemptCall<S extends z.ZodType>(c: Context<AppEnv>, schema: S) {
     const pool = workerPoolOf(c, authorizeWorker);
     const id = c.req.param("id") as string;
     c.var.log.attemptId = id;
-    const body = parseWith(schema, await jsonBody(c, bodyLimitBytes), "invalid-request");
+    const body = parseWith(schema, await jsonBody(c), "invalid-request");
     return { pool, id, body };
   }
 
@@ -99,7 +98,7 @@ export function addWorkerRoutes(app: Hono<AppEnv>, options: WorkerRouteOptions):
     const pool = workerPoolOf(c, authorizeWorker);
     const workerId = parseWith(workerIdSchema, c.req.param("workerId"), "invalid-request");
     c.var.log.workerId = workerId;
-    const body = parseWith(claimSchema, await jsonBody(c, bodyLimitBytes), "invalid-request");
+    const body = parseWith(claimSchema, await jsonBody(c), "invalid-request");
     const claimed = await runs.claim({
       workerId,
       kinds: kindsFor(pool, body.kinds),
@@ -167,8 +166,8 @@ function runNotFound(id: string): FinalityError {
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
 /** The body as JSON; an empty body is `{}` (claims and cancels need none). */
-async function jsonBody(c: Context<AppEnv>, limitBytes: number): Promise<unknown> {
-  const bytes = await readBody(c.req.raw, limitBytes);
+async function jsonBody(c: Context<AppEnv>): Promise<unknown> {
+  const bytes = await requestBody(c);
   if (bytes.byteLength === 0) return {};
   try {
     return JSON.parse(decoder.decode(bytes));

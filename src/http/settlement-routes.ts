@@ -36,7 +36,7 @@ export const settlementListQuerySchema = z.strictObject({
 });
 export const settlementStreamQuerySchema = z.strictObject(filterShape);
 
-export interface SettlementRouteOptions {
+interface SettlementRouteOptions {
   finality: Finality;
   /** How often an idle SSE stream sends a comment, so that proxies keep it open (15 s). */
   heartbeatMs?: number | undefined;
@@ -88,9 +88,9 @@ export function addSettlementRoutes(app: Hono<AppEnv>, options: SettlementRouteO
 }
 
 /** Settlements a stream reads from the store at once: what one stream holds besides its queue. */
-export const STREAM_BATCH = 16;
+const STREAM_BATCH = 16;
 /** Encoded events a stream queues for a client that has not taken them yet (64 KiB). */
-export const STREAM_QUEUE_BYTES = 64 * 1024;
+const STREAM_QUEUE_BYTES = 64 * 1024;
 
 /**
  * The SSE body, pulled: the next settlement is read from the feed only when the client has taken

@@ -1,6 +1,8 @@
 import { contextFromTraceParent, inSpan, SpanKind } from "../engine/tracing.js";
 import { toProblem } from "./problem.js";
-import { WEBHOOK_ROUTE } from "./webhook-routes.js";
+
+/** The webhook intake's route: here, below webhook-routes.ts, which imports this file for its spans. */
+export const WEBHOOK_ROUTE = "/webhooks/:provider";
 
 /**
  * A webhook's intake as the root span of the completion's trace (or a child of the sender's

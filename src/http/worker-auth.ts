@@ -14,7 +14,7 @@ export interface WorkerPool {
 /** Maps a bearer token to its pool, or null when no pool has it. */
 export type WorkerAuthorizer = (token: string) => WorkerPool | null;
 
-export interface WorkerPoolConfig {
+interface WorkerPoolConfig {
   token: string;
   kinds?: readonly string[] | undefined;
 }

@@ -26,11 +26,8 @@ export const LEASE_EXPIRY_OUTCOMES = [
 ] as const;
 export type LeaseExpiryOutcome = (typeof LEASE_EXPIRY_OUTCOMES)[number];
 
-export type LeaseRunView = Pick<
-  Run,
-  "status" | "generation" | "cancelRequested" | "attemptCount" | "maxAttempts"
->;
-export type LeaseAttemptView = Pick<Attempt, "status" | "generation" | "leaseExpiresAt">;
+type LeaseRunView = Pick<Run, "status" | "generation" | "cancelRequested" | "attemptCount" | "maxAttempts">;
+type LeaseAttemptView = Pick<Attempt, "status" | "generation" | "leaseExpiresAt">;
 
 /**
  * What to do with one attempt's lease at `now`. Pure. First matching row wins:
@@ -74,11 +71,7 @@ export function decideLeaseExpiry(
   return run.attemptCount < run.maxAttempts ? "lost_retry" : "lost_final";
 }
 
-/** Whether an outcome writes anything. */
-export const changesLease = (outcome: LeaseExpiryOutcome): boolean =>
-  outcome !== "not_due" && outcome !== "already_expired";
-
-export interface LeaseExpiryChange {
+interface LeaseExpiryChange {
   outcome: LeaseExpiryOutcome;
   /** Null when the run is not written. */
   run: Run | null;

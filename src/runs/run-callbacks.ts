@@ -29,7 +29,7 @@ export interface HeartbeatResult {
   run: Run;
 }
 
-export type EventOutcome = "applied" | "duplicate" | "out_of_order";
+type EventOutcome = "applied" | "duplicate" | "out_of_order";
 
 export interface EventResult {
   outcome: EventOutcome;

@@ -10,7 +10,7 @@ import {
 } from "./run-context.js";
 import { claimRun, releaseLease, requeueRun } from "./run-transitions.js";
 
-export interface ClaimRequest {
+interface ClaimRequest {
   workerId: string;
   /** Kinds the worker takes; null for any kind. */
   kinds: readonly string[] | null;
@@ -27,11 +27,7 @@ export interface Claimed {
  * insert the attempt with its lease, record the claim. Null when nothing is claimable. The
  * mirror job is not touched: queued and dispatching both show as `pending`.
  */
-export function claimOnce(
-  ctx: RunContext,
-  request: ClaimRequest,
-  signal?: AbortSignal,
-): Promise<Claimed | null> {
+function claimOnce(ctx: RunContext, request: ClaimRequest, signal?: AbortSignal): Promise<Claimed | null> {
   return runInTx(ctx, async (tx) => {
     // Looked at again inside the transaction: a client gone by now must not take a run.
     if (signal?.aborted) return null;
@@ -111,7 +107,7 @@ export async function claimUnlessAborted(
  * lease runs out before the first heartbeat — without waiting for that lease. Changes nothing
  * if the attempt has moved on meanwhile (a worker cannot have it: its answer was never sent).
  */
-export async function withdrawClaim(ctx: RunContext, claimed: Claimed): Promise<void> {
+async function withdrawClaim(ctx: RunContext, claimed: Claimed): Promise<void> {
   await runInTx(ctx, async (tx, effects) => {
     const loaded = await loadAttempt(tx, claimed.attempt.id);
     if (loaded === null) return;

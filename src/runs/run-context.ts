@@ -33,7 +33,7 @@ export interface TxSideEffects {
   traceParent?: string | null;
 }
 
-export const noSideEffects = (): TxSideEffects => ({ effectsEnqueued: false, runQueued: false });
+const noSideEffects = (): TxSideEffects => ({ effectsEnqueued: false, runQueued: false });
 
 /** The wake-ups a run transaction asked for; given to `tx.afterCommit`, so run only once it committed. */
 function wake(ctx: RunContext, effects: TxSideEffects): void {

@@ -24,7 +24,7 @@ export function runToJson(run: Run) {
   };
 }
 
-export function attemptToJson(attempt: Attempt) {
+function attemptToJson(attempt: Attempt) {
   return {
     id: attempt.id,
     runId: attempt.runId,

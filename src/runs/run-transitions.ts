@@ -6,7 +6,7 @@ import type { Attempt, AttemptStatus, Run, RunStatus } from "../core/run-model.j
  * null when nothing changes; the service persists it with compare-and-set on the old version.
  */
 
-export interface NewRun {
+interface NewRun {
   id: string;
   kind: string;
   input?: unknown;

@@ -11,7 +11,7 @@ export interface TimelineStep {
   error?: unknown;
 }
 
-export interface FakeProviderOptions {
+interface FakeProviderOptions {
   /** Answer each poll after this many ms (a slow provider). */
   latencyMs?: number;
   now?: () => number;

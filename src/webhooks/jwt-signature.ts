@@ -22,7 +22,7 @@ import { sha256Hex } from "./web-crypto-keys.js";
  * the token, so this checks what it can (alg RS256, `exp` required, the configured audience and
  * issuer) and the Gemini adapter never trusts the body of such a delivery: it fetches the object.
  */
-export interface JwtVerifierOptions {
+interface JwtVerifierOptions {
   /** A JWKS URL (fetched and cached) or the key set itself (tests, air-gapped set-ups). */
   jwks: string | JSONWebKeySet;
   audience: string | readonly string[];

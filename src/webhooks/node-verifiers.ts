@@ -8,8 +8,6 @@ import {
   webhookVerifiersFrom,
 } from "./verifier-choice.js";
 
-export { refuseAll, type WebhookSignatureConfig, type WebhookVerifiers } from "./verifier-choice.js";
-
 /** Signature checks with synchronous node:crypto: the Node service's fast path. */
 export const nodeVerifiers: WebhookVerifiers = webhookVerifiersFrom({
   standardWebhooks(options) {

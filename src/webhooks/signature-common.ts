@@ -7,14 +7,14 @@ import { LIMITS } from "../core/validation.js";
  * sender's delivery id. Each scheme's own header reading is in schemes/<scheme>/header.ts.
  */
 
-export const SIGNATURE_FAILURES = [
+const SIGNATURE_FAILURES = [
   "missing-headers",
   "bad-timestamp",
   "timestamp-too-old",
   "timestamp-too-new",
   "no-matching-signature",
 ] as const;
-export type SignatureFailure = (typeof SIGNATURE_FAILURES)[number];
+type SignatureFailure = (typeof SIGNATURE_FAILURES)[number];
 
 export const DEFAULT_TOLERANCE_SECONDS = 300;
 
@@ -42,13 +42,6 @@ export type WebWebhookVerifier = (
   body: Uint8Array,
   headers: ReceivedWebhookHeaders,
 ) => Promise<VerifiedWebhook>;
-
-/** True when a thrown value is a signature refusal; its reason is in `details.reason`. */
-export function signatureFailureOf(error: unknown): SignatureFailure | null {
-  if (!(error instanceof FinalityError) || error.code !== "signature-invalid") return null;
-  const reason = error.details.reason;
-  return SIGNATURE_FAILURES.includes(reason as SignatureFailure) ? (reason as SignatureFailure) : null;
-}
 
 const MESSAGES: Record<SignatureFailure, string> = {
   "missing-headers": "webhook-id, webhook-timestamp and webhook-signature headers are required",

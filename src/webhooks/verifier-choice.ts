@@ -31,7 +31,7 @@ export interface WebhookVerifiers {
 }
 
 /** One verifier per scheme: the part that differs between node:crypto and WebCrypto. */
-export interface SchemeVerifiers {
+interface SchemeVerifiers {
   standardWebhooks(options: StandardWebhookVerifierOptions): WebhookVerifier;
   hmacHeader(options: HmacHeaderVerifierOptions): WebhookVerifier;
   stripe(options: StripeSignatureVerifierOptions): WebhookVerifier;

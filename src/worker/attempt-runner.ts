@@ -26,7 +26,7 @@ export interface HandlerContext {
 
 export type RunHandler = (run: ClaimedRun, context: HandlerContext) => Promise<unknown>;
 
-export interface AttemptRunnerOptions {
+interface AttemptRunnerOptions {
   api: WorkerApi;
   handler: RunHandler;
   /** Heartbeat every lease × this (default 1/3): two may be lost before the lease runs out. */

@@ -14,7 +14,7 @@ export interface ClaimedRun {
   attempt: { id: string; generation: number; leaseExpiresAt: string; leaseSeconds: number };
 }
 
-export type CallResult<T> =
+type CallResult<T> =
   | { kind: "ok"; value: T }
   /** 409: the attempt is no longer this worker's; stop working on it. */
   | { kind: "stale"; reason: string }
@@ -23,7 +23,7 @@ export type CallResult<T> =
   /** Any other 4xx: a bug or a configuration error; trying again will not help. */
   | { kind: "refused"; error: Error };
 
-export interface WorkerApiOptions {
+interface WorkerApiOptions {
   baseUrl: string;
   token?: string | undefined;
   fetch?: typeof fetch | undefined;

@@ -120,7 +120,15 @@ describe("finality send", () => {
     const url = `http://127.0.0.1:${await closedPort()}`;
     const sent = await runCli(["send", "std", "x", "running", "--config", config, "--url", url]);
     expect(sent.code).toBe(1);
-    expect(sent.stderr).toContain(`cannot reach ${url}/webhooks/std: ECONNREFUSED`);
+    const port = new URL(url).port;
+    expect(sent.stderr).toContain(`cannot reach ${url}/webhooks/std: connect ECONNREFUSED 127.0.0.1:${port}`);
+  });
+
+  it("with no configuration file and no secret, the advice is FINALITY_WEBHOOK_SECRET", async () => {
+    const sent = await runCli(["send", "generic", "x", "running", "--url", service.url]);
+    expect(sent.code).toBe(2);
+    expect(sent.stderr).toContain('provider "generic" has no webhook secret: set FINALITY_WEBHOOK_SECRET');
+    expect(sent.stderr).not.toContain("providers.generic.webhook.secrets");
   });
 });
 

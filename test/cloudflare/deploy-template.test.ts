@@ -31,7 +31,7 @@ describe("the Workers deploy template", () => {
     expect(typeof entry.default.fetch).toBe("function");
     expect(typeof entry.default.scheduled).toBe("function");
     expect(read(`deploy/workers/${wrangler.main}`)).toContain(
-      'export { default, FinalityLedger } from "finality/workers"',
+      'export { default, FinalityLedger } from "finality/cloudflare"',
     );
   });
 

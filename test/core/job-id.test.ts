@@ -85,6 +85,14 @@ describe("every parser of an id uses the rule", () => {
     ["a Gemini event", (id) => readGeminiEvent({ type: "interaction.completed", data: { id } })],
   ];
 
+  it("a Gemini batch event's bare id is held to the rule with its batches/ prefix", () => {
+    const bare = "b".repeat(JOB_ID_MAX_LENGTH - 2);
+    expect(() => readGeminiEvent({ type: "batch.succeeded", data: { id: bare } })).toThrow(FinalityError);
+    expect(readGeminiEvent({ type: "batch.succeeded", data: { id: "b".repeat(10) } })).toMatchObject({
+      id: `batches/${"b".repeat(10)}`,
+    });
+  });
+
   for (const [what, parse] of parsers) {
     it.each(REFUSED)(`${what}: refuses %s with a typed error`, (_name, id) => {
       expect(() => parse(id)).toThrow(FinalityError);

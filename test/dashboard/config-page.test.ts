@@ -105,6 +105,25 @@ describe("the configuration page", () => {
     expect(openai).toContain("API key set");
   });
 
+  it("shows each provider's unknown-jobs policy, the effect retries and the run attempts", async () => {
+    const { get } = await app({
+      ...CONFIG,
+      providers: { ...CONFIG.providers, beta: { type: "generic", unknownJobs: "registered-only" } },
+      effectDelivery: { retrySeconds: [10, 600], maxAgeSeconds: 86_400, maxAttempts: 7 },
+      workers: { maxAttempts: 4, retryBaseSeconds: 2, retryMaxSeconds: 60 },
+    });
+    const html = await get("/config");
+    expect(rowOf(html, 'data-provider="acme"')).toContain('data-unknown-jobs="adopt"');
+    expect(rowOf(html, 'data-provider="beta"')).toContain('data-unknown-jobs="registered-only"');
+    expect(rowOf(html, 'data-provider="beta"')).toContain("parked until it is registered");
+    expect(html).toContain(
+      '<dd data-field="effect-retries">retry after 10 s, 10 min (the last repeats); dead after 24 h 0 min old or 7 attempts</dd>',
+    );
+    expect(html).toContain(
+      '<dd data-field="run-attempts">4 per run, queued again after 2 s doubling up to 60 s</dd>',
+    );
+  });
+
   it("lists the effects with their destination as scheme://host:port", async () => {
     const { get } = await app(CONFIG);
     const row = rowOf(await get("/config"), 'data-effect="notify"');
@@ -187,6 +206,25 @@ describe("the overview's empty states", () => {
     expect(html).toContain("npx finality jobs register acme my-first-job");
     expect(html).toContain("npx finality send acme my-first-job succeeded");
     expect(html).toContain("npm run demo");
+  });
+
+  it("the curl line names the address the browser used, not HOST:PORT, and wraps on a phone", async () => {
+    const { app: built } = await app(CONFIG);
+    const response = await built.request("http://127.0.0.1:4321/", {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    const html = await response.text();
+    expect(html).toContain("curl -s -X POST http://127.0.0.1:4321/v1/jobs");
+    expect(html).not.toContain("HOST:PORT");
+    expect(html).toContain("#first-steps pre { white-space: pre-wrap;");
+  });
+
+  it("every page links to the API reference, which answers", async () => {
+    const { app: built, get } = await app(CONFIG);
+    for (const path of ["/", "/jobs", "/config"]) {
+      expect(await get(path)).toContain('<a href="/docs/api" id="api-reference">API reference</a>');
+    }
+    expect((await built.request("/docs/api")).status).toBe(200);
   });
 
   it("a ledger with a job shows no first steps", async () => {

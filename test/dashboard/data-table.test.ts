@@ -28,6 +28,17 @@ function parse(html: string) {
 }
 
 describe("the dashboard's table", () => {
+  it("a job without flags has an empty flags cell (a phone's card hides it, label and all)", () => {
+    const html = String(JobTable({ jobs: [job], now: NOW, empty: "none" }));
+    expect(html).toContain('<td data-label="flags"></td>');
+    const flagged = String(
+      JobTable({ jobs: [{ ...job, stuck: true, conflict: true } as Job], now: NOW, empty: "none" }),
+    );
+    expect(flagged).toMatch(
+      /<td data-label="flags"><span class="badge stuck">stuck<\/span> <span class="badge flag">conflict<\/span><\/td>/,
+    );
+  });
+
   it("labels every cell with its column's heading server-side, so phone-width row cards read without a script", () => {
     for (const compact of [false, true]) {
       const { heads, rows } = parse(String(JobTable({ jobs: [job, job], now: NOW, empty: "none", compact })));

@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
+import type { Source } from "../../src/core/states.js";
 import { loadOverview } from "../../src/dashboard/overview-data.js";
 import { summarize } from "../../src/dashboard/overview-latency.js";
 import { OverviewPage } from "../../src/dashboard/overview-page.js";
@@ -40,7 +41,7 @@ async function scenario(store: Store) {
     clock,
     effects: [{ name: "notify", kinds: ["k"], handler: async () => {} }],
   });
-  const settle = (id: string, source: string, updateAgoMs: number | null, kind = "k") =>
+  const settle = (id: string, source: Source, updateAgoMs: number | null, kind = "k") =>
     finality.ingest({
       provider: "acme",
       id,

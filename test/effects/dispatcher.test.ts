@@ -216,4 +216,42 @@ describe("dispatcher", () => {
     expect(effect?.status).toBe("pending");
     expect(effect?.lastError).toContain("timed out");
   });
+
+  it("runOnce: a hanging delivery holds its own slot only; what is due behind it or enqueued meanwhile goes out", async () => {
+    // The Workers alarm's run: it used to claim in batches and wait for each batch's slowest
+    // delivery, so effects due behind a hanging one (the next batch, or enqueued meanwhile)
+    // waited for its timeout (the next alarm cannot start while this one runs).
+    let release = () => {};
+    const hanging = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const delivered: string[] = [];
+    const waiters: { count: number; resolve: () => void }[] = [];
+    const deliveredCount = (count: number) =>
+      new Promise<void>((resolve) => {
+        if (delivered.length >= count) resolve();
+        else waiters.push({ count, resolve });
+      });
+    const { finality, clock } = setup(async (d) => {
+      if (d.job.id === "slow") return hanging;
+      delivered.push(d.job.id);
+      for (const w of waiters) if (delivered.length >= w.count) w.resolve();
+    });
+    // A timeout past this test's own: the hanging delivery ends only when released.
+    const dispatcher = createDispatcher(finality, { concurrency: 2, timeoutMs: 120_000 });
+    // Due one after another (claimed oldest first): the hanging one is in the first claim.
+    for (const id of ["slow", "due-0", "due-1"]) {
+      await settle(finality, id);
+      clock.advance(1);
+    }
+    const run = dispatcher.runOnce();
+    await deliveredCount(2);
+    // Enqueued while the hanging delivery is still in flight.
+    await settle(finality, "meanwhile-0");
+    await settle(finality, "meanwhile-1");
+    await deliveredCount(4);
+    expect(delivered).toEqual(["due-0", "due-1", "meanwhile-0", "meanwhile-1"]);
+    release();
+    expect(await run).toBe(5);
+  }, 10_000);
 });

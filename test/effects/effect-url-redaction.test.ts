@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { effectToJson } from "../../src/core/job-json.js";
-import { redactUrl, redactUrlsIn } from "../../src/core/url-redaction.js";
+import { redactCredentials, redactToOrigin, redactUrlsIn } from "../../src/core/url-redaction.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import { DeliveryError } from "../../src/engine/delivery-error.js";
 import { createDispatcher, type DeliveryAttempt } from "../../src/engine/dispatcher.js";
@@ -23,15 +23,24 @@ const SECRET_PATH = "/services/T0SECRETA/B0SECRETB/xoxSECRETC";
 const SECRET_QUERY = "?token=tokSECRETD&channel=ops";
 const noSecret = (text: string) => expect(text).not.toMatch(/SECRET/i);
 
-describe("redactUrl and redactUrlsIn", () => {
+describe("redactToOrigin and redactUrlsIn", () => {
   it("keep scheme, host and port only", () => {
-    expect(redactUrl(`https://hooks.example.com${SECRET_PATH}${SECRET_QUERY}`)).toBe(
+    expect(redactToOrigin(`https://hooks.example.com${SECRET_PATH}${SECRET_QUERY}`)).toBe(
       "https://hooks.example.com",
     );
-    expect(redactUrl("http://user:pwSECRET@127.0.0.1:8443/x?token=SECRET#fragSECRET")).toBe(
+    expect(redactToOrigin("http://user:pwSECRET@127.0.0.1:8443/x?token=SECRET#fragSECRET")).toBe(
       "http://127.0.0.1:8443",
     );
-    expect(redactUrl("not a url SECRET")).toBe("[url]");
+    expect(redactToOrigin("not a url SECRET")).toBe("[url]");
+  });
+
+  it("redactCredentials keeps the path (a poll URL names the job) but not user, password or key-like values", () => {
+    expect(
+      redactCredentials(
+        "http://user:pwSECRET@127.0.0.1:8443/status/job-1?api_key=kSECRET&page=2&sig=sSECRET",
+      ),
+    ).toBe("http://***:***@127.0.0.1:8443/status/job-1?api_key=***&page=2&sig=***");
+    expect(redactCredentials("not a url SECRET")).toBe("(invalid URL)");
   });
 
   it("cut every URL in a text, and the known URL's path, query and user wherever they appear alone", () => {

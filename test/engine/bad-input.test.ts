@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { TIMESTAMP_BOUNDS } from "../../src/core/bounds.js";
 import { manualClock } from "../../src/core/clock.js";
 import { isFinalityError } from "../../src/core/errors.js";
-import { LIMITS } from "../../src/core/validation.js";
+import { LIMITS, type ObservationInput, type RegistrationInput } from "../../src/core/validation.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import type { Finality } from "../../src/engine/finality.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
@@ -11,7 +11,7 @@ import { snapshot } from "../helpers/snapshot.js";
 import { type TempDir, tempDir } from "../helpers/temp-dir.js";
 
 const KEY = { provider: "generic", id: "existing" };
-const valid = { ...KEY, state: "succeeded", source: "webhook", seq: 5 };
+const valid: ObservationInput = { ...KEY, state: "succeeded", source: "webhook", seq: 5 };
 const nested = (depth: number): unknown => JSON.parse(`${"[".repeat(depth)}${"]".repeat(depth)}`);
 const cyclic: Record<string, unknown> = {};
 cyclic.self = cyclic;
@@ -75,7 +75,9 @@ describe("bad input through createFinality", () => {
     async (_name, input, code) => {
       const before = await snapshot(engineOf(finality).store, KEY);
       const withDelivery = typeof input === "object" && input !== null && !Array.isArray(input);
-      const error = await finality.ingest(withDelivery ? { deliveryId: "d-refused", ...input } : input).then(
+      // What the types refuse can still arrive (from JavaScript, or past a cast): validation refuses it.
+      const untyped = (withDelivery ? { deliveryId: "d-refused", ...input } : input) as ObservationInput;
+      const error = await finality.ingest(untyped).then(
         () => null,
         (e: unknown) => e,
       );
@@ -121,7 +123,7 @@ describe("bad input through createFinality", () => {
       ["existing", "invalid-request"],
     ];
     for (const [input, code] of cases) {
-      const error = await finality.register(input).then(
+      const error = await finality.register(input as RegistrationInput).then(
         () => null,
         (e: unknown) => e,
       );

@@ -3,6 +3,7 @@ import { parseConfig } from "../../src/config/parse-config.js";
 import { TIMESTAMP_BOUNDS } from "../../src/core/bounds.js";
 import { manualClock } from "../../src/core/clock.js";
 import { DEFAULT_MAX_CLOCK_SKEW_MS, orderingTimeOf } from "../../src/core/ordering-time.js";
+import type { ObservationInput } from "../../src/core/validation.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import type { Finality, FinalityOptions } from "../../src/engine/finality.js";
 import { ledgerOptionsFromConfig } from "../../src/host/from-config.js";
@@ -33,7 +34,7 @@ function ledger(options: Partial<FinalityOptions> = {}) {
   return { finality, clock };
 }
 
-const running = (updateTime: number, deliveryId: string) => ({
+const running = (updateTime: number, deliveryId: string): ObservationInput => ({
   ...key,
   state: "running",
   source: "webhook",

@@ -8,9 +8,12 @@ import { createConnection, createServer, type Socket } from "node:net";
  */
 export async function freezableProxy(target: { host: string; port: number }) {
   const sockets = new Set<Socket>();
+  const clients = new Set<Socket>();
   let frozen = false;
-  const server = createServer((client) => {
-    const upstream = createConnection(target);
+  const server = createServer({ noDelay: true }, (client) => {
+    clients.add(client);
+    client.on("close", () => clients.delete(client));
+    const upstream = createConnection({ ...target, noDelay: true });
     for (const socket of [client, upstream]) {
       sockets.add(socket);
       socket.on("error", () => {});
@@ -19,10 +22,11 @@ export async function freezableProxy(target: { host: string; port: number }) {
         client.destroy();
         upstream.destroy();
       });
-      if (frozen) socket.pause();
     }
     client.pipe(upstream);
     upstream.pipe(client);
+    // After pipe(), which resumes a paused source: a connection opened while frozen stays silent.
+    if (frozen) for (const socket of [client, upstream]) socket.pause();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as { port: number }).port;
@@ -34,6 +38,10 @@ export async function freezableProxy(target: { host: string; port: number }) {
       proxied.hostname = "127.0.0.1";
       proxied.port = String(port);
       return proxied.toString();
+    },
+    /** Client connections open through the proxy now (each one a pooled database connection). */
+    open(): number {
+      return clients.size;
     },
     freeze(): void {
       frozen = true;

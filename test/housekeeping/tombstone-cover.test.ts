@@ -3,6 +3,7 @@ import { parseConfig } from "../../src/config/load-config.js";
 import { comeBackWindows } from "../../src/config/tombstone-cover.js";
 import { manualClock } from "../../src/core/clock.js";
 import { isFinalityError } from "../../src/core/errors.js";
+import type { ObservationInput } from "../../src/core/validation.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import { DEFAULT_RETENTION, pruneOnce } from "../../src/engine/retention.js";
 import { retentionWindowsFromConfig } from "../../src/host/from-config.js";
@@ -101,7 +102,7 @@ describe("the retention pass never prunes a tombstone while its job can come bac
 
   // The capture of an hmac-sha256 webhook (no signed timestamp): the same body, so the same
   // delivery id, valid whenever it is sent again.
-  const captured = {
+  const captured: ObservationInput = {
     provider: "acme",
     id: "job-1",
     state: "succeeded",

@@ -77,4 +77,15 @@ describe("registering a job its provider cannot poll", () => {
     const { store } = engineOf(t.finality);
     expect(await store.getJob({ provider: "oa", id: "abc" })).toBeNull();
   });
+
+  it("a job already settled under such an id registers (nothing left to poll); an open one is still refused", async () => {
+    await t.finality.ingest({ provider: "oa", id: "abc-settled", state: "succeeded", source: "api" });
+    await t.finality.ingest({ provider: "oa", id: "abc-open", state: "running", source: "api" });
+    expect((await register({ provider: "oa", id: "abc-settled" })).status).toBe(200);
+    expect(await t.finality.getJob({ provider: "oa", id: "abc-settled" })).toMatchObject({
+      state: "succeeded",
+      registered: true,
+    });
+    expect((await register({ provider: "oa", id: "abc-open" })).status).toBe(400);
+  });
 });

@@ -43,9 +43,6 @@ const EXPECTED: Record<string, { sqlite: boolean; pg: boolean }> = {
   "./brokers": { sqlite: false, pg: false },
   "./worker-client": { sqlite: false, pg: false },
   "./cloudflare": { sqlite: false, pg: false },
-  // The names of earlier releases, kept.
-  "./worker": { sqlite: false, pg: false },
-  "./workers": { sqlite: false, pg: false },
 };
 
 describe("the package's entries", () => {
@@ -57,9 +54,9 @@ describe("the package's entries", () => {
     }
   });
 
-  it("keep the old names as aliases of the new ones", () => {
-    expect(manifest.exports["./worker"]).toEqual(manifest.exports["./worker-client"]);
-    expect(manifest.exports["./workers"]).toEqual(manifest.exports["./cloudflare"]);
+  it("have no aliases: `finality/worker` and `finality/workers` (one letter apart) are gone", () => {
+    expect(manifest.exports["./worker"]).toBeUndefined();
+    expect(manifest.exports["./workers"]).toBeUndefined();
   });
 
   it.each(Object.entries(EXPECTED))("%s loads only the driver it is for", async (subpath, drivers) => {

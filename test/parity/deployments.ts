@@ -39,7 +39,10 @@ export interface Running {
 
 export interface Deployment {
   readonly name: "sqlite" | "postgres×3" | "workers×4";
-  /** Starts the deployment with `config` (a `finality serve` config without `store` or `cloudflare`). */
+  /**
+   * Starts the deployment with `config` (a `finality serve` config without `store` or
+   * `cloudflare`).
+   */
   start(config: Record<string, unknown>): Promise<Running>;
   /** Frees what every start left behind (schemas, directories). */
   cleanup(): Promise<void>;
@@ -137,6 +140,22 @@ export function postgresDeployment(replicaCount = 3): Deployment {
   };
 }
 
+/**
+ * A Worker whose configuration is refused still starts: its ledger objects answer every request
+ * with the refusal (what `wrangler deploy` then shows on the first request). The deployment's
+ * start reads that answer, so that a refusal ends `start` on every deployment alike.
+ */
+async function refusedConfiguration(base: string, dispose: () => Promise<void>): Promise<void> {
+  const response = await fetch(`${base}/readyz`, { headers: { authorization: `Bearer ${API_TOKEN}` } });
+  const text = await response.text();
+  if (response.status < 500 || !response.headers.get("content-type")?.includes("problem+json")) return;
+  const problem = JSON.parse(text) as { detail?: string; title?: string };
+  const message = problem.detail ?? problem.title ?? text;
+  if (!/config error/.test(message)) return;
+  await dispose();
+  throw new Error(`the Worker refuses its configuration: ${message}`);
+}
+
 /** The Worker in workerd with `cloudflare.shards` ledger objects (4 unless told). */
 export function workersDeployment(shards = 4): Deployment {
   const dir = tempDir("finality-parity-workers-");
@@ -148,6 +167,7 @@ export function workersDeployment(shards = 4): Deployment {
       const versions = [{ name: "v", config: { ...withToken(config), cloudflare: { shards } } }];
       let worker = await startShardedWorkers(versions, {}, { persist });
       const base = () => worker.url("v").toString().replace(/\/$/, "");
+      await refusedConfiguration(base(), () => worker.dispose());
       const urls = [base()];
       return {
         get urls() {

@@ -5,6 +5,7 @@ import { SECRET } from "../http/helpers/webhooks.js";
 import { type Deployment, parityDeployments, type Running } from "./deployments.js";
 import { combinedConfig, type Fakes } from "./scenario.js";
 import { SCENARIOS } from "./scenario-list.js";
+import { VendorFakes } from "./vendor-fakes.js";
 
 /**
  * The deployment parity suite (issue 32): the same black-box scenarios, unchanged, against
@@ -14,11 +15,16 @@ import { SCENARIOS } from "./scenario-list.js";
  */
 
 describe.each(parityDeployments())("parity on $name", { timeout: 120_000 }, (deployment: Deployment) => {
-  const fakes: Fakes = { receiver: new EffectReceiver(SECRET), provider: new FakeProvider() };
+  const fakes: Fakes = {
+    receiver: new EffectReceiver(SECRET),
+    provider: new FakeProvider(),
+    vendors: new VendorFakes(),
+  };
   let running: Running;
   beforeAll(async () => {
     await fakes.receiver.listen();
     await fakes.provider.listen();
+    await fakes.vendors.listen();
     running = await deployment.start(combinedConfig(SCENARIOS, fakes));
   }, 120_000);
   afterAll(async () => {
@@ -26,6 +32,7 @@ describe.each(parityDeployments())("parity on $name", { timeout: 120_000 }, (dep
     await deployment.cleanup();
     await fakes.receiver.close();
     await fakes.provider.close();
+    await fakes.vendors.close();
   });
 
   for (const scenario of SCENARIOS) {

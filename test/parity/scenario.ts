@@ -2,14 +2,45 @@ import { expect } from "vitest";
 import type { FakeProvider } from "../../src/testing/fake-provider.js";
 import type { EffectReceiver, ReceivedDelivery } from "../helpers/receiver.js";
 import { API_TOKEN, type Deployment, type Running } from "./deployments.js";
+import type { VendorFakes } from "./vendor-fakes.js";
+
+/**
+ * A scenario that starts each deployment itself, with a configuration the shared start cannot
+ * hold (one some deployment refuses, a broker only some can reach). The same `run` everywhere;
+ * what a deployment cannot offer is asserted as its refusal, never skipped.
+ */
+export interface StartScenario {
+  name: string;
+  run(deployment: Deployment, fakes: Fakes): Promise<void>;
+  knownGaps?: Partial<Record<Deployment["name"], string>>;
+}
+
+/** What starting `config` on `deployment` is refused with (the error's message), or null if it started. */
+export async function refusal(
+  deployment: Deployment,
+  config: Record<string, unknown>,
+): Promise<string | null> {
+  let running: Running;
+  try {
+    running = await deployment.start(config);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  await running.stop();
+  return null;
+}
 
 /** How many jobs a scenario uses per case: 1 in CI, more with FINALITY_PARITY_SCALE=10. */
 export const SCALE = Math.max(1, Number(process.env.FINALITY_PARITY_SCALE ?? "1") || 1);
 
-/** The fakes every scenario shares: the effect receiver and a generic provider (polls, lists). */
+/**
+ * The fakes every scenario shares: the effect receiver, a generic provider (polls, lists) and the
+ * vendor APIs (fal, Bedrock, Vertex AI, Mistral).
+ */
 export interface Fakes {
   receiver: EffectReceiver;
   provider: FakeProvider;
+  vendors: VendorFakes;
 }
 
 /**

@@ -331,6 +331,37 @@ describe("reconciler", () => {
     expect(total).toBe(60);
     expect(polls("a") + polls("b")).toBe(60);
   });
+
+  it("reaches a provider past the first `maxPolls` worth of lanes when only it has jobs due", async () => {
+    // Six lanes of 5 slots each against a budget of 12: claiming them all at once let the first
+    // lanes hold the whole budget while they found nothing due, and the pass ended with 0 polls,
+    // so the last providers' jobs were never polled on Workers (issue 32, discovery-polls-settle).
+    const names = ["a", "b", "c", "d", "e", "f"];
+    const { finality, reconciler, fakes, clock } = await setup({ providers: names });
+    fakes.f?.addJob("f0", [{ afterMs: 0, state: "succeeded" }]);
+    await finality.register({ provider: "f", id: "f0" });
+    clock.advance(90_000);
+    expect(await reconciler.runOnce(undefined, { maxPolls: 12 })).toBe(1);
+    expect((await jobOf(finality, "f0", "f")).state).toBe("succeeded");
+  });
+
+  it("shares `maxPolls` over every provider with jobs due, across passes", async () => {
+    // More providers with due jobs than one pass can serve: each pass starts with another lane, so
+    // none waits behind the others' backlog for good.
+    const names = ["a", "b", "c", "d", "e", "f"];
+    const { finality, reconciler, fakes, clock } = await setup({ providers: names });
+    for (const provider of names)
+      for (let i = 0; i < 20; i++) {
+        fakes[provider]?.addJob(`${provider}${i}`, [{ afterMs: 0, state: "succeeded" }]);
+        await finality.register({ provider, id: `${provider}${i}` });
+      }
+    clock.advance(90_000);
+    const polls = (provider: string) =>
+      [...(fakes[provider] as FakeProvider).polls.values()].reduce((a, b) => a + b, 0);
+    for (let pass = 0; pass < 3; pass++)
+      expect(await reconciler.runOnce(undefined, { maxPolls: 12 })).toBe(12);
+    for (const provider of names) expect(polls(provider), provider).toBeGreaterThan(0);
+  });
 });
 
 describe("reconciler.stop()", () => {

@@ -7,6 +7,7 @@ import { createApp } from "../../dist/app/create-app.js";
 import { configSchema } from "../../dist/config/config-schema.js";
 import { createFinality } from "../../dist/engine/create-finality.js";
 import { createDispatcher } from "../../dist/engine/dispatcher.js";
+import { bodyLimit } from "../../dist/http/body-limit.js";
 import { startNodeServer } from "../../dist/http/node-server.js";
 import { addRunRoutes, addWorkerRoutes } from "../../dist/http/run-routes.js";
 import { createWorkerAuthorizer } from "../../dist/http/worker-auth.js";
@@ -37,8 +38,9 @@ const app = createApp({
   receivers: createWebhookReceivers(config.providers, () => Date.now()),
 });
 const authorizeWorker = createWorkerAuthorizer(options.pools, { allowAnonymous: true });
-addWorkerRoutes(app, { runs, authorizeWorker, bodyLimitBytes: config.server.bodyLimitBytes });
-addRunRoutes(app, { runs, bodyLimitBytes: config.server.bodyLimitBytes });
+app.use(bodyLimit(config.server.bodyLimitBytes));
+addWorkerRoutes(app, { runs, authorizeWorker });
+addRunRoutes(app, { runs });
 
 const server = await startNodeServer(app, { host: "127.0.0.1", port: 0 });
 const sweeper = createLeaseSweeper(runs, { intervalMs: options.sweepIntervalMs });

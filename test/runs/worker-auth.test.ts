@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import type { AppEnv } from "../../src/http/app-env.js";
 import { bearerAuth } from "../../src/http/bearer-auth.js";
+import { bodyLimit } from "../../src/http/body-limit.js";
 import { problemResponse, toProblem } from "../../src/http/problem.js";
 import { requestLog, silentLogger } from "../../src/http/request-log.js";
 import { addRunRoutes, addWorkerRoutes } from "../../src/http/run-routes.js";
@@ -17,9 +18,10 @@ function appFor(engine: ReturnType<typeof openEngine>) {
   const app = new Hono<AppEnv>();
   app.use(requestLog(silentLogger, noopMetrics));
   const authorizeWorker = createWorkerAuthorizer({ render: { token: RENDER_TOKEN, kinds: ["render"] } });
-  addWorkerRoutes(app, { runs: engine.runs, authorizeWorker, bodyLimitBytes: 65_536 });
+  app.use(bodyLimit(65_536));
+  addWorkerRoutes(app, { runs: engine.runs, authorizeWorker });
   app.use("/v1/*", bearerAuth(API_TOKEN));
-  addRunRoutes(app, { runs: engine.runs, bodyLimitBytes: 65_536 });
+  addRunRoutes(app, { runs: engine.runs });
   app.onError((error) => problemResponse(toProblem(error).problem));
   return app;
 }

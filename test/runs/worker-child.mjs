@@ -1,4 +1,4 @@
-// A worker process for the HTTP tests, on the built `finality/worker` client.
+// A worker process for the HTTP tests, on the built `finality/worker-client`.
 // Usage: node worker-child.mjs <baseUrl> <workerId> <kind> <leaseSeconds>
 // Takes ONE run, then stops. Prints:
 //   "started <runId> <attemptId> <generation>" when its handler starts;

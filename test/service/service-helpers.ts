@@ -10,10 +10,11 @@ export function serveWith(
   db: string | undefined,
   config: unknown,
   name = "config.json",
+  env?: Record<string, string>,
 ): Promise<Service> {
   const file = dir.file(name);
   writeFileSync(file, JSON.stringify(config));
-  return startService({ ...(db ? { db } : {}), args: ["--config", file] });
+  return startService({ ...(db ? { db } : {}), ...(env ? { env } : {}), args: ["--config", file] });
 }
 
 export async function api<T = Record<string, unknown>>(

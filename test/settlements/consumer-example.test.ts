@@ -85,8 +85,11 @@ describe("the README's exactly-once consumer", () => {
     service = live;
     const consumerDb = dir.file("consumer.db");
     const env = { FINALITY_URL: live.url, CONSUMER_DB: consumerDb };
+    // Opened read-write though it only reads: a SIGKILLed consumer can leave a hot rollback
+    // journal, which only a connection that may write can roll back ("attempt to write a
+    // readonly database", seen in CI).
     const rows = () => {
-      const db = new Database(consumerDb, { readonly: true, fileMustExist: true });
+      const db = new Database(consumerDb, { fileMustExist: true });
       try {
         return db.prepare("SELECT count(*) FROM results").pluck().get() as number;
       } finally {
@@ -106,7 +109,7 @@ describe("the README's exactly-once consumer", () => {
     await second.until(() => rows() >= ids.length);
     await second.kill();
     expect(rows()).toBe(ids.length);
-    const db = new Database(consumerDb, { readonly: true });
+    const db = new Database(consumerDb, { fileMustExist: true });
     const recorded = db.prepare("SELECT id FROM results ORDER BY id").pluck().all() as string[];
     db.close();
     expect(recorded).toEqual([...ids].sort());

@@ -46,13 +46,14 @@ describe("finality settlements", () => {
     expect(bad.stderr).toContain("after");
   }, 60_000);
 
-  it("--follow --json prints one line per settlement as they commit, until SIGTERM", async () => {
+  /** `finality settlements --follow` from the current end of the feed: its lines as they come. */
+  async function follow(json: boolean) {
     const page = JSON.parse((await runCli(["settlements", "--db", db, "--json"])).stdout) as {
       cursor: string;
     };
     const child = spawn(
       process.execPath,
-      [CLI, "settlements", "--db", db, "--follow", "--json", "--after", page.cursor],
+      [CLI, "settlements", "--db", db, "--follow", ...(json ? ["--json"] : []), "--after", page.cursor],
       {
         stdio: ["ignore", "pipe", "pipe"],
         env: { ...process.env, FINALITY_LOG_LEVEL: "warn" },
@@ -76,11 +77,27 @@ describe("finality settlements", () => {
         await new Promise<void>((resolve) => (wake = resolve));
       }
     };
+    return { child, lines, until, exited };
+  }
+
+  it("--follow --json prints one line per settlement as they commit, until SIGTERM", async () => {
+    const { child, lines, until, exited } = await follow(true);
     await settle(["f1", "f2"]);
     await until(2);
     await settle(["f3"]);
     await until(3);
     expect(lines.map((line) => (JSON.parse(line) as { id: string }).id)).toEqual(["f1", "f2", "f3"]);
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+  }, 60_000);
+
+  it("--follow in text prints the column names first, then one line per settlement", async () => {
+    const { child, lines, until, exited } = await follow(false);
+    await settle(["t1"]);
+    await until(1);
+    expect(lines[0]).toBe("CURSOR  PROVIDER  ID  STATE  SETTLED AT  BY");
+    await until(2);
+    expect(lines[1]).toMatch(/^\S+ {2}acme {2}t1 {2}succeeded {2}\d{4}-\d\d-\d\dT[\d:.]+Z {2}webhook$/);
     child.kill("SIGTERM");
     expect(await exited).toBe(0);
   }, 60_000);

@@ -1,5 +1,5 @@
 import { type ChannelModel, type ConfirmChannel, connect, type Message } from "amqplib";
-import { redactUrl } from "../../core/url-redaction.js";
+import { redactToOrigin } from "../../core/url-redaction.js";
 import { DeliveryError } from "../delivery-error.js";
 import { prefixedAttributes } from "../effect-message.js";
 import type { EffectTarget } from "../effect-target.js";
@@ -82,11 +82,12 @@ export function createAmqpEffectTarget(options: BrokerTargetOptions = {}): Effec
             },
             (error: unknown) => {
               const wasReturned = returned.delete(key);
-              if (error) reject(new DeliveryError(`amqp ${redactUrl(amqp.url)} refused the message (nack)`));
+              if (error)
+                reject(new DeliveryError(`amqp ${redactToOrigin(amqp.url)} refused the message (nack)`));
               else if (wasReturned)
                 reject(
                   new DeliveryError(
-                    `amqp ${redactUrl(amqp.url)}: no queue is bound to exchange "${amqp.exchange}" with routing key "${amqp.routingKey}" (message returned)`,
+                    `amqp ${redactToOrigin(amqp.url)}: no queue is bound to exchange "${amqp.exchange}" with routing key "${amqp.routingKey}" (message returned)`,
                   ),
                 );
               else resolve();

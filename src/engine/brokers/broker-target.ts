@@ -1,4 +1,4 @@
-import { redactUrl, redactUrlsIn } from "../../core/url-redaction.js";
+import { redactToOrigin, redactUrlsIn } from "../../core/url-redaction.js";
 import { DeliveryError } from "../delivery-error.js";
 import type { EffectDefinition, EffectDelivery } from "../effect-definitions.js";
 import { DEFAULT_CLOUDEVENTS_SOURCE, type EffectMessage } from "../effect-message.js";
@@ -18,9 +18,9 @@ import { type ConnectionKeeper, keepConnection } from "./connection-keeper.js";
 // file (nats-, amqp-, redis-effect-target.ts) says only how to connect and how to publish.
 
 /** An effect's destination on broker `K`: its `nats`, `amqp` or `redis` part. */
-export type BrokerDestination<K extends BrokerKind> = NonNullable<EffectDefinition[K]>;
+type BrokerDestination<K extends BrokerKind> = NonNullable<EffectDefinition[K]>;
 
-export interface BrokerClient<C, K extends BrokerKind> {
+interface BrokerClient<C, K extends BrokerKind> {
   kind: K;
   /** Opens a connection for an effect; calls `broke` when the client sees it closed. */
   open(
@@ -76,7 +76,7 @@ export function createBrokerTarget<C, K extends BrokerKind>(
     const urls = destinationUrls(definition);
     const made: ConnectionKeeper<C> = keepConnection({
       // The destination as it may be shown in errors and logs: scheme, host and port.
-      name: `${client.kind} ${urls.map(redactUrl).join(",") || "(none)"}`,
+      name: `${client.kind} ${urls.map(redactToOrigin).join(",") || "(none)"}`,
       now,
       redact: (text) => redactUrlsIn(text, urls),
       open: async () => {

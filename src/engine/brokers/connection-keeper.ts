@@ -17,7 +17,7 @@ export interface ConnectionKeeper<C> {
   close(): Promise<void>;
 }
 
-export interface KeeperOptions<C> {
+interface KeeperOptions<C> {
   /** What the errors call the destination, without credentials (`nats://127.0.0.1:4222`). */
   name: string;
   open(): Promise<C>;

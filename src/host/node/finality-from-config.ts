@@ -14,6 +14,7 @@ import { createSqliteStore } from "../../store/sqlite/sqlite-store.js";
 import type { Store } from "../../store/store.js";
 import { ledgerOptionsFromConfig, reconcilerFromConfig } from "../from-config.js";
 import { holdLedger } from "./ledger-holders.js";
+import { explainSqliteOpenError } from "./sqlite-access.js";
 
 /**
  * Opens the ledger the configuration describes; with PostgreSQL, fails fast when it is unreachable.
@@ -41,13 +42,18 @@ export async function openStore(store: StoreConfig): Promise<Store> {
     return openPostgresStore(postgresStoreOptions(store));
   }
   // Recorded before the file is opened, so that `finality restore` never replaces it under us.
-  const held = holdLedger(store.sqlite);
+  let held: { release(): void };
+  try {
+    held = holdLedger(store.sqlite);
+  } catch (error) {
+    throw explainSqliteOpenError(store.sqlite, error);
+  }
   let opened: Store;
   try {
     opened = createSqliteStore({ path: store.sqlite, synchronous: store.synchronous });
   } catch (error) {
     held.release();
-    throw error;
+    throw explainSqliteOpenError(store.sqlite, error);
   }
   const close = opened.close.bind(opened);
   opened.close = async () => {

@@ -15,7 +15,7 @@ import { FinalityError } from "../../core/errors.js";
 // lock, by design); only what replaces the file refuses while any holds it.
 
 /** What a holder file says. */
-export interface LedgerHolder {
+interface LedgerHolder {
   pid: number;
   host: string;
   /** The command line after the program: `serve --db ./finality.db`. */

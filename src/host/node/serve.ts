@@ -6,6 +6,7 @@ import { type FinalityConfig, headersTimeoutOf } from "../../config/config-schem
 import type { Environment } from "../../config/env-overrides.js";
 import { type ConfigFlags, loadConfig } from "../../config/load-config.js";
 import { usesBuiltInProvider } from "../../config/parse-config.js";
+import { POLL_ONLY_TYPES, webhookConfigOf } from "../../config/provider-config-schema.js";
 import { FinalityError } from "../../core/errors.js";
 import { createProviderActivity } from "../../dashboard/provider-activity.js";
 import type { Finality } from "../../engine/finality.js";
@@ -23,9 +24,10 @@ import { sweepOptionsFromConfig } from "../discovery-from-config.js";
 import { type BackgroundLoop, createBackgroundLoops } from "./background-loop.js";
 import { createBrokerTargets } from "./broker-targets.js";
 import { assertSafeBinding, finalityFromConfig } from "./finality-from-config.js";
+import { jsonLinesLogger } from "./json-lines-logger.js";
 import { startTelemetry } from "./telemetry.js";
 
-export interface ServeOptions {
+interface ServeOptions {
   configFile?: string | undefined;
   flags: ConfigFlags;
   env: Environment;
@@ -57,6 +59,8 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
   const logger = pino({ level: config.log.level }, logDestination(config.log.format, options.prettyLog));
   // Before the store: a port in use must not leave a new empty database (or migrated schema) behind.
   await assertPortFree(config.server.host, config.server.port);
+  // The request lines (one per webhook) skip pino's generic serializer; the same lines come out.
+  const requestLogger = jsonLinesLogger(logger);
   const flushLogs = setInterval(() => logger.flush(), 1000);
   flushLogs.unref();
   const telemetry = await startTelemetry(
@@ -98,7 +102,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
       finality,
       config,
       metrics,
-      logger,
+      logger: requestLogger,
       intake,
       runs,
       activity,
@@ -112,7 +116,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
       bodyLimitBytes,
       bodyBytesInFlight,
       trustTraceparent: config.telemetry.trustIncomingTraceparent,
-      logger,
+      logger: requestLogger,
       metrics,
     });
     server = await startNodeServer(app, {
@@ -202,9 +206,10 @@ async function shutDown(
   await new Promise<void>((resolve) => logger.flush(() => resolve()));
 }
 
-function warnAboutUnsignedProviders(config: FinalityConfig, logger: pino.Logger): void {
+/** One warning per provider instance whose webhooks are refused for want of a secret (exported for its test). */
+export function warnAboutUnsignedProviders(config: FinalityConfig, logger: Pick<pino.Logger, "warn">): void {
   for (const [name, provider] of Object.entries(config.providers)) {
-    if (provider.webhook === undefined) {
+    if (webhookConfigOf(provider) === undefined && !POLL_ONLY_TYPES.has(provider.type)) {
       // FINALITY_WEBHOOK_SECRET only signs the provider the service adds when none is configured.
       const fix = usesBuiltInProvider(config)
         ? "set FINALITY_WEBHOOK_SECRET, or configure providers"

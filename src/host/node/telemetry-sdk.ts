@@ -13,7 +13,7 @@ import {
 import type { TelemetryConfig } from "../../config/config-schema.js";
 import { useTracer } from "../../engine/tracing.js";
 
-import type { Telemetry } from "./telemetry.js";
+import type { Telemetry } from "./telemetry-handle.js";
 
 let contextManagerSet = false;
 

@@ -1,10 +1,6 @@
 import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import type { TelemetryConfig } from "../../config/config-schema.js";
-
-/** The running trace SDK: `stop` hands the tracer back (tracing off) and sends what is still queued. */
-export interface Telemetry {
-  stop(): Promise<void>;
-}
+import type { Telemetry } from "./telemetry-handle.js";
 
 /**
  * Tracing for `finality serve` when an `otlpUrl` (or, in tests, an exporter) is given; null

@@ -11,7 +11,7 @@ import { routeDocs } from "./route-docs.js";
 
 type Json = Record<string, unknown>;
 
-export interface DocumentOptions {
+interface DocumentOptions {
   /** The runs and worker routes exist only when the app is given a run service. */
   runs: boolean;
   version?: string;

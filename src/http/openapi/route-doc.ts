@@ -2,11 +2,11 @@ import type { z } from "zod";
 import type { ErrorCode } from "../../core/errors.js";
 
 /**
- * How one operation is described in /openapi.json. Each route file exports the docs of its
- * routes beside them (`JOB_ROUTE_DOCS`, ...) and openapi-document.ts lists those arrays; the
- * schemas are the very ones the routes validate with, so the document cannot drift from them.
- * test/http/openapi-document.test.ts fails when a route the app serves has no doc, or a doc
- * names a route the app does not serve.
+ * How one operation is described in /openapi.json. Each `<name>-routes.ts` has a sibling
+ * `<name>-route-docs.ts` exporting the docs of its routes (`JOB_ROUTE_DOCS`, ...), and
+ * route-docs.ts lists those arrays; the schemas are the very ones the routes validate with, so
+ * the document cannot drift from them. test/openapi/openapi-document.test.ts fails when a route
+ * the app serves has no doc, or a doc names a route the app does not serve.
  */
 export interface RouteDoc {
   method: "get" | "post" | "put" | "patch" | "delete";
@@ -46,4 +46,4 @@ export const ROUTE_TAGS = {
   webhooks: "Provider webhooks, checked by signature",
   operations: "Health, readiness, metrics and this description",
 } as const;
-export type RouteTag = keyof typeof ROUTE_TAGS;
+type RouteTag = keyof typeof ROUTE_TAGS;

@@ -1,21 +1,20 @@
 import { z } from "zod";
-import { EFFECT_ROUTE_DOCS } from "../effect-routes.js";
-import { INTENT_ROUTE_DOCS } from "../intent-routes.js";
+import { EFFECT_ROUTE_DOCS } from "../effect-route-docs.js";
+import { INTENT_ROUTE_DOCS } from "../intent-route-docs.js";
 import { JOB_ROUTE_DOCS } from "../job-route-docs.js";
-import { OPS_ROUTE_DOCS } from "../ops-routes.js";
-import { PARKED_ROUTE_DOCS } from "../parked-routes.js";
+import { OPS_ROUTE_DOCS } from "../ops-route-docs.js";
+import { PARKED_ROUTE_DOCS } from "../parked-route-docs.js";
 import { RUN_ROUTE_DOCS, WORKER_ROUTE_DOCS } from "../run-route-docs.js";
 import { SETTLEMENT_ROUTE_DOCS } from "../settlement-route-docs.js";
-import { WEBHOOK_ROUTE_DOCS } from "../webhook-routes.js";
+import { WEBHOOK_ROUTE_DOCS } from "../webhook-route-docs.js";
 import type { RouteDoc } from "./route-doc.js";
 
 /**
- * Every operation of /openapi.json. To describe a new route: export its `RouteDoc[]` beside the
- * route (at the end of its route file, as `EFFECT_ROUTE_DOCS` is in effect-routes.ts, or in a
- * sibling `<name>-route-docs.ts` when that file would pass ~300 lines, as job-route-docs.ts) and
- * spread it here, under the same condition
- * the app mounts the route on. The contract test (test/http/openapi-document.test.ts) fails until
- * the two agree.
+ * Every operation of /openapi.json. To describe a new route: export its `RouteDoc[]` from a
+ * `<name>-route-docs.ts` beside its `<name>-routes.ts` (as `JOB_ROUTE_DOCS` in job-route-docs.ts),
+ * so a route file holds handlers only, and spread it here, under the same condition the app
+ * mounts the route on. The contract test (test/openapi/openapi-document.test.ts) fails until the
+ * two agree.
  */
 export function routeDocs(options: { runs: boolean }): RouteDoc[] {
   return [

@@ -11,7 +11,7 @@ let bundled: Promise<string> | null = null;
 /** The Worker with breakable ledger objects (helpers/breakable-entry.ts), bundled once per file. */
 function script(): Promise<string> {
   bundled ??= bundleWorker(new URL("./breakable-entry.ts", import.meta.url), {
-    "finality/workers": fileURLToPath(new URL("../../../src/cloudflare/index.ts", import.meta.url)),
+    "finality/cloudflare": fileURLToPath(new URL("../../../src/cloudflare/index.ts", import.meta.url)),
   });
   return bundled;
 }

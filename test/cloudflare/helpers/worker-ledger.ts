@@ -8,12 +8,12 @@ import { outboundAnswer } from "./outbound-answer.js";
 let bundled: Promise<string> | null = null;
 
 /**
- * The deploy template's entry (deploy/workers/src/index.ts), with `finality/workers` resolved to
+ * The deploy template's entry (deploy/workers/src/index.ts), with `finality/cloudflare` resolved to
  * this checkout's source, bundled once per test file as wrangler would.
  */
 function workerScript(): Promise<string> {
   bundled ??= bundleWorker(new URL("../../../deploy/workers/src/index.ts", import.meta.url), {
-    "finality/workers": fileURLToPath(new URL("../../../src/cloudflare/index.ts", import.meta.url)),
+    "finality/cloudflare": fileURLToPath(new URL("../../../src/cloudflare/index.ts", import.meta.url)),
   });
   return bundled;
 }

@@ -57,7 +57,7 @@ export function signedHeaders(input: SignInput, base64Signature: string): Standa
 }
 
 /** A Standard Webhooks delivery whose headers are present and whose timestamp is fresh. */
-export interface StandardWebhookMessage {
+interface StandardWebhookMessage {
   id: string;
   timestampSeconds: number;
   /** `${id}.${timestampSeconds}.`: what is signed before the raw body. */

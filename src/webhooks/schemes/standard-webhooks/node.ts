@@ -32,10 +32,7 @@ import {
 export {
   DEFAULT_TOLERANCE_SECONDS,
   type ReceivedWebhookHeaders,
-  SIGNATURE_FAILURES,
-  type SignatureFailure,
   signatureError,
-  signatureFailureOf,
   type VerifiedWebhook,
 } from "../../signature-common.js";
 export type { SignInput, StandardWebhookHeaders, StandardWebhookVerifierOptions } from "./header.js";
@@ -45,7 +42,7 @@ export function signStandardWebhook(input: SignInput): StandardWebhookHeaders {
   return signedHeaders(input, hmacBase64(secretKey(input.secret), signingPrefixOf(input), input.body));
 }
 
-export interface StandardWebhookVerifier {
+interface StandardWebhookVerifier {
   /** Checks the headers against the raw body bytes; throws `signature-invalid` when they do not match. */
   verify(body: Uint8Array, headers: ReceivedWebhookHeaders): VerifiedWebhook;
 }
@@ -92,7 +89,7 @@ function verifyV1a(
 }
 
 /** `whpk_<base64>`: the 32 raw bytes of an ed25519 public key. */
-export function ed25519PublicKey(secret: string): KeyObject {
+function ed25519PublicKey(secret: string): KeyObject {
   const raw = Buffer.from(ed25519PublicKeyBytes(secret));
   return createPublicKey({
     key: { kty: "OKP", crv: "Ed25519", x: raw.toString("base64url") },

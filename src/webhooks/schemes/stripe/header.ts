@@ -22,7 +22,7 @@ export interface StripeSignatureVerifierOptions {
 }
 
 /** A Stripe delivery whose header is present and whose timestamp is fresh. */
-export interface StripeSignedMessage {
+interface StripeSignedMessage {
   timestampSeconds: number;
   /** `${t}.` as sent (leading zeros kept): what is signed before the raw body. */
   signedPrefix: string;
