@@ -89,6 +89,17 @@ export function jobLockOrder(key: JobKey, deliveryId?: string): string {
   return `${key.provider}\u0000${key.id}\u0000${deliveryId ?? ""}`;
 }
 
+/**
+ * The rows a lock order names, without the delivery id after them: the job (`provider`, NUL,
+ * `id`), or the whole key when it names no job. Callers of one group with the same rows must run
+ * one after another, each reading what the one before wrote.
+ */
+export function lockedRowsOf(lockOrder: string): string {
+  const first = lockOrder.indexOf("\u0000");
+  const second = first === -1 ? -1 : lockOrder.indexOf("\u0000", first + 1);
+  return second === -1 ? lockOrder : lockOrder.slice(0, second);
+}
+
 /** What a transaction may do. Every write goes through here. */
 export interface StoreTx extends RunStoreTx, LifecycleStoreTx, IntentStoreTx {
   /**

@@ -14,7 +14,8 @@ import { dropSchema, POSTGRES_TEST_URL, postgresSuite, uniqueSchemaName } from "
 import { makeJob } from "../helpers/records.js";
 
 // Group commit on PostgreSQL (postgres-group-commit.ts): concurrent transactions with a lock
-// order share one transaction, each in its own savepoint, answered only after the shared COMMIT.
+// order share one transaction, their works run at once (a savepoint each only after a failure),
+// answered only after the shared COMMIT.
 const { admin } = await postgresSuite("PostgreSQL group commit");
 
 const key = (id: string) => ({ provider: "generic", id });
@@ -96,6 +97,36 @@ describe("PostgreSQL group commit", () => {
       stores = [];
       await proxy.close();
     }
+  });
+
+  it("batch-mates run at once, but a savepoint is its caller's alone: a failed statement it catches spoils no one else's", async () => {
+    fresh();
+    const store = await open({ groupCommitConcurrency: 1 });
+    const results = await Promise.all([
+      store.transaction(async (tx) => {
+        await tx.insertJob(makeJob({ id: "a" }));
+        // Caught: execute's savepoint keeps the transaction usable, as on SQLite.
+        await tx.execute("SELECT 1 / 0").catch(() => {});
+        return tx.insertJob(makeJob({ id: "a-after" }));
+      }, order("a")),
+      // Each in a savepoint of its own too, open while the others send.
+      ...["b", "c", "d"].map((id) =>
+        store.transaction(async (tx) => {
+          await tx.execute("SELECT pg_sleep(0.001)");
+          return tx.insertJob(makeJob({ id }));
+        }, order(id)),
+      ),
+    ]);
+    expect(results).toEqual([true, true, true, true]);
+    // One group, and nobody ran twice: no statement of another caller fell into a savepoint.
+    expect(store.groupCommitStats()).toMatchObject({ batches: 1, batchedCallers: 4, lockRetries: 0 });
+    expect(store.groupCommitStats().retries).toEqual({
+      deadlock: 0,
+      serialization: 0,
+      "version-conflict": 0,
+      "lock-busy": 0,
+    });
+    for (const id of ["a", "a-after", "b", "c", "d"]) expect((await store.getJob(key(id)))?.id).toBe(id);
   });
 
   it("tells no caller success when the connection dies before the shared COMMIT", async () => {

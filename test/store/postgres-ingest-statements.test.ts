@@ -90,6 +90,65 @@ describe("PostgreSQL ingest statements", () => {
     }
   });
 
+  it("a group of 16 ingests: BEGIN with every load, then every write, then COMMIT: three round trips", async () => {
+    const { ingestAll, store, close } = await countedGroup();
+    try {
+      const webhooks = Array.from({ length: 16 }, (_, i) => webhook(`job-${i}`, "running", 1, `d-${i}`));
+      const { outcomes, statements, roundTrips } = await ingestAll(webhooks);
+      expect(outcomes.every((outcome) => outcome.applied)).toBe(true);
+      expect(store.groupCommitStats().largestBatch).toBe(16);
+      // Each caller's load and write (2 × 16), BEGIN and COMMIT: one after another, 33 round trips.
+      expect(statements).toBe(34);
+      expect(roundTrips).toBe(3);
+    } finally {
+      await close();
+    }
+  });
+
+  it("batch-mates of one job run one after another in the group: the second reads what the first wrote", async () => {
+    const { ingestAll, store, close } = await countedGroup();
+    try {
+      const webhooks = [
+        webhook("job-a", "running", 1, "a-1"),
+        webhook("job-b", "running", 1, "b-1"),
+        webhook("job-a", "running", 2, "a-2"),
+        webhook("job-a", "succeeded", 3, "a-3"),
+      ];
+      const { outcomes } = await ingestAll(webhooks);
+      expect(outcomes.map((outcome) => [outcome.applied, outcome.job?.version])).toEqual([
+        [true, 1],
+        [true, 1],
+        [true, 2],
+        [true, 3],
+      ]);
+      // Run at once, job-a's second and third would read the job before the first's insert and
+      // lose the compare-and-set: the group rolled back and run again, one savepoint each.
+      expect(store.groupCommitStats()).toMatchObject({ largestBatch: 4, retries: { "version-conflict": 0 } });
+    } finally {
+      await close();
+    }
+  });
+
+  /** A store behind the counting proxy whose ingests, started in one turn, form one group. */
+  async function countedGroup() {
+    schema = uniqueSchemaName();
+    stores.push(await openPostgresStore({ url: POSTGRES_TEST_URL, schema }));
+    const target = new URL(POSTGRES_TEST_URL);
+    const proxy = await countingProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    const store = await openPostgresStore({ url: proxy.url(POSTGRES_TEST_URL), schema, migrate: false });
+    stores.push(store);
+    const engine = engineOf(createFinality({ store }));
+    // The pool's connection opened before counting: a connection's start-up is not ingest's.
+    await store.transaction(async (tx) => tx.getJob({ provider: "generic", id: "warm" }));
+    const ingestAll = async (observations: Observation[]) => {
+      proxy.start();
+      const outcomes = await Promise.all(observations.map((obs) => engine.ingestTrusted(obs)));
+      const { statements, roundTrips } = proxy.stop();
+      return { outcomes, statements, roundTrips };
+    };
+    return { ingestAll, store, close: () => proxy.close() };
+  }
+
   it("the load sent with BEGIN records nothing outside a transaction (were BEGIN to fail, it would run alone)", async () => {
     schema = uniqueSchemaName();
     stores.push(await openPostgresStore({ url: POSTGRES_TEST_URL, schema }));

@@ -56,6 +56,15 @@ export interface PoolStats {
 }
 
 /** Settings of one transaction only (`SET LOCAL`, sent with its BEGIN: no extra round trip). */
+/** A statement's answer: its rows, with the count and command tag. */
+type Answer<T> = Promise<T[] & { count: number; command?: string | undefined }>;
+
+/** The socket under a pg connection: its writes held back and sent as one (`together`). */
+interface Corkable {
+  cork?: () => void;
+  uncork?: () => void;
+}
+
 interface TransactionSettings {
   /**
    * lock_timeout of this transaction, in ms: the group commit's short wait for a row lock. A lock
@@ -67,6 +76,12 @@ interface TransactionSettings {
    * `queryTimeoutMs`; `Infinity` for none (migrations wait on another replica's for as long as it takes).
    */
   queryTimeoutMs?: number;
+  /**
+   * Several works run in this transaction at once (the group commit's callers): their statements
+   * are held while any answer is awaited and then sent together, in one write, so that the
+   * statements each work sends once it has its answer share one round trip with the others'.
+   */
+  together?: boolean;
 }
 
 export interface Sql extends Queryable {
@@ -264,9 +279,10 @@ export function createClient(options: PostgresClientOptions): Sql {
 
   /**
    * The transaction's statements, BEGIN (`beginText`) first. BEGIN is sent with the first
-   * statement, in the same write turn, and not awaited when that statement is a withBegin one;
-   * no other statement is sent, and no answer trusted, before BEGIN has answered. `opened()`
-   * sends BEGIN if nothing has yet, and resolves once it answered.
+   * statement, in the same write turn, and not awaited when that statement is a withBegin one
+   * (as are the other callers' withBegin statements of a group, each conditioned on BEGIN the
+   * same way); no other statement is sent, and no answer trusted, before BEGIN has answered.
+   * `opened()` sends BEGIN if nothing has yet, and resolves once it answered.
    */
   function txSql(
     client: pg.PoolClient,
@@ -276,10 +292,19 @@ export function createClient(options: PostgresClientOptions): Sql {
     let savepoints = 0;
     let begun: Promise<unknown> | undefined;
     let open = false;
+    // Statements sent and not yet answered, and (`together`) those held until none is.
+    let unanswered = 0;
+    let held: (() => void)[] = [];
+    let flushing = false;
     const begin = () => {
       if (begun === undefined) {
+        unanswered++;
         begun = query(client, beginText, undefined, false, settings);
-        begun.catch(() => {}); // awaited by opened(), its failure thrown there
+        const answered = () => {
+          unanswered--;
+          flushSoon();
+        };
+        begun.then(answered, answered); // awaited by opened(), its failure thrown there
       }
       return begun;
     };
@@ -288,28 +313,87 @@ export function createClient(options: PostgresClientOptions): Sql {
       await begin();
       open = true;
     };
+    const sent = <T>(
+      text: string,
+      values: readonly unknown[] | undefined,
+      opts: QueryOptions | undefined,
+    ) => {
+      unanswered++;
+      const answer = query<T>(client, text, values, opts?.prepare ?? false, settings);
+      const answered = () => {
+        unanswered--;
+        flushSoon();
+      };
+      answer.then(answered, answered);
+      return answer;
+    };
+    const direct = <T>(text: string, values?: readonly unknown[], opts?: QueryOptions): Answer<T> => {
+      if (open) return sent<T>(text, values, opts);
+      if (opts?.withBegin !== true) return opened().then(() => sent<T>(text, values, opts));
+      begin();
+      const answer = sent<T>(text, values, opts);
+      answer.catch(() => {}); // BEGIN's failure, if any, is the one to throw (it comes first)
+      return opened().then(() => answer);
+    };
+    // Once every answer is in and the works that were waiting for them have sent what they send
+    // next (a turn of the event loop later), the held statements go out in one write.
+    function flushSoon(): void {
+      if (flushing || unanswered > 0 || held.length === 0) return;
+      flushing = true;
+      setImmediate(() => {
+        flushing = false;
+        if (unanswered > 0) return;
+        const batch = held;
+        held = [];
+        const stream = (client as unknown as { connection?: { stream?: Corkable } }).connection?.stream;
+        stream?.cork?.();
+        try {
+          for (const go of batch) go();
+        } finally {
+          stream?.uncork?.();
+        }
+      });
+    }
+    const send = <T>(text: string, values?: readonly unknown[], opts?: QueryOptions): Answer<T> => {
+      if (settings.together !== true) return direct<T>(text, values, opts);
+      return new Promise((resolve, reject) => {
+        held.push(() => direct<T>(text, values, opts).then(resolve, reject));
+        flushSoon();
+      });
+    };
+    const inSavepoint = async <R>(handle: TxSql, work: (sp: TxSql) => Promise<R>): Promise<R> => {
+      const name = `finality_sp_${++savepoints}`;
+      await handle.unsafe(`SAVEPOINT ${name}`);
+      try {
+        const result = await work(handle);
+        await handle.unsafe(`RELEASE SAVEPOINT ${name}`);
+        return result;
+      } catch (error) {
+        await handle.unsafe(`ROLLBACK TO SAVEPOINT ${name}`);
+        throw error;
+      }
+    };
+    // Several works may share the transaction at once (the group commit runs its callers
+    // together). A savepoint is theirs alone while it is open: another work's statement sent in
+    // between would be rolled back with it, and a RELEASE releases every savepoint set after its own.
+    let exclusive: Promise<void> | undefined;
+    const inside: TxSql = { unsafe: send, savepoint: (work) => inSavepoint(inside, work) };
     const tx: TxSql = {
       async unsafe<T>(text: string, values?: readonly unknown[], opts?: QueryOptions) {
-        if (opts?.withBegin !== true || open) {
-          await opened();
-          return query<T>(client, text, values, opts?.prepare ?? false, settings);
-        }
-        begin();
-        const answer = query<T>(client, text, values, opts.prepare ?? false, settings);
-        answer.catch(() => {}); // BEGIN's failure, if any, is the one to throw (it comes first)
-        await opened();
-        return answer;
+        while (exclusive !== undefined) await exclusive;
+        return send<T>(text, values, opts);
       },
       async savepoint(work) {
-        const name = `finality_sp_${++savepoints}`;
-        await tx.unsafe(`SAVEPOINT ${name}`);
+        while (exclusive !== undefined) await exclusive;
+        let done = () => {};
+        exclusive = new Promise((resolve) => {
+          done = resolve;
+        });
         try {
-          const result = await work(tx);
-          await tx.unsafe(`RELEASE SAVEPOINT ${name}`);
-          return result;
-        } catch (error) {
-          await tx.unsafe(`ROLLBACK TO SAVEPOINT ${name}`);
-          throw error;
+          return await inSavepoint(inside, work);
+        } finally {
+          exclusive = undefined;
+          done();
         }
       },
     };

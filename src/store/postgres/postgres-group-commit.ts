@@ -1,5 +1,5 @@
 import { FinalityError, isFinalityError } from "../../core/errors.js";
-import type { AdapterTx } from "../store.js";
+import { type AdapterTx, lockedRowsOf } from "../store.js";
 import {
   isLockNotAvailable,
   isLostConnection,
@@ -70,6 +70,8 @@ type Outcome =
   | { kind: "busy"; error: unknown };
 
 const SAVEPOINT = "finality_group";
+/** Callers queued before a second group starts beside a running one (see schedule). */
+const MIN_PARALLEL_GROUP = 8;
 /**
  * The session is over (the socket failed, or the server ended it: 08 connection exception, 57P
  * shutdown), so no statement of the group can run again on it.
@@ -78,13 +80,36 @@ function connectionGone(error: unknown): boolean {
   return isLostConnection(error) || /^(08|57P)/.test(sqlState(error) ?? "");
 }
 
+/** A caller's work as it ended in the group: its value, or what it threw. */
+type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/**
+ * Why a group is rolled back: every caller's own failure, in the group's order. A statement that
+ * PostgreSQL refused only because another had failed first (25P02: the transaction is aborted;
+ * 26000: the statement's preparation went out in that other's round trip and failed with it) is
+ * not its caller's failure: that caller just runs again. Only if nothing else failed is the first
+ * of those taken for the cause.
+ */
+function failuresOf(settled: readonly Settled[]): { at: number; error: unknown }[] {
+  const own: { at: number; error: unknown }[] = [];
+  let collateral: { at: number; error: unknown } | undefined;
+  for (const [at, outcome] of settled.entries()) {
+    if (outcome.ok) continue;
+    const state = sqlState(outcome.error);
+    if (state === "25P02" || state === "26000") collateral ??= { at, error: outcome.error };
+    else own.push({ at, error: outcome.error });
+  }
+  return own.length > 0 || collateral === undefined ? own : [collateral];
+}
+
 /** Thrown out of a group's transaction to roll it back after one caller's work failed. */
 const ROLL_BACK = Symbol("roll back the group");
 
 /**
  * Group commit for the PostgreSQL store: transactions requested while a group is being collected
- * share one READ COMMITTED transaction (one WAL flush). The callers' works run one after another
- * without savepoints (a savepoint per caller costs a round trip each); when one fails, the group
+ * share one READ COMMITTED transaction (one WAL flush). The callers' works run at once, without
+ * savepoints (a savepoint per caller costs a round trip each), their statements pipelined: a
+ * group's loads share one round trip, its writes another (runTogether); when one fails, the group
  * is rolled back, that caller is answered (or re-queued), and the others run again, each inside
  * its own SAVEPOINT this time, so a further failure rolls back only its own writes. This is what
  * the SQLite group commit does. Every caller is answered only after the shared COMMIT has
@@ -92,8 +117,11 @@ const ROLL_BACK = Symbol("roll back the group");
  * success.
  *
  * Deadlocks: a caller's work locks its job's rows (delivery, job, events, outbox). Batch-mates
- * run sorted by `order` (the job key), so every group on every replica takes row locks in one
- * global order, and two groups cannot wait on each other in a cycle. Work given no order key
+ * are sorted by `order` (the job key) and send each round trip's statements in that order, so
+ * every group on every replica takes row locks in one global order, and two groups cannot wait on
+ * each other in a cycle. (A job's row that is inserted, not loaded, is locked in the writes' round
+ * trip, after the loads: two groups that meet there are cut by the short lock_timeout below,
+ * as any wait is.) Work given no order key
  * runs alone, as before. A deadlock or serialization failure that still happens (a transaction
  * outside the group commit) rolls back only that caller's work; it is re-run in a later
  * group, after this one has committed and released its locks, at most `maxAttempts` times.
@@ -143,6 +171,10 @@ export function createPostgresGroupCommitter(
 
   function schedule(): void {
     if (queue.length === 0 || running >= options.concurrency) return;
+    // While a group is running, the next starts only once it would not be a small one: a group's
+    // statements share round trips (runTogether), so one group of many costs what one of a few
+    // does. A running group that waits (a locked row) holds back no more than MIN_PARALLEL_GROUP.
+    if (running > 0 && queue.length < Math.min(MIN_PARALLEL_GROUP, options.maxBatch)) return;
     if (queue.length >= options.maxBatch || options.maxWaitMs <= 0) {
       if (scheduled === "immediate") return;
       clearTimeout(timer);
@@ -195,70 +227,96 @@ export function createPostgresGroupCommitter(
    * Nobody is answered success before the COMMIT has returned.
    */
   async function runWithoutSavepoints(batch: Queued[]): Promise<Queued[]> {
-    const values: unknown[] = [];
-    let failed: { at: number; error: unknown } | undefined;
+    let settled: Settled[] = [];
+    let failures: { at: number; error: unknown }[] = [];
     try {
       await hooks.opened();
       await sql.begin(
         "isolation level read committed",
         async (tx) => {
-          const storeTx = createPostgresTx(tx);
-          for (const [at, item] of batch.entries()) {
-            try {
-              values.push(await item.work(storeTx));
-            } catch (error) {
-              // A dead connection fails the group as a whole, as at COMMIT: nothing is committed.
-              if (connectionGone(error)) throw error;
-              failed = { at, error };
-              throw ROLL_BACK;
-            }
-          }
+          settled = await runTogether(batch, createPostgresTx(tx));
+          failures = failuresOf(settled);
+          // A dead connection fails the group as a whole, as at COMMIT: nothing is committed.
+          const gone = failures.find((failure) => connectionGone(failure.error));
+          if (gone !== undefined) throw gone.error;
+          if (failures.length > 0) throw ROLL_BACK;
         },
-        { lockTimeoutMs: options.lockWaitMs },
+        { lockTimeoutMs: options.lockWaitMs, together: true },
       );
     } catch (error) {
-      if (error !== ROLL_BACK || failed === undefined) {
+      if (error !== ROLL_BACK) {
         // The connection died, or COMMIT failed: nothing of this group is committed.
         const failure = toStoreError(error, "group commit");
         for (const item of batch) item.reject(failure);
         return [];
       }
-      return afterFailure(batch, failed.at, failed.error);
+      return afterFailures(batch, failures);
     }
-    for (const [at, item] of batch.entries()) item.resolve(values[at]);
+    for (const [at, item] of batch.entries()) item.resolve((settled[at] as { value: unknown }).value);
     return [];
   }
 
   /**
-   * The group was rolled back after the caller at `at` failed with `error`: that caller is dealt
-   * with as in its savepoint (see runInSavepoint); the callers to run again are returned.
+   * Every caller's work at once, in the group's order: the driver pipelines what they send, so the
+   * group's loads go out in one round trip (with BEGIN), then its writes in another, rather than
+   * two round trips per caller. Batch-mates of the same job run one after another, as they would
+   * alone (the second reads what the first wrote). Locks are still taken in one global order:
+   * each round trip's statements in job order. Settles once every work has.
    */
-  function afterFailure(batch: Queued[], at: number, error: unknown): Queued[] {
-    const item = batch[at] as Queued;
-    const others = batch.filter((_, i) => i !== at);
-    item.attempts++;
-    const retryable = item.attempts < options.maxAttempts;
-    if (isFinalityError(error, "version-conflict") && retryable) {
-      stats.retries["version-conflict"]++;
-      return batch;
+  async function runTogether(batch: Queued[], storeTx: AdapterTx): Promise<Settled[]> {
+    const settled: Settled[] = new Array(batch.length);
+    const last = new Map<string, Promise<void>>();
+    const runs = batch.map((item, at) => {
+      const run = async () => {
+        try {
+          settled[at] = { ok: true, value: await item.work(storeTx) };
+        } catch (error) {
+          settled[at] = { ok: false, error };
+        }
+      };
+      const rows = lockedRowsOf(item.order);
+      const before = last.get(rows);
+      // The first of a job starts now, so that the statements go out in the group's order.
+      const running = before === undefined ? run() : before.then(run);
+      last.set(rows, running);
+      return running;
+    });
+    await Promise.all(runs);
+    return settled;
+  }
+
+  /**
+   * The group was rolled back after the callers in `failures` failed: each is dealt with as in
+   * its savepoint (see runInSavepoint); the callers to run again are returned.
+   */
+  function afterFailures(batch: Queued[], failures: readonly { at: number; error: unknown }[]): Queued[] {
+    const leaving = new Set<Queued>();
+    for (const { at, error } of failures) {
+      const item = batch[at] as Queued;
+      if (leaving.has(item)) continue;
+      item.attempts++;
+      const next = verdict(item, error);
+      if (next === "now") continue;
+      if (next === "busy") {
+        // Its batch-mates of the same job after it would wait for the same row: they leave with it.
+        const rows = lockedRowsOf(item.order);
+        const mates = batch.filter((other, i) => i > at && lockedRowsOf(other.order) === rows);
+        for (const busy of [item, ...mates]) {
+          if (leaving.has(busy)) continue;
+          leaving.add(busy);
+          tryLater(busy, error);
+        }
+        continue;
+      }
+      leaving.add(item);
+      if (next === "later") {
+        stats.lockRetries++;
+        queue = [item, ...queue];
+      }
+      // Its writes are rolled back: telling it now tells no one of anything uncommitted.
+      else item.reject(toStoreError(error, "transaction"));
     }
-    const state = sqlState(error);
-    if (state === "55P03") {
-      item.attempts--;
-      // Its batch-mates of the same job after it would wait for the same row: they leave with it.
-      const mates = batch.filter((other, i) => i > at && other.order === item.order);
-      for (const busy of [item, ...mates]) tryLater(busy, error);
-      return others.filter((other) => !mates.includes(other));
-    }
-    if ((state === "40P01" || state === "40001") && retryable) {
-      stats.retries[state === "40P01" ? "deadlock" : "serialization"]++;
-      stats.lockRetries++;
-      queue = [item, ...queue];
-      return others;
-    }
-    // Its writes are rolled back: telling it now tells no one of anything uncommitted.
-    item.reject(toStoreError(error, "transaction"));
-    return others;
+    return batch.filter((item) => !leaving.has(item));
   }
 
   /** The slow path, after a failure: each caller in its own savepoint, so each fails alone. */
@@ -279,7 +337,7 @@ export function createPostgresGroupCommitter(
           for (const item of batch) {
             // Sorted by job: a batch-mate of a job whose row is locked would wait for the same row.
             const locked = busy.at(-1);
-            if (locked !== undefined && locked[0].order === item.order) {
+            if (locked !== undefined && lockedRowsOf(locked[0].order) === lockedRowsOf(item.order)) {
               busy.push([item, locked[1]]);
               continue;
             }
@@ -318,26 +376,37 @@ export function createPostgresGroupCommitter(
       } catch (error) {
         // Throws when the connection is gone: the caller's own error no longer matters then.
         await tx.unsafe(`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`);
-        const retryable = item.attempts < options.maxAttempts;
-        // A lost race on a row (an insert that found the key taken): run again at once.
-        if (isFinalityError(error, "version-conflict") && retryable) {
-          stats.retries["version-conflict"]++;
-          continue;
-        }
-        const state = sqlState(error);
-        // Another transaction holds its row: it leaves the group rather than hold it (see above).
-        // Not a run that counts against maxAttempts: the wait is bounded by lockTimeoutMs instead.
-        if (state === "55P03") {
-          item.attempts--;
-          return { kind: "busy", error };
-        }
-        if ((state === "40P01" || state === "40001") && retryable) {
-          stats.retries[state === "40P01" ? "deadlock" : "serialization"]++;
-          return { kind: "again" };
-        }
+        const next = verdict(item, error);
+        if (next === "now") continue;
+        if (next === "busy") return { kind: "busy", error };
+        if (next === "later") return { kind: "again" };
         return { kind: "failed", error: toStoreError(error, "transaction") };
       }
     }
+  }
+
+  /**
+   * What a caller's failed run calls for, its retry counted: to run again at once (a lost race on
+   * a row: an insert that found the key taken), to leave the group for a while (another
+   * transaction holds its row; not a run that counts against maxAttempts, since lockTimeoutMs
+   * bounds that wait), to join a later group (a deadlock or serialization failure), or its answer.
+   */
+  function verdict(item: Queued, error: unknown): "now" | "busy" | "later" | "failed" {
+    const retryable = item.attempts < options.maxAttempts;
+    if (isFinalityError(error, "version-conflict") && retryable) {
+      stats.retries["version-conflict"]++;
+      return "now";
+    }
+    const state = sqlState(error);
+    if (state === "55P03") {
+      item.attempts--;
+      return "busy";
+    }
+    if ((state === "40P01" || state === "40001") && retryable) {
+      stats.retries[state === "40P01" ? "deadlock" : "serialization"]++;
+      return "later";
+    }
+    return "failed";
   }
 
   /**
