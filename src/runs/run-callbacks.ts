@@ -108,12 +108,17 @@ export async function heartbeat(
   const call = { generation: request.generation, scope, forHeartbeat: true };
   return inFencedTx(ctx, attemptId, call, async (tx, _effects, { attempt, run }, now) => {
     const next = extendLease(attempt, request.leaseMs ?? attempt.leaseMs, now);
-    await writeAttempt(tx, attempt, next);
-    if (attempt.status === "claimed") {
-      await tx.appendRunEvent(
-        workerAttemptEvent(attempt, "starting", "attempt.starting", now, { generation: attempt.generation }),
-      );
-    }
+    // Independent writes, sent together (one round trip on PostgreSQL).
+    await Promise.all([
+      writeAttempt(tx, attempt, next),
+      attempt.status === "claimed"
+        ? tx.appendRunEvent(
+            workerAttemptEvent(attempt, "starting", "attempt.starting", now, {
+              generation: attempt.generation,
+            }),
+          )
+        : null,
+    ]);
     return { attempt: next, run };
   });
 }
@@ -144,8 +149,11 @@ export async function recordWorkerEvent(
     if (!recorded) return { outcome: "duplicate" as const, attempt, run };
     if (!applies) return { outcome: "out_of_order" as const, attempt, run };
     const change = applyWorkerEvent(run, attempt, event, now, retryDelayFor(ctx, run));
-    await writeAttempt(tx, attempt, change.attempt);
-    if (change.run !== null) await writeRunChange(tx, ctx, run, change.run, "worker", effects);
+    // The attempt's write and the run's (with its mirror job) need nothing of each other: sent together.
+    await Promise.all([
+      writeAttempt(tx, attempt, change.attempt),
+      change.run === null ? null : writeRunChange(tx, ctx, run, change.run, "worker", effects),
+    ]);
     return { outcome: "applied" as const, attempt: change.attempt, run: change.run ?? run };
   });
 }

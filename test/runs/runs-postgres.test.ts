@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
+import { countingProxy } from "../../bench/lib/counting-proxy.js";
 import { manualClock } from "../../src/core/clock.js";
 import { LEASE_EXPIRED_BEFORE_START_CODE } from "../../src/core/run-model.js";
 import { finalityOn } from "../../src/engine/finality.js";
 import { createRunService } from "../../src/runs/run-service.js";
+import { openPostgresStore } from "../../src/store/postgres/postgres-store.js";
 import type { Store } from "../../src/store/store.js";
-import { postgresSuite, useFreshSchema } from "../helpers/postgres.js";
+import { POSTGRES_TEST_URL, postgresSuite, useFreshSchema } from "../helpers/postgres.js";
 
 // The two run fixes of issue 15 on PostgreSQL, where a claim's transaction does real I/O and a
 // client can leave while it commits: a withdrawn claim, and the bound on releases before start.
@@ -41,7 +43,7 @@ function onEachClaim(store: Store, onClaimed: () => void): Store {
 }
 
 describe("runs on PostgreSQL", () => {
-  const { open } = useFreshSchema(admin);
+  const { open, schema } = useFreshSchema(admin);
 
   it("a claim whose client leaves while it commits is withdrawn; the next worker gets the run", async () => {
     const controller = new AbortController();
@@ -81,6 +83,52 @@ describe("runs on PostgreSQL", () => {
       expect(await store.getJob({ provider: "runs", id: run.id })).toMatchObject({ state: "lost" });
     } finally {
       runs.close();
+    }
+  });
+
+  it("a claim costs 3 round trips (BEGIN with the pick, the writes together, COMMIT); a heartbeat 4, a completion 7", async () => {
+    const migrated = await open();
+    const target = new URL(POSTGRES_TEST_URL);
+    const proxy = await countingProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    const store = await openPostgresStore({
+      url: proxy.url(POSTGRES_TEST_URL),
+      schema: schema(),
+      migrate: false,
+    });
+    const finality = finalityOn({ store });
+    const runs = createRunService({ finality });
+    try {
+      await runs.enqueue({ kind: "render" });
+      proxy.start();
+      const claimed = await runs.claim({ workerId: "w1" });
+      const counts = proxy.stop();
+      expect(claimed?.attempt.status).toBe("claimed");
+      expect((await migrated.getRun(claimed?.run.id as string))?.status).toBe("dispatching");
+      // BEGIN, the pick, three writes, COMMIT; one after another they were 6 round trips.
+      expect(counts).toEqual({ statements: 6, roundTrips: 3 });
+      const attempt = claimed?.attempt as NonNullable<typeof claimed>["attempt"];
+      proxy.start();
+      await runs.heartbeat(attempt.id, { generation: attempt.generation });
+      // BEGIN with the attempt's read, the run's read, the attempt's write with its event, COMMIT.
+      expect(proxy.stop()).toEqual({ statements: 6, roundTrips: 4 });
+      proxy.start();
+      const done = await runs.recordEvent(attempt.id, {
+        generation: attempt.generation,
+        sequence: 1,
+        type: "succeeded",
+        output: { ok: true },
+      });
+      // BEGIN with the attempt's read, the run's read, the event, the attempt's and the run's
+      // writes together, the mirror job's load and write (its settlement), COMMIT.
+      expect(proxy.stop()).toEqual({ statements: 9, roundTrips: 7 });
+      expect(done.outcome).toBe("applied");
+      expect(await migrated.getJob({ provider: "runs", id: attempt.runId })).toMatchObject({
+        state: "succeeded",
+      });
+    } finally {
+      runs.close();
+      await store.close();
+      await proxy.close();
     }
   });
 });

@@ -55,15 +55,26 @@ export function createPostgresRunTx(tx: TxSql): RunStoreTx {
     async pickClaimableRun(kinds, now) {
       if (kinds !== null && kinds.length === 0) return null;
       const at = new Date(now);
-      return kinds === null
-        ? one<RunRow, ReturnType<typeof runFromRow>>(SQL.pickAny, [at], runFromRow)
-        : one<RunRow, ReturnType<typeof runFromRow>>(SQL.pickByKinds, [at, [...kinds]], runFromRow);
+      // Sent with the transaction's BEGIN (one round trip): it only reads (its row lock would end
+      // with it), so were BEGIN to fail it changed nothing, and no answer is trusted before BEGIN's.
+      const [row] = (await tx.unsafe(
+        kinds === null ? SQL.pickAny : SQL.pickByKinds,
+        kinds === null ? [at] : [at, [...kinds]],
+        { prepare: true, withBegin: true },
+      )) as unknown as RunRow[];
+      return row ? runFromRow(row) : null;
     },
     async insertAttempt(attempt) {
       return (await run(SQL.insertAttempt, attemptValues(attempt))).count === 1;
     },
-    getAttempt: (id) =>
-      one<AttemptRow, ReturnType<typeof attemptFromRow>>(SQL.getAttempt, [id], attemptFromRow),
+    async getAttempt(id) {
+      // The first statement of a worker's call: sent with BEGIN, as the claim's pick (a read).
+      const [row] = (await tx.unsafe(SQL.getAttempt, [id], {
+        prepare: true,
+        withBegin: true,
+      })) as unknown as AttemptRow[];
+      return row ? attemptFromRow(row) : null;
+    },
     async updateAttempt(attempt, expectedVersion) {
       return (await run(SQL.updateAttempt, [...attemptValues(attempt), expectedVersion])).count === 1;
     },
