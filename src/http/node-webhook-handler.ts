@@ -76,17 +76,13 @@ export function createNodeWebhookHandler(options: {
       }
       const status = response.statusCode;
       metrics.requestFinished(WEBHOOK_ROUTE, "POST", status);
-      const fields = {
-        method: "POST",
-        path: pathOf(url),
-        route: WEBHOOK_ROUTE,
-        status,
-        ms: Math.round((performance.now() - started) * 100) / 100,
-        ...log,
-      };
-      if (status >= 500) logger.error(fields, "request failed");
-      else if (status >= 400) logger.warn(fields, "request refused");
-      else logger.info(fields, "request");
+      // The line's own fields lead `log` (requestFields), so it is written as it is, not copied.
+      log.path = pathOf(url);
+      log.status = status;
+      log.ms = Math.round((performance.now() - started) * 100) / 100;
+      if (status >= 500) logger.error(log, "request failed");
+      else if (status >= 400) logger.warn(log, "request refused");
+      else logger.info(log, "request");
     } catch (error) {
       // Nothing above should throw; if it does, it must not become an unhandled rejection.
       logger.error({ err: error, path: WEBHOOK_ROUTE }, "webhook handler failed");
@@ -102,7 +98,7 @@ export function createNodeWebhookHandler(options: {
     if (match === null) return false;
     const provider = match[1] as string;
     if (tracingOn()) {
-      const log: Record<string, unknown> = {};
+      const log = requestFields();
       // A sender's traceparent only when trusted, and then only once its signature is verified.
       const traceParent = trustTraceparent ? single(request.headers.traceparent) : undefined;
       if (traceParent !== undefined) {
@@ -116,7 +112,7 @@ export function createNodeWebhookHandler(options: {
         () => response.statusCode,
         () => handle(request, response, url, provider, log),
       );
-    } else void handle(request, response, url, provider, {});
+    } else void handle(request, response, url, provider, requestFields());
     return true;
   };
 }
@@ -134,6 +130,15 @@ class NodeWebhookHeaders implements ReceivedWebhookHeaders {
   get(name: string): string | undefined {
     return single(this.headers[name]);
   }
+}
+
+/**
+ * The request line's fields in the app's request log order (method, path, route, status, ms),
+ * set when the answer is decided; the intake adds its own after them (provider, delivery, job,
+ * outcome) as it goes.
+ */
+function requestFields(): Record<string, unknown> {
+  return { method: "POST", path: undefined, route: WEBHOOK_ROUTE, status: undefined, ms: undefined };
 }
 
 function pathOf(url: string): string {

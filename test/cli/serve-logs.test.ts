@@ -1,6 +1,8 @@
 import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { CLI, startService, tempDir } from "../http/helpers/service.js";
+import { SECRET, sendWebhook } from "../http/helpers/webhooks.js";
 
 // `finality serve` logs readable lines to a person at a terminal and JSON lines to a pipe.
 
@@ -77,5 +79,51 @@ describe("serve's logs", () => {
     const records = lines.map((line) => JSON.parse(line) as { level: number; msg: string });
     expect(records.some((record) => record.msg === "listening" && record.level === 30)).toBe(true);
     expect(service.stdout()).not.toMatch(/INFO +listening/);
+  });
+
+  it("log each webhook as one request line, its fields in the app's order (method, path, route, status, ms, then the intake's)", async () => {
+    const config = dir.file("logs.config.json");
+    writeFileSync(
+      config,
+      JSON.stringify({ providers: { acme: { type: "generic", webhook: { secrets: [SECRET] } } } }),
+    );
+    const service = await startService({
+      db: dir.file("lines.db"),
+      args: ["--config", config],
+      env: { FINALITY_LOG_LEVEL: "info" },
+    });
+    const sent = await sendWebhook(
+      service.url,
+      "acme?via=retry",
+      { jobId: "job-1", state: "running" },
+      { id: "msg-1" },
+    );
+    expect(sent.status).toBe(200);
+    await service.stop();
+    const [line] = service
+      .stdout()
+      .split("\n")
+      .filter((text) => text.startsWith("{") && text.includes('"msg":"request"'))
+      .map((text) => JSON.parse(text) as Record<string, unknown>);
+    expect(line).toMatchObject({
+      method: "POST",
+      path: "/webhooks/acme",
+      route: "/webhooks/:provider",
+      status: 200,
+    });
+    expect(typeof line?.ms).toBe("number");
+    expect(Object.keys(line ?? {}).slice(4)).toEqual([
+      "method",
+      "path",
+      "route",
+      "status",
+      "ms",
+      "provider",
+      "deliveryId",
+      "jobId",
+      "outcome",
+      "msg",
+    ]);
+    expect(line).toMatchObject({ provider: "acme", deliveryId: "msg-1", jobId: "job-1", outcome: "applied" });
   });
 });

@@ -2,6 +2,8 @@ import { type Logger as PinoLogger, pino } from "pino";
 import type { Logger } from "../../http/request-log.js";
 
 const LEVELS = { info: 30, warn: 40, error: 50 } as const;
+/** Keys whose JSON is kept (a caller's own field names are few; this bounds an odd one's). */
+const MAX_KEYS = 256;
 
 /**
  * The app's Logger over the pino logger `serve` makes (no serializers, formatters, mixin or hooks
@@ -13,6 +15,16 @@ const LEVELS = { info: 30, warn: 40, error: 50 } as const;
  * pino's own.
  */
 export function jsonLinesLogger(logger: PinoLogger): Logger {
+  // `,"key":` made once per key: a request line has a dozen keys, always the same ones.
+  const keys = new Map<string, string>();
+  const keyOf = (key: string): string => {
+    let made = keys.get(key);
+    if (made === undefined) {
+      made = `,${JSON.stringify(key)}:`;
+      if (keys.size < MAX_KEYS) keys.set(key, made);
+    }
+    return made;
+  };
   const s = pino.symbols;
   const self = logger as unknown as Record<symbol, unknown>;
   const prefixes = self[s.lsCacheSym] as Record<number, string>;
@@ -28,19 +40,19 @@ export function jsonLinesLogger(logger: PinoLogger): Logger {
       const value = (fields as Record<string, unknown>)[key];
       switch (typeof value) {
         case "string":
-          out += `,${JSON.stringify(key)}:${JSON.stringify(value)}`;
+          out += keyOf(key) + JSON.stringify(value);
           break;
         case "number":
-          out += `,${JSON.stringify(key)}:${Number.isFinite(value) ? value : "null"}`;
+          out += keyOf(key) + (Number.isFinite(value) ? value : "null");
           break;
         case "boolean":
-          out += `,${JSON.stringify(key)}:${value}`;
+          out += keyOf(key) + value;
           break;
         case "undefined":
           break;
         default:
           if (value !== null) return null;
-          out += `,${JSON.stringify(key)}:null`;
+          out += `${keyOf(key)}null`;
       }
     }
     if (message !== undefined) out += `,"msg":${JSON.stringify(message)}`;
