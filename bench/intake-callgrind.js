@@ -15,7 +15,8 @@
  *   node bench/intake-callgrind.js                 # after `npm run build`
  *   BENCH_BASELINE_DIST=/path/to/old/dist node bench/intake-callgrind.js   # adds that build
  *
- * Knobs: BENCH_WARMUP (12000), BENCH_WEBHOOKS (3000), BENCH_IN_FLIGHT (16), BENCH_SERVERS
+ * Knobs: BENCH_WARMUP (12000), BENCH_WEBHOOKS (3000), BENCH_IN_FLIGHT (16), BENCH_RUNS (3: each
+ * server that many times, interleaved, and the median printed), BENCH_SERVERS
  * (comma list of bare,hand-rolled,floor,finality,baseline), BENCH_BASELINE_DIST,
  * BENCH_LOG_LEVEL (unset: the service's default), BENCH_KEEP_PROFILE (a directory: each server's
  * callgrind output is copied there, for callgrind_annotate). Not run by `npm run bench` (minutes under valgrind).
@@ -27,12 +28,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { signStandardWebhook } from "../dist/webhooks/schemes/standard-webhooks/node.js";
+import { jobSteps } from "./lib/job-steps.js";
 import { BENCH_SECRET } from "./lib/presign.js";
 import { startServer } from "./lib/processes.js";
 
 const WARMUP = Number.parseInt(process.env.BENCH_WARMUP ?? "12000", 10);
 const COUNT = Number.parseInt(process.env.BENCH_WEBHOOKS ?? "3000", 10);
 const IN_FLIGHT = Number.parseInt(process.env.BENCH_IN_FLIGHT ?? "16", 10);
+const RUNS = Number.parseInt(process.env.BENCH_RUNS ?? "3", 10);
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const baselineDist = process.env.BENCH_BASELINE_DIST;
 
@@ -56,20 +59,51 @@ for (const tool of ["valgrind", "callgrind_control"]) {
   }
 }
 console.log(
-  `knobs: BENCH_WARMUP=${WARMUP} BENCH_WEBHOOKS=${COUNT} BENCH_IN_FLIGHT=${IN_FLIGHT} servers=${chosen.join(",")}`,
+  `knobs: BENCH_WARMUP=${WARMUP} BENCH_WEBHOOKS=${COUNT} BENCH_IN_FLIGHT=${IN_FLIGHT} BENCH_RUNS=${RUNS} servers=${chosen.join(",")}`,
 );
 
+// Runs are interleaved (every server once, then again), and each server's figure is the median of
+// its runs: tier-up and a major collection inside the window move one run by ±100k, not the median.
 const perWebhook = {};
+const withoutCompiler = {};
+const runs = Object.fromEntries(chosen.map((name) => [name, []]));
 let resent = 0;
-for (const name of chosen) {
-  perWebhook[name] = await measure(name, servers[name]);
-  console.log(`  ${name.padEnd(12)} ${fmt(perWebhook[name]).padStart(10)} instructions/webhook (warm)`);
+for (let run = 1; run <= RUNS; run++) {
+  if (RUNS > 1) console.log(`run ${run} of ${RUNS}`);
+  for (const name of chosen) {
+    const measured = await measure(name, servers[name]);
+    runs[name].push(measured);
+    console.log(`  ${name.padEnd(12)} ${fmt(measured.total).padStart(10)} instructions/webhook (warm)`);
+  }
 }
-const ratio = (a, b) =>
-  perWebhook[a] && perWebhook[b] ? `${(perWebhook[a] / perWebhook[b]).toFixed(2)}×` : "n/a";
+for (const name of chosen) {
+  perWebhook[name] = median(runs[name].map((r) => r.total));
+  withoutCompiler[name] = median(runs[name].map((r) => r.withoutCompiler));
+}
+if (RUNS > 1) {
+  console.log(`median of ${RUNS} runs (total; without the compiler; SQLite)`);
+  for (const name of chosen) {
+    const sqlite = median(runs[name].map((r) => r.sqlite));
+    console.log(
+      `  ${name.padEnd(12)} ${fmt(perWebhook[name]).padStart(10)}  ${fmt(withoutCompiler[name]).padStart(10)}  ${fmt(sqlite).padStart(8)}`,
+    );
+  }
+}
+const ratio = (a, b, of = perWebhook) => (of[a] && of[b] ? `${(of[a] / of[b]).toFixed(2)}×` : "n/a");
 console.log(`  finality/floor ${ratio("finality", "floor")}   finality/bare ${ratio("finality", "bare")}`);
+console.log(`  without the compiler: finality/floor ${ratio("finality", "floor", withoutCompiler)}`);
 console.log(`  floor/bare ${ratio("floor", "bare")}   hand-rolled/bare ${ratio("hand-rolled", "bare")}`);
-if (baselineDist) console.log(`  finality/baseline ${ratio("finality", "baseline")}`);
+if (baselineDist) {
+  console.log(
+    `  finality/baseline ${ratio("finality", "baseline")} (without the compiler ${ratio("finality", "baseline", withoutCompiler)})`,
+  );
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
 
 function fmt(n) {
   return Math.round(n).toLocaleString("en-US");
@@ -132,7 +166,11 @@ async function measure(name, argsOf) {
       `  (${name}: V8 compiler ${per(parts.compiler)}, GC ${per(parts.gc)}, SQLite ${per(parts.sqlite)}; ` +
         `without the compiler ${per(total - parts.compiler)} per webhook)`,
     );
-    return total / COUNT;
+    return {
+      total: total / COUNT,
+      withoutCompiler: (total - parts.compiler) / COUNT,
+      sqlite: parts.sqlite / COUNT,
+    };
   } finally {
     // A failed run leaves no server behind under valgrind.
     if (server?.child.exitCode === null) server.child.kill("SIGKILL");
@@ -175,26 +213,10 @@ function control(pid, state) {
  * accepted.
  */
 function bodies(prefix, count) {
-  const out = [];
-  const steps = [
-    ["running", 1],
-    ["running", 2],
-    ["succeeded", 3],
-  ];
-  for (let base = 0; out.length < count; base += 1000) {
-    for (const [state, seq] of steps) {
-      for (let j = 0; j < 1000 && out.length < count; j++) {
-        const jobId = `${prefix}-job-${base + j}`;
-        const body = JSON.stringify(
-          state === "succeeded"
-            ? { jobId, state, seq, result: { url: `https://example.com/out/${jobId}.json` } }
-            : { jobId, state, seq },
-        );
-        out.push({ id: `${prefix}-msg-${out.length}`, body });
-      }
-    }
-  }
-  return out;
+  return jobSteps(prefix, count, ({ jobId, state, seq, result }, n) => ({
+    id: `${prefix}-msg-${n}`,
+    body: JSON.stringify(result === undefined ? { jobId, state, seq } : { jobId, state, seq, result }),
+  }));
 }
 
 /** Sends every webhook, IN_FLIGHT at a time; any answer but 200 stops the run. */
