@@ -220,24 +220,37 @@ function readNodeBody(
   });
 }
 
-const LINGER_MS = 500;
+const LINGER_IDLE_MS = 500;
+const LINGER_MAX_MS = 5_000;
 const LINGER_MAX_BYTES = 64 * 1024 * 1024;
 
-/** Discards what is still arriving for a short while (at most 500 ms or 64 MiB), then closes. */
+/**
+ * Discards what is still arriving while the sender keeps sending, then closes: once it pauses
+ * for 500 ms, and at most after 5 s or 64 MiB. A socket closed while the sender still writes is
+ * reset by the next segment it sends, and a reset throws away the answer still unread in the
+ * sender's buffer: a slow sender would see a broken connection (and retry) instead of its 4xx.
+ */
 function lingerThenClose(request: IncomingMessage): void {
   let discarded = 0;
   const close = () => {
-    clearTimeout(timer);
+    clearTimeout(idle);
+    clearTimeout(cap);
     request.off("data", onData);
     request.socket.destroySoon();
   };
   const onData = (chunk: Buffer) => {
     discarded += chunk.length;
     if (discarded > LINGER_MAX_BYTES) close();
+    else idle.refresh();
   };
-  const timer = setTimeout(close, LINGER_MS);
-  timer.unref();
+  const idle = setTimeout(close, LINGER_IDLE_MS);
+  const cap = setTimeout(close, LINGER_MAX_MS);
+  idle.unref();
+  cap.unref();
   request.on("data", onData);
-  request.once("end", () => clearTimeout(timer));
+  request.once("end", () => {
+    clearTimeout(idle);
+    clearTimeout(cap);
+  });
   request.resume();
 }
