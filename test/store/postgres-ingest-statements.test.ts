@@ -23,6 +23,7 @@ describe("PostgreSQL ingest statements", () => {
     await dropSchema(admin, schema);
   });
 
+  /** A store behind the counting proxy: one ingest counted, or several started in one turn (one group). */
   async function counted() {
     schema = uniqueSchemaName();
     stores.push(await openPostgresStore({ url: POSTGRES_TEST_URL, schema }));
@@ -32,13 +33,21 @@ describe("PostgreSQL ingest statements", () => {
     const store = await openPostgresStore({ url: proxy.url(POSTGRES_TEST_URL), schema, migrate: false });
     stores.push(store);
     const engine = engineOf(createFinality({ store }));
+    // The pool's connection opened before counting: a connection's start-up is not ingest's.
+    await store.transaction(async (tx) => tx.getJob({ provider: "generic", id: "warm" }));
     const ingest = async (obs: Observation) => {
       proxy.start();
       const outcome = await engine.ingestTrusted(obs);
       const { statements, roundTrips } = proxy.stop();
       return { outcome, statements, roundTrips };
     };
-    return { ingest, close: () => proxy.close() };
+    const ingestAll = async (observations: Observation[]) => {
+      proxy.start();
+      const outcomes = await Promise.all(observations.map((obs) => engine.ingestTrusted(obs)));
+      const { statements, roundTrips } = proxy.stop();
+      return { outcomes, statements, roundTrips };
+    };
+    return { ingest, ingestAll, store, close: () => proxy.close() };
   }
 
   const webhook = (id: string, state: string, seq: number, deliveryId: string): Observation => ({
@@ -91,7 +100,7 @@ describe("PostgreSQL ingest statements", () => {
   });
 
   it("a group of 16 ingests: BEGIN with every load, then every write, then COMMIT: three round trips", async () => {
-    const { ingestAll, store, close } = await countedGroup();
+    const { ingestAll, store, close } = await counted();
     try {
       const webhooks = Array.from({ length: 16 }, (_, i) => webhook(`job-${i}`, "running", 1, `d-${i}`));
       const { outcomes, statements, roundTrips } = await ingestAll(webhooks);
@@ -106,7 +115,7 @@ describe("PostgreSQL ingest statements", () => {
   });
 
   it("batch-mates of one job run one after another in the group: the second reads what the first wrote", async () => {
-    const { ingestAll, store, close } = await countedGroup();
+    const { ingestAll, store, close } = await counted();
     try {
       const webhooks = [
         webhook("job-a", "running", 1, "a-1"),
@@ -128,26 +137,6 @@ describe("PostgreSQL ingest statements", () => {
       await close();
     }
   });
-
-  /** A store behind the counting proxy whose ingests, started in one turn, form one group. */
-  async function countedGroup() {
-    schema = uniqueSchemaName();
-    stores.push(await openPostgresStore({ url: POSTGRES_TEST_URL, schema }));
-    const target = new URL(POSTGRES_TEST_URL);
-    const proxy = await countingProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    const store = await openPostgresStore({ url: proxy.url(POSTGRES_TEST_URL), schema, migrate: false });
-    stores.push(store);
-    const engine = engineOf(createFinality({ store }));
-    // The pool's connection opened before counting: a connection's start-up is not ingest's.
-    await store.transaction(async (tx) => tx.getJob({ provider: "generic", id: "warm" }));
-    const ingestAll = async (observations: Observation[]) => {
-      proxy.start();
-      const outcomes = await Promise.all(observations.map((obs) => engine.ingestTrusted(obs)));
-      const { statements, roundTrips } = proxy.stop();
-      return { outcomes, statements, roundTrips };
-    };
-    return { ingestAll, store, close: () => proxy.close() };
-  }
 
   it("the load sent with BEGIN records nothing outside a transaction (were BEGIN to fail, it would run alone)", async () => {
     schema = uniqueSchemaName();
