@@ -143,8 +143,9 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
   async function ingestTrusted(observation: Observation): Promise<IngestOutcome> {
     return traceIngest(observation, () => {
       const ctx = contextFor(observation.provider, clock.now());
+      // The transaction holds this ingest alone (writeJob's afterCommit sends no statement).
       return writeJob(jobLockOrder(observation, observation.deliveryId), (tx) =>
-        ingestInTx(tx, observation, ctx),
+        ingestInTx(tx, observation, ctx, { endsTransaction: true }),
       );
     });
   }

@@ -50,12 +50,20 @@ export async function ingestInTx(
   tx: StoreTx,
   input: Observation,
   ctx: IngestContext,
-  /**
-   * Changes the job the observation is about to write, in the same write: the reconciler's poll
-   * bookkeeping (next check, attempts), so that one poll is one write of its job.
-   */
-  amend?: (next: Job) => Job,
+  options: {
+    /**
+     * Changes the job the observation is about to write, in the same write: the reconciler's poll
+     * bookkeeping (next check, attempts), so that one poll is one write of its job.
+     */
+    amend?: (next: Job) => Job;
+    /**
+     * The caller sends nothing after this ingest in its transaction: a store may then send the
+     * COMMIT behind the job's write, before its answer (StoreTx.writeJobWithEvent's `last`).
+     */
+    endsTransaction?: boolean;
+  } = {},
 ): Promise<IngestOutcome> {
+  const { amend, endsTransaction = false } = options;
   // Every source passes here: a time out of range or too far ahead orders nothing it should not
   // (dropped, or cut to now, and the event says why) but never costs the state, and an
   // unstorable result or error is cut (and marked) rather than costing the state.
@@ -91,18 +99,23 @@ export async function ingestInTx(
   let job = current;
   const reason = result.applied ? null : result.reason;
   const event = eventOf(obs, ctx.now, result.applied, reason, timeAdjusted);
+  const settled = result.applied && result.settled;
   let taken: ParkedObservation[] | undefined;
+  let firing: readonly EffectDefinition[] = [];
   if (result.next !== null) {
     job = current === null ? withFirstCheck(result.next, ctx) : result.next;
     if (amend !== undefined) job = amend(job);
-    const written = await writeJob(tx, current, job, event);
+    if (settled) firing = effectsFor(ctx.effects, job, job.state);
+    // With no effect to fire, the write ends a transaction that ends with this ingest, unless the
+    // store answers a tombstone or parked observations: a store may send its COMMIT behind it.
+    const written = await writeJob(tx, current, job, event, endsTransaction && firing.length === 0);
     if (written.pruned !== undefined) return answerPruned(tx, obs, ctx, written.pruned, timeAdjusted);
     taken = written.parked;
   } else {
     await tx.appendEvent(event);
+    if (settled && job !== null) firing = effectsFor(ctx.effects, job, job.state);
   }
-  const settled = result.applied && result.settled;
-  const effects = settled && job !== null ? await fireEffects(tx, job, job.state, ctx) : [];
+  const effects = job !== null ? await fireDefinitions(tx, job, job.state, firing, ctx) : [];
   if (current === null && job !== null) {
     // A job created here (a discovery sweep's adoption, an `adopt` webhook after the policy was
     // `registered-only`) may have completions parked for it: they wait for no registration that
@@ -348,10 +361,12 @@ export async function writeJob(
   current: Job | null,
   next: Job,
   event?: Omit<JobEvent, "seqNo">,
+  /** Nothing follows in the transaction unless pruned or parked comes back (StoreTx.writeJobWithEvent). */
+  last = false,
 ): Promise<JobWritten> {
   let outcome: JobWritten;
   if (event !== undefined && tx.writeJobWithEvent !== undefined) {
-    outcome = await tx.writeJobWithEvent(current, next, event);
+    outcome = await tx.writeJobWithEvent(current, next, event, last);
     if (outcome.pruned !== undefined) return outcome;
   } else {
     const written =

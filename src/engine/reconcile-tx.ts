@@ -30,10 +30,12 @@ export async function recordPollInTx(
   let polled: Polled | null = null;
   const ingested =
     poll.kind === "observed"
-      ? await ingestInTx(tx, { ...poll.observation, source: "reconcile" }, ctx, (next) => {
-          if (next.settledAt !== null || !sameJob(next, key)) return next;
-          polled = bookkeeping(next);
-          return polled.job;
+      ? await ingestInTx(tx, { ...poll.observation, source: "reconcile" }, ctx, {
+          amend: (next) => {
+            if (next.settledAt !== null || !sameJob(next, key)) return next;
+            polled = bookkeeping(next);
+            return polled.job;
+          },
         })
       : null;
   const effectsFired = (ingested?.effects.length ?? 0) > 0;

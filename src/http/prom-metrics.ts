@@ -192,7 +192,7 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
   );
   const groupRetries = counter(
     "finality_group_commit_retries_total",
-    "Callers' work run again inside a group commit, by reason (deadlock, serialization, version-conflict).",
+    "Callers' work run again inside a group commit, by reason (deadlock, serialization, version-conflict, lock-busy, not-last).",
     ["reason"],
   );
   // The last total copied per counter and label set: a scrape adds the difference.

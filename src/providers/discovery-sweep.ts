@@ -298,7 +298,7 @@ async function observeListed(
     // unsigned claims of unknown jobs; this is the provider's own answer).
     { ...ctx, unknownJobs: "adopt" },
     // Found late already: checked at once rather than after the grace a fresh submission gets.
-    (next) => (next.settledAt === null ? { ...next, nextCheckAt: ctx.now } : next),
+    { amend: (next) => (next.settledAt === null ? { ...next, nextCheckAt: ctx.now } : next) },
   );
   return outcome.settled ? outcome.job : null;
 }

@@ -139,8 +139,16 @@ export interface StoreTx extends RunStoreTx, LifecycleStoreTx, IntentStoreTx {
    * event goes with the rolled-back work). An insert first reads the job's tombstone, as
    * `getTombstone` would: when there is one, nothing is written and it is answered (`pruned`).
    * A job inserted here also has its parked observations taken, as `takeParked` would (`parked`).
+   * `last`: the caller sends nothing after this in its transaction when the job is written and
+   * nothing is pruned or parked. A store may then send its COMMIT before the answer, having the
+   * statement fail (and the transaction with it) on any other outcome; the caller is run again.
    */
-  writeJobWithEvent?(current: Job | null, next: Job, event: Omit<JobEvent, "seqNo">): Promise<JobWritten>;
+  writeJobWithEvent?(
+    current: Job | null,
+    next: Job,
+    event: Omit<JobEvent, "seqNo">,
+    last?: boolean,
+  ): Promise<JobWritten>;
   /** Adds an outbox row; false if this job already has a row for that effect name and trigger. */
   enqueueEffect(effect: Effect): Promise<boolean>;
   getEffect(id: string): Promise<Effect | null>;

@@ -67,3 +67,112 @@ describe("a transaction whose failed statement was caught", () => {
     }
   });
 });
+
+// The COMMIT may go out behind a work's last statement, before its answer (QueryOptions.last,
+// TransactionSettings.worksLeft): a last statement that fails must still end in ROLLBACK and a
+// rejection, and a work that breaks the promise must be told loudly, not resolved.
+describe("a COMMIT sent ahead of the last statement's answer", () => {
+  async function withTable(name: string, test: (sql: ReturnType<typeof createClient>) => Promise<void>) {
+    await requirePostgres("COMMIT ahead of the last statement");
+    const schema = uniqueSchemaName(name);
+    await admin.unsafe(`CREATE SCHEMA "${schema}"`);
+    await admin.unsafe(`CREATE TABLE "${schema}".t (id int PRIMARY KEY)`);
+    const sql = createClient({ url: POSTGRES_TEST_URL, schema, max: 1 });
+    try {
+      await test(sql);
+      // The connection is usable afterwards.
+      await expect(sql.begin(async (tx) => tx.unsafe("INSERT INTO t VALUES (99)"))).resolves.toBeDefined();
+    } finally {
+      await sql.end({ timeout: 5 });
+      await dropSchema(admin, schema);
+    }
+    return schema;
+  }
+  const ahead = (left: () => number) => ({ lockTimeoutMs: 20, together: true, worksLeft: left });
+
+  it("goes out with the last statement and commits it", async () => {
+    await withTable("finality_ahead_ok", async (sql) => {
+      let left = 1;
+      const value = await sql.begin(
+        "isolation level read committed",
+        async (tx) => {
+          expect(tx.commitsAhead).toBe(true);
+          // The COMMIT goes ahead only once BEGIN has answered: ingest's load goes with BEGIN.
+          await tx.unsafe("SELECT 1");
+          await tx.unsafe("INSERT INTO t VALUES (1)", [], { last: true });
+          left = 0;
+          return "done";
+        },
+        ahead(() => left),
+      );
+      expect(value).toBe("done");
+      expect([...(await sql.unsafe("SELECT id FROM t"))]).toEqual([{ id: 1 }]);
+    });
+  });
+
+  it("answers ROLLBACK when the last statement fails: the work's error is thrown, nothing is stored", async () => {
+    await withTable("finality_ahead_fail", async (sql) => {
+      let left = 1;
+      const outcome = sql.begin(
+        "isolation level read committed",
+        async (tx) => {
+          await tx.unsafe("INSERT INTO t VALUES (1)");
+          await tx.unsafe("INSERT INTO t VALUES (1)", [], { last: true });
+          left = 0;
+        },
+        ahead(() => left),
+      );
+      await expect(outcome).rejects.toMatchObject({ code: "23505" });
+      expect(await sql.unsafe("SELECT id FROM t")).toHaveLength(0);
+    });
+  });
+
+  it("refuses a statement after the last one, and says the transaction committed though its work failed", async () => {
+    await withTable("finality_ahead_broken", async (sql) => {
+      let left = 1;
+      const outcome = sql.begin(
+        "isolation level read committed",
+        async (tx) => {
+          await tx.unsafe("SELECT 1");
+          await tx.unsafe("INSERT INTO t VALUES (1)", [], { last: true });
+          await tx.unsafe("INSERT INTO t VALUES (2)");
+          left = 0;
+        },
+        ahead(() => left),
+      );
+      await expect(outcome).rejects.toThrow(/committed, yet its work failed after its last statement/);
+      // What the last statement wrote is stored (the caller is told so); what came after is not.
+      expect([...(await sql.unsafe("SELECT id FROM t ORDER BY id"))]).toEqual([{ id: 1 }]);
+    });
+  });
+
+  it("waits for every answer while a work is left that has not sent its last statement", async () => {
+    await withTable("finality_ahead_wait", async (sql) => {
+      // Two works; the second still has a statement to send after the first's last one.
+      let left = 2;
+      await sql.begin(
+        "isolation level read committed",
+        async (tx) => {
+          await tx.unsafe("SELECT 1");
+          await Promise.all([
+            tx.unsafe("INSERT INTO t VALUES (1)", [], { last: true }).then(() => left--),
+            (async () => {
+              // Busy with something else when the first's last statement goes out (setImmediate
+              // runs after the flush that sends it, which was queued first).
+              await new Promise((resolve) => setImmediate(resolve));
+              await tx.unsafe("INSERT INTO t VALUES (2)");
+              await tx.unsafe("INSERT INTO t VALUES (3)", [], { last: true });
+              left--;
+            })(),
+          ]);
+        },
+        ahead(() => left),
+      );
+      expect([...(await sql.unsafe("SELECT id FROM t ORDER BY id"))]).toEqual([
+        { id: 1 },
+        { id: 2 },
+        { id: 3 },
+      ]);
+    });
+  });
+});

@@ -125,6 +125,7 @@ describe("PostgreSQL group commit", () => {
       serialization: 0,
       "version-conflict": 0,
       "lock-busy": 0,
+      "not-last": 0,
     });
     for (const id of ["a", "a-after", "b", "c", "d"]) expect((await store.getJob(key(id)))?.id).toBe(id);
   });

@@ -59,27 +59,28 @@ describe("PostgreSQL ingest statements", () => {
     deliveryId,
   });
 
-  it("a new job: BEGIN with the delivery and the job read, the insert (with its tombstone read and event), COMMIT", async () => {
+  it("a new job: BEGIN with the delivery and the job read, the insert (with its tombstone read and event) with COMMIT", async () => {
     const { ingest, close } = await counted();
     try {
       const { outcome, statements, roundTrips } = await ingest(webhook("job-1", "running", 1, "d-1"));
       expect(outcome).toMatchObject({ applied: true });
-      expect(statements).toBe(4);
-      // BEGIN goes out with the load, in one round trip.
-      expect(roundTrips).toBe(3);
+      // BEGIN, the load, the insert, the group's lock_timeout reset and COMMIT.
+      expect(statements).toBe(5);
+      // BEGIN goes out with the load, in one round trip; COMMIT with the insert, before its answer.
+      expect(roundTrips).toBe(2);
     } finally {
       await close();
     }
   });
 
-  it("a known job: BEGIN with the delivery and the job read, the update with its event, COMMIT", async () => {
+  it("a known job: BEGIN with the delivery and the job read, the update with its event with COMMIT", async () => {
     const { ingest, close } = await counted();
     try {
       await ingest(webhook("job-1", "pending", 1, "d-1"));
       const { outcome, statements, roundTrips } = await ingest(webhook("job-1", "running", 2, "d-2"));
       expect(outcome).toMatchObject({ applied: true });
-      expect(statements).toBe(4);
-      expect(roundTrips).toBe(3);
+      expect(statements).toBe(5);
+      expect(roundTrips).toBe(2);
     } finally {
       await close();
     }
@@ -99,16 +100,17 @@ describe("PostgreSQL ingest statements", () => {
     }
   });
 
-  it("a group of 16 ingests: BEGIN with every load, then every write, then COMMIT: three round trips", async () => {
+  it("a group of 16 ingests: BEGIN with every load, then every write with COMMIT: two round trips", async () => {
     const { ingestAll, store, close } = await counted();
     try {
       const webhooks = Array.from({ length: 16 }, (_, i) => webhook(`job-${i}`, "running", 1, `d-${i}`));
       const { outcomes, statements, roundTrips } = await ingestAll(webhooks);
       expect(outcomes.every((outcome) => outcome.applied)).toBe(true);
       expect(store.groupCommitStats().largestBatch).toBe(16);
-      // Each caller's load and write (2 × 16), BEGIN and COMMIT: one after another, 33 round trips.
-      expect(statements).toBe(34);
-      expect(roundTrips).toBe(3);
+      // Each caller's load and write (2 × 16), BEGIN, the lock_timeout reset and COMMIT: one after
+      // another, 34 round trips.
+      expect(statements).toBe(35);
+      expect(roundTrips).toBe(2);
     } finally {
       await close();
     }
@@ -138,6 +140,107 @@ describe("PostgreSQL ingest statements", () => {
     }
   });
 
+  // The COMMIT goes out behind a webhook's write, before its answer (QueryOptions.last). An insert
+  // that meets a tombstone or parked observations has more to do: the statement fails the
+  // transaction (finality_expect), the COMMIT behind it answers ROLLBACK, and the ingest runs again
+  // with the COMMIT waiting, answered as it always was.
+  const tombstone = (store: PostgresStore, id: string) =>
+    store.transaction((tx) =>
+      tx.execute(
+        "INSERT INTO tombstones (provider, id, state, settled_at, effects_hash) VALUES ('generic', $1, 'succeeded', now(), 'h')",
+        [id],
+      ),
+    );
+  const rowCount = async (store: PostgresStore, sql: string, values: unknown[]) => {
+    const [row] = await store.transaction((tx) => tx.execute(sql, values));
+    return row?.n;
+  };
+
+  it("a lone webhook for a pruned job: the insert with COMMIT rolls back, the ingest runs again and answers the tombstone", async () => {
+    const { ingest, store, close } = await counted();
+    try {
+      await tombstone(store, "job-p");
+      const { outcome, statements, roundTrips } = await ingest(webhook("job-p", "running", 1, "d-p"));
+      expect(outcome).toMatchObject({ applied: false, reason: "already-settled-pruned", job: null });
+      // BEGIN+load, insert+reset+COMMIT (answering ROLLBACK); then BEGIN+load, insert, the event,
+      // reset+COMMIT.
+      expect([statements, roundTrips]).toEqual([10, 6]);
+      expect(await rowCount(store, "SELECT count(*)::int AS n FROM jobs WHERE id = $1", ["job-p"])).toBe(0);
+      const reasons = await store.transaction((tx) =>
+        tx.execute("SELECT reason FROM events WHERE job_id = $1 ORDER BY event_no", ["job-p"]),
+      );
+      expect(reasons).toEqual([{ reason: "already-settled-pruned" }]);
+      // Its delivery is recorded once, by the run that committed: a retry is a duplicate.
+      expect(
+        await rowCount(store, "SELECT count(*)::int AS n FROM deliveries WHERE delivery_id = $1", ["d-p"]),
+      ).toBe(1);
+    } finally {
+      await close();
+    }
+  });
+
+  it("a group with a pruned job and a job with parked observations: the group runs again, each answered as alone", async () => {
+    const { ingestAll, store, close } = await counted();
+    try {
+      await tombstone(store, "job-p");
+      await store.transaction((tx) =>
+        tx.parkObservation({ ...webhook("job-q", "succeeded", 2, "d-q0"), source: "webhook" }, T0),
+      );
+      const webhooks = [
+        ...Array.from({ length: 6 }, (_, i) => webhook(`job-${i}`, "running", 1, `d-${i}`)),
+        webhook("job-p", "running", 1, "d-p"),
+        webhook("job-q", "running", 1, "d-q1"),
+      ];
+      const { outcomes } = await ingestAll(webhooks);
+      expect(outcomes.map((outcome) => outcome.reason)).toEqual([
+        ...Array(6).fill(null),
+        "already-settled-pruned",
+        null,
+      ]);
+      // The parked completion was applied in the transaction that created the job.
+      expect(outcomes[7]?.job).toMatchObject({ id: "job-q", state: "succeeded" });
+      const stats = store.groupCommitStats();
+      expect(stats.largestBatch).toBe(8);
+      expect(stats.retries["not-last"]).toBeGreaterThanOrEqual(1);
+      expect(await rowCount(store, "SELECT count(*)::int AS n FROM jobs", [])).toBe(7);
+      expect(await rowCount(store, "SELECT count(*)::int AS n FROM parked", [])).toBe(0);
+      expect(await rowCount(store, "SELECT count(*)::int AS n FROM deliveries", [])).toBe(8);
+    } finally {
+      await close();
+    }
+  });
+
+  it("a caller that fails before its last statement keeps the group's COMMIT from going ahead: nothing of it is stored", async () => {
+    const { ingestAll, store, close } = await counted();
+    try {
+      // Half a surrogate pair: refused (invalid-request) after its load, before its insert is sent.
+      const webhooks = [
+        webhook("job-a", "running", 1, "d-a"),
+        webhook("job-\uD800", "running", 1, "d-bad"),
+        webhook("job-b", "running", 1, "d-b"),
+        webhook("job-c", "running", 1, "d-c"),
+      ];
+      const settled = await Promise.allSettled(
+        webhooks.map(async (obs) => (await ingestAll([obs])).outcomes[0]),
+      );
+      expect(settled.map((outcome) => outcome.status)).toEqual([
+        "fulfilled",
+        "rejected",
+        "fulfilled",
+        "fulfilled",
+      ]);
+      expect(store.groupCommitStats().largestBatch).toBe(4);
+      // Had the COMMIT gone out behind the others' inserts, the refused one's delivery would be
+      // stored: its sender's retry would be taken for a duplicate, its completion lost.
+      expect(
+        await rowCount(store, "SELECT count(*)::int AS n FROM deliveries WHERE delivery_id = $1", ["d-bad"]),
+      ).toBe(0);
+      expect(await rowCount(store, "SELECT count(*)::int AS n FROM jobs", [])).toBe(3);
+    } finally {
+      await close();
+    }
+  });
+
   it("the load sent with BEGIN records nothing outside a transaction (were BEGIN to fail, it would run alone)", async () => {
     schema = uniqueSchemaName();
     stores.push(await openPostgresStore({ url: POSTGRES_TEST_URL, schema }));
@@ -147,6 +250,7 @@ describe("PostgreSQL ingest statements", () => {
       const alone: TxSql = {
         unsafe: (text, values, options) => sql.unsafe(text, values, { prepare: options?.prepare ?? false }),
         savepoint: () => Promise.reject(new Error("not in a transaction")),
+        commitsAhead: false,
       };
       const loaded = await createPostgresTx(alone).loadForIngest?.(
         { provider: "generic", id: "job-1" },

@@ -24,6 +24,15 @@ interface QueryOptions {
    * fail, the statement would run on its own, outside any transaction, and commit.
    */
   withBegin?: boolean;
+  /**
+   * The last statement its work sends: whatever it answers, short of an error, the work sends
+   * nothing after it and finishes without throwing. In a transaction that counts its works
+   * (`TransactionSettings.worksLeft`), the COMMIT may go out right behind such statements, in the
+   * same write, before they are answered (one round trip less: `TxSql.commitsAhead`). Every check
+   * of the answer that could fail the work must then be made by the statement itself, as an error:
+   * an error aborts the transaction, and the COMMIT behind it answers ROLLBACK.
+   */
+  last?: boolean;
 }
 
 /**
@@ -32,10 +41,22 @@ interface QueryOptions {
  */
 export const IN_TRANSACTION = "current_setting('finality.in_transaction', true) = 'on'";
 
+/**
+ * The SQLSTATE of finality_expect (migration 0013): a `last` statement (QueryOptions.last) found
+ * its work not done after all. Its transaction is aborted; the work runs again without the COMMIT
+ * going ahead of it.
+ */
+export const NOT_LAST = "FNL01";
+
 /** One open transaction on one pooled connection. */
 export interface TxSql extends Queryable {
   /** Runs `work` inside a SAVEPOINT: a failure rolls back only what `work` did. */
   savepoint<T>(work: (sp: TxSql) => Promise<T>): Promise<T>;
+  /**
+   * True when the COMMIT may go out behind a `last` statement, before its answer: such a
+   * statement must then carry its own checks, as errors (see QueryOptions.last).
+   */
+  readonly commitsAhead: boolean;
 }
 
 /** What the pool has counted since it was created, for /metrics. */
@@ -82,6 +103,12 @@ interface TransactionSettings {
    * statements each work sends once it has its answer share one round trip with the others'.
    */
   together?: boolean;
+  /**
+   * (`together` only.) How many of the works sharing the transaction may still send a statement,
+   * or -1 once one of them has failed. When every statement held is a `last` one and they are as
+   * many as this, the COMMIT goes out with them (QueryOptions.last): no work is left to send more.
+   */
+  worksLeft?: () => number;
 }
 
 export interface Sql extends Queryable {
@@ -288,14 +315,19 @@ export function createClient(options: PostgresClientOptions): Sql {
     client: pg.PoolClient,
     settings: TransactionSettings,
     beginText: string,
-  ): { tx: TxSql; opened: () => Promise<void> } {
+    /** What ends the transaction, COMMIT last. */
+    commitTexts: readonly string[],
+  ): { tx: TxSql; opened: () => Promise<void>; committedAhead: () => Answer<unknown> | undefined } {
     let savepoints = 0;
     let begun: Promise<unknown> | undefined;
     let open = false;
     // Statements sent and not yet answered, and (`together`) those held until none is.
     let unanswered = 0;
-    let held: (() => void)[] = [];
+    let held: { go: () => void; last: boolean }[] = [];
     let flushing = false;
+    // The COMMIT, once it went out behind the works' last statements (see flushSoon).
+    let committing: Answer<unknown> | undefined;
+    const commitsAhead = settings.together === true && settings.worksLeft !== undefined;
     const begin = () => {
       if (begun === undefined) {
         unanswered++;
@@ -345,19 +377,47 @@ export function createClient(options: PostgresClientOptions): Sql {
         if (unanswered > 0) return;
         const batch = held;
         held = [];
+        // Every work still running waits on a last statement here: nothing will follow them, so
+        // the COMMIT goes with them. (BEGIN has answered: no statement below waits for it.)
+        const ahead =
+          commitsAhead &&
+          open &&
+          batch.every((statement) => statement.last) &&
+          batch.length === settings.worksLeft?.();
         const stream = (client as unknown as { connection?: { stream?: Corkable } }).connection?.stream;
         stream?.cork?.();
         try {
-          for (const go of batch) go();
+          for (const statement of batch) statement.go();
+          if (ahead) {
+            // Each text on its own: in a transaction a last statement aborted, the lock_timeout
+            // reset fails, and the COMMIT still runs (answering ROLLBACK), ending it.
+            for (const text of commitTexts.slice(0, -1)) {
+              query(client, text, undefined, false, settings).catch(() => {});
+            }
+            committing = query(client, "COMMIT", undefined, false, settings);
+            committing.catch(() => {}); // awaited by begin, which deals with its failure
+          }
         } finally {
           stream?.uncork?.();
         }
       });
     }
     const send = <T>(text: string, values?: readonly unknown[], opts?: QueryOptions): Answer<T> => {
+      if (committing !== undefined) {
+        // A work broke the promise of its last statement: refused, and begin says it loudly.
+        return Promise.reject(
+          new FinalityError(
+            "internal",
+            "transaction: a statement after its work's last one (the COMMIT went ahead)",
+          ),
+        );
+      }
       if (settings.together !== true) return direct<T>(text, values, opts);
       return new Promise((resolve, reject) => {
-        held.push(() => direct<T>(text, values, opts).then(resolve, reject));
+        held.push({
+          go: () => direct<T>(text, values, opts).then(resolve, reject),
+          last: opts?.last === true,
+        });
         flushSoon();
       });
     };
@@ -377,8 +437,9 @@ export function createClient(options: PostgresClientOptions): Sql {
     // together). A savepoint is theirs alone while it is open: another work's statement sent in
     // between would be rolled back with it, and a RELEASE releases every savepoint set after its own.
     let exclusive: Promise<void> | undefined;
-    const inside: TxSql = { unsafe: send, savepoint: (work) => inSavepoint(inside, work) };
+    const inside: TxSql = { unsafe: send, savepoint: (work) => inSavepoint(inside, work), commitsAhead };
     const tx: TxSql = {
+      commitsAhead,
       async unsafe<T>(text: string, values?: readonly unknown[], opts?: QueryOptions) {
         while (exclusive !== undefined) await exclusive;
         return send<T>(text, values, opts);
@@ -397,7 +458,7 @@ export function createClient(options: PostgresClientOptions): Sql {
         }
       },
     };
-    return { tx, opened };
+    return { tx, opened, committedAhead: () => committing };
   }
 
   // When each checkout still unanswered began: how long the oldest has waited says the pool is
@@ -439,25 +500,27 @@ export function createClient(options: PostgresClientOptions): Sql {
       broken = error;
     };
     client.on("error", onError);
+    const local =
+      settings.lockTimeoutMs === undefined
+        ? ""
+        : `; SET LOCAL lock_timeout = ${Math.max(1, Math.round(settings.lockTimeoutMs))}`;
+    // The short lock_timeout is for the work's row locks. At COMMIT the settlement feed's trigger
+    // takes the schema's numbering lock (migration 0007), which every settling COMMIT holds for a
+    // moment: cut at 20 ms, a busy moment failed a whole group. Restored in the same round trip.
+    const commitTexts =
+      settings.lockTimeoutMs === undefined ? ["COMMIT"] : ["SET LOCAL lock_timeout TO DEFAULT", "COMMIT"];
+    const commit = commitTexts.join("; ");
+    // Sent with the work's first statement (txSql): a withBegin one goes in the same round trip.
+    const { tx, opened, committedAhead } = txSql(
+      client,
+      settings,
+      `BEGIN${mode ? ` ${mode}` : ""}${local}; SET LOCAL finality.in_transaction = 'on'`,
+      commitTexts,
+    );
     try {
-      const local =
-        settings.lockTimeoutMs === undefined
-          ? ""
-          : `; SET LOCAL lock_timeout = ${Math.max(1, Math.round(settings.lockTimeoutMs))}`;
-      // Sent with the work's first statement (txSql): a withBegin one goes in the same round trip.
-      const { tx, opened } = txSql(
-        client,
-        settings,
-        `BEGIN${mode ? ` ${mode}` : ""}${local}; SET LOCAL finality.in_transaction = 'on'`,
-      );
       const result = await work(tx);
       await opened();
-      // The short lock_timeout is for the work's row locks. At COMMIT the settlement feed's trigger
-      // takes the schema's numbering lock (migration 0007), which every settling COMMIT holds for a
-      // moment: cut at 20 ms, a busy moment failed a whole group. Restored in the same round trip.
-      const commit =
-        settings.lockTimeoutMs === undefined ? "COMMIT" : "SET LOCAL lock_timeout TO DEFAULT; COMMIT";
-      const committed = await query(client, commit, undefined, false, settings);
+      const committed = await (committedAhead() ?? query(client, commit, undefined, false, settings));
       // A transaction in which a statement failed answers COMMIT with ROLLBACK, and no error:
       // work that caught that statement's error must not be told its writes are stored.
       if (committed.command === "ROLLBACK") {
@@ -468,14 +531,31 @@ export function createClient(options: PostgresClientOptions): Sql {
       }
       return result;
     } catch (error) {
+      // A COMMIT that went ahead of the last statements' answers (TxSql.commitsAhead) answers
+      // ROLLBACK when one of them failed. Had it committed, a work failed after its last
+      // statement, which that promise rules out: nobody may be told the writes were undone.
+      const ahead = await committedAhead()?.then(
+        (answer) => answer.command,
+        () => undefined,
+      );
+      const failure =
+        ahead === "COMMIT"
+          ? new FinalityError(
+              "internal",
+              "transaction: committed, yet its work failed after its last statement",
+              {
+                cause: error,
+              },
+            )
+          : error;
       // A connection gone silent or dead cannot roll back (a ROLLBACK would only queue behind the
       // unanswered statement for another deadline): destroying it ends the transaction.
       if (isLostConnection(error)) broken ??= toError(error);
-      else
+      else if (ahead !== "COMMIT" && ahead !== "ROLLBACK")
         await query(client, "ROLLBACK", undefined, false, settings).catch((rollbackError: unknown) => {
           broken ??= toError(rollbackError);
         });
-      throw error;
+      throw failure;
     } finally {
       client.off("error", onError);
       // A connection that failed is destroyed, not pooled again: the pool opens a fresh one.

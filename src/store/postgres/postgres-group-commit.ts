@@ -3,6 +3,7 @@ import { type AdapterTx, lockedRowsOf } from "../store.js";
 import {
   isLockNotAvailable,
   isLostConnection,
+  NOT_LAST,
   type Sql,
   sqlState,
   type TxSql,
@@ -45,10 +46,11 @@ export interface GroupCommitStats {
 }
 
 /**
- * Why a caller's work ran again: a deadlock, a serialization failure, a lost insert race, or a
- * row lock held by another transaction (the caller left the group and tried again later).
+ * Why a caller's work ran again: a deadlock, a serialization failure, a lost insert race, a
+ * row lock held by another transaction (the caller left the group and tried again later), or a
+ * last statement that found more to do (NOT_LAST: run again in its savepoint).
  */
-type GroupCommitRetryReason = "deadlock" | "serialization" | "version-conflict" | "lock-busy";
+type GroupCommitRetryReason = "deadlock" | "serialization" | "version-conflict" | "lock-busy" | "not-last";
 
 interface Queued {
   work: (tx: AdapterTx) => Promise<unknown>;
@@ -157,7 +159,7 @@ export function createPostgresGroupCommitter(
     batchedCallers: 0,
     largestBatch: 0,
     lockRetries: 0,
-    retries: { deadlock: 0, serialization: 0, "version-conflict": 0, "lock-busy": 0 },
+    retries: { deadlock: 0, serialization: 0, "version-conflict": 0, "lock-busy": 0, "not-last": 0 },
     lockTimeouts: 0,
   };
   let queue: Queued[] = [];
@@ -229,19 +231,25 @@ export function createPostgresGroupCommitter(
   async function runWithoutSavepoints(batch: Queued[]): Promise<Queued[]> {
     let settled: Settled[] = [];
     let failures: { at: number; error: unknown }[] = [];
+    // Works that may still send a statement, or -1 once one failed: the COMMIT may go out behind
+    // the last statements of all those left (TransactionSettings.worksLeft), never after a failure.
+    let worksLeft = batch.length;
+    const finished = (ok: boolean) => {
+      worksLeft = ok && worksLeft > 0 ? worksLeft - 1 : -1;
+    };
     try {
       await hooks.opened();
       await sql.begin(
         "isolation level read committed",
         async (tx) => {
-          settled = await runTogether(batch, createPostgresTx(tx));
+          settled = await runTogether(batch, createPostgresTx(tx), finished);
           failures = failuresOf(settled);
           // A dead connection fails the group as a whole, as at COMMIT: nothing is committed.
           const gone = failures.find((failure) => connectionGone(failure.error));
           if (gone !== undefined) throw gone.error;
           if (failures.length > 0) throw ROLL_BACK;
         },
-        { lockTimeoutMs: options.lockWaitMs, together: true },
+        { lockTimeoutMs: options.lockWaitMs, together: true, worksLeft: () => worksLeft },
       );
     } catch (error) {
       if (error !== ROLL_BACK) {
@@ -263,15 +271,21 @@ export function createPostgresGroupCommitter(
    * alone (the second reads what the first wrote). Locks are still taken in one global order:
    * each round trip's statements in job order. Settles once every work has.
    */
-  async function runTogether(batch: Queued[], storeTx: AdapterTx): Promise<Settled[]> {
+  async function runTogether(
+    batch: Queued[],
+    storeTx: AdapterTx,
+    finished: (ok: boolean) => void,
+  ): Promise<Settled[]> {
     const settled: Settled[] = new Array(batch.length);
     const last = new Map<string, Promise<void>>();
     const runs = batch.map((item, at) => {
       const run = async () => {
         try {
           settled[at] = { ok: true, value: await item.work(storeTx) };
+          finished(true);
         } catch (error) {
           settled[at] = { ok: false, error };
+          finished(false);
         }
       };
       const rows = lockedRowsOf(item.order);
@@ -398,6 +412,13 @@ export function createPostgresGroupCommitter(
       return "now";
     }
     const state = sqlState(error);
+    if (state === NOT_LAST) {
+      // Its last statement found more to do (a tombstone, parked observations, a lost insert
+      // race): run again at once, in its savepoint, where the COMMIT waits for every answer.
+      item.attempts--;
+      stats.retries["not-last"]++;
+      return "now";
+    }
     if (state === "55P03") {
       item.attempts--;
       return "busy";

@@ -18,9 +18,11 @@ import type {
 import {
   createClient,
   isTransient,
+  NOT_LAST,
   POSTGRES_TIMEOUT_DEFAULTS,
   type PoolStats,
   type Sql,
+  sqlState,
   toStoreError,
 } from "./postgres-client.js";
 import { type DatabaseClock, databaseClock } from "./postgres-clock.js";
@@ -202,16 +204,43 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       return result as T;
     });
 
-  /** One caller's work in a transaction of its own, re-run after a lost race. */
-  const alone = <T>(work: (tx: AdapterTx) => Promise<T>, lockWaitMs?: number): Promise<T> =>
-    run("transaction", async () => {
+  /**
+   * One caller's work in a transaction of its own, re-run after a lost race. Its COMMIT may go out
+   * behind its last statement (TransactionSettings.worksLeft); a last statement that found more to
+   * do (NOT_LAST) has it run again with the COMMIT waiting for every answer.
+   */
+  const alone = <T>(work: (tx: AdapterTx) => Promise<T>, lockWaitMs?: number): Promise<T> => {
+    const lockTimeout = lockWaitMs === undefined ? {} : { lockTimeoutMs: lockWaitMs };
+    const once = async (ahead: boolean) => {
+      let worksLeft = 1;
+      const finish = (ok: boolean) => {
+        worksLeft = ok ? 0 : -1;
+      };
+      const settings = ahead ? { ...lockTimeout, together: true, worksLeft: () => worksLeft } : lockTimeout;
       const result = await sql.begin(
         "isolation level read committed",
-        (tx) => work(createPostgresTx(tx)),
-        lockWaitMs === undefined ? {} : { lockTimeoutMs: lockWaitMs },
+        (tx) =>
+          work(createPostgresTx(tx)).then(
+            (value) => {
+              finish(true);
+              return value;
+            },
+            (error: unknown) => {
+              finish(false);
+              throw error;
+            },
+          ),
+        settings,
       );
       return result as T;
-    });
+    };
+    return run("transaction", () =>
+      once(true).catch((error: unknown) => {
+        if (sqlState(error) !== NOT_LAST) throw error;
+        return once(false);
+      }),
+    );
+  };
   const pool = options.max ?? 10;
   const committer = createPostgresGroupCommitter(
     sql,

@@ -81,6 +81,19 @@ const INGEST_SQL = {
     SELECT count(*)::int AS written FROM written`,
 } as const;
 
+// The same writes as the last statement of their transaction, its COMMIT right behind them
+// (TxSql.commitsAhead): what the caller would have checked in the answer is checked here, by
+// finality_expect (migration 0013), whose error aborts the transaction. An insert answers only
+// "written": a tombstone, a concurrent insert or parked observations, each of which asks for
+// more work in the transaction, fail it instead, and the caller runs it again the ordinary way.
+const LAST_SQL = {
+  updateWithEvent: `WITH written AS (${SQL.updateJob} RETURNING 1),
+      event AS (${shifted(SQL.appendEvent, JOB_PARAMS + 1)})
+    SELECT finality_expect(count(*) = 1, 'the job changed concurrently') AS written FROM written`,
+  insertWithEvent: `${INGEST_SQL.insertWithEvent.slice(0, INGEST_SQL.insertWithEvent.lastIndexOf("SELECT (SELECT count(*) FROM written)"))}SELECT finality_expect((SELECT count(*) FROM written) = 1 AND NOT EXISTS (SELECT 1 FROM taken),
+      'the job was pruned, inserted concurrently or has parked observations') AS written`,
+} as const;
+
 type LoadRow = JobRow & { finality_recorded: number };
 type InsertRow = ParkedRow & {
   written: number;
@@ -136,13 +149,26 @@ export function createPostgresTx(tx: TxSql): AdapterTx {
       current: Job | null,
       next: Job,
       event: Omit<JobEvent, "seqNo">,
+      last = false,
     ): Promise<JobWritten> {
+      if (current === null) checkStorableJobKey(next);
+      if (last && tx.commitsAhead) {
+        const values = [
+          ...jobValues(next),
+          ...(current === null ? [] : [current.version]),
+          ...eventValues(event),
+        ];
+        const text = current === null ? LAST_SQL.insertWithEvent : LAST_SQL.updateWithEvent;
+        const [row] = await tx.unsafe<{ written: boolean }>(text, values, { prepare: true, last: true });
+        // finality_expect raised otherwise (and the COMMIT behind has already gone out).
+        if (row?.written !== true) throw new Error("unreachable: finality_expect answers true or fails");
+        return current === null ? { written: true, parked: [] } : { written: true };
+      }
       if (current !== null) {
         const values = [...jobValues(next), current.version, ...eventValues(event)];
         const [row] = await run<{ written: number }>(INGEST_SQL.updateWithEvent, values);
         return { written: row?.written === 1 };
       }
-      checkStorableJobKey(next);
       const rows = await run<InsertRow>(INGEST_SQL.insertWithEvent, [
         ...jobValues(next),
         ...eventValues(event),
