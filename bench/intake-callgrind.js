@@ -19,7 +19,10 @@
  * server that many times, interleaved, and the median printed), BENCH_SERVERS
  * (comma list of bare,hand-rolled,floor,finality,baseline), BENCH_BASELINE_DIST,
  * BENCH_LOG_LEVEL (unset: the service's default), BENCH_KEEP_PROFILE (a directory: each server's
- * callgrind output is copied there, for callgrind_annotate). Not run by `npm run bench` (minutes under valgrind).
+ * callgrind output is copied there, for callgrind_annotate), BENCH_EFFECT (1: finality and the
+ * baseline with an effect on `succeeded`, delivered over HTTP to a bare receiver outside valgrind,
+ * as webhooks.bench.js's "finality" design: the dispatcher's work is counted per webhook too).
+ * Not run by `npm run bench` (minutes under valgrind).
  */
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -58,8 +61,12 @@ for (const tool of ["valgrind", "callgrind_control"]) {
     process.exit(1);
   }
 }
+// Where the effect is delivered (BENCH_EFFECT): a bare server, not counted.
+const receiver = process.env.BENCH_EFFECT
+  ? await startServer(process.execPath, [here("servers/bare-server.js")])
+  : null;
 console.log(
-  `knobs: BENCH_WARMUP=${WARMUP} BENCH_WEBHOOKS=${COUNT} BENCH_IN_FLIGHT=${IN_FLIGHT} BENCH_RUNS=${RUNS} servers=${chosen.join(",")}`,
+  `knobs: BENCH_EFFECT=${receiver ? 1 : 0} BENCH_WARMUP=${WARMUP} BENCH_WEBHOOKS=${COUNT} BENCH_IN_FLIGHT=${IN_FLIGHT} BENCH_RUNS=${RUNS} servers=${chosen.join(",")}`,
 );
 
 // Runs are interleaved (every server once, then again), and each server's figure is the median of
@@ -99,6 +106,8 @@ if (baselineDist) {
   );
 }
 
+await receiver?.stop();
+
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
@@ -111,9 +120,15 @@ function fmt(n) {
 
 function finalityArgs(dir, dist) {
   const config = join(dir, "finality.config.json");
+  const effects = receiver
+    ? [{ name: "notify", url: receiver.url, secret: BENCH_SECRET, on: ["succeeded"] }]
+    : [];
   writeFileSync(
     config,
-    JSON.stringify({ providers: { acme: { type: "generic", webhook: { secrets: [BENCH_SECRET] } } } }),
+    JSON.stringify({
+      providers: { acme: { type: "generic", webhook: { secrets: [BENCH_SECRET] } } },
+      effects,
+    }),
   );
   return [join(dist, "cli/main.js"), "serve", "--config", config, "--port", "0", "--db", join(dir, "f.db")];
 }

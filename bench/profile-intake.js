@@ -12,7 +12,9 @@
  * (a directory to keep the .cpuprofile in, for Chrome DevTools), BENCH_PROFILE_DIST (another
  * build's dist/ to profile, e.g. the commit before a change), BENCH_PROFILE_OTHER (list what
  * fell in no stage), BENCH_PROFILE_PG (a PostgreSQL URL: the store on it, in a schema of its own,
- * dropped after; e.g. postgres://postgres@127.0.0.1:5432/test).
+ * dropped after; e.g. postgres://postgres@127.0.0.1:5432/test), BENCH_PROFILE_EFFECT (1: an
+ * effect on `succeeded`, delivered over HTTP to a bare receiver in a process of its own, as
+ * webhooks.bench.js's "finality" design; its dispatcher and delivery get a stage of their own).
  */
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -37,11 +39,16 @@ const dir = mkdtempSync(join(tmpdir(), "finality-profile-"));
 const config = join(dir, "finality.config.json");
 const PG = process.env.BENCH_PROFILE_PG;
 const schema = `finality_prof_${process.pid}`;
+// Where the effect is delivered (BENCH_PROFILE_EFFECT): a bare server in a process of its own.
+const receiver = process.env.BENCH_PROFILE_EFFECT
+  ? await startServer(process.execPath, [fileURLToPath(new URL("servers/bare-server.js", import.meta.url))])
+  : null;
 writeFileSync(
   config,
   JSON.stringify({
     ...(PG ? { store: { postgres: PG, schema } } : {}),
     providers: { acme: { type: "generic", webhook: { secrets: [BENCH_SECRET] } } },
+    ...(receiver ? { effects: [{ name: "notify", url: receiver.url, secret: BENCH_SECRET, on: ["succeeded"] }] } : {}),
   }),
 );
 const requests = join(dir, "requests.tsv");
@@ -68,6 +75,7 @@ await writePresigned(warmup, { count: 100_000, prefix: "warm" });
 await runWrk({ ...load, file: warmup, seconds: 2 });
 const result = await runWrk({ ...load, file: requests, seconds: SECONDS });
 await server.stop();
+await receiver?.stop();
 if (PG) {
   const { openAdmin } = await import("./lib/pg-admin.js");
   const admin = await openAdmin(PG);
@@ -97,6 +105,10 @@ const STAGES = [
   [
     "validation (zod, parse observation)",
     (f) => /node_modules\/zod|core\/validation|generic-webhook|receiver-types/.test(f.url),
+  ],
+  [
+    "effects (dispatcher, signing, delivery)",
+    (f) => /\/engine\/(dispatcher|http-effect|node-http-transport|effect-|delivery-)/.test(f.url),
   ],
   ["reducer + ingest", (f) => /\/core\/|\/engine\//.test(f.url)],
   ["logging", (f) => /request-log|\/log|pino/.test(f.url)],

@@ -101,6 +101,11 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
   let running = false;
   let pumping = false;
   let again = false;
+  // Rows may be due that no claim took: the last claim filled every free slot, or a wake-up
+  // found none free. Only then does a delivery's end claim again (a claim is a transaction);
+  // otherwise the next poke (effects enqueued here) or tick (retries come due, other replicas'
+  // rows) does. Without it every delivery cost a second, empty claim.
+  let backlog = true;
 
   async function deliver(effect: Effect, claimedAt: number): Promise<void> {
     const attempted = await traceDelivery(effect, definitions.get(effect.name), () =>
@@ -217,12 +222,16 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
       do {
         again = false;
         const free = Math.min(concurrency - inFlight.size, budget - claimed);
-        if (free <= 0) break;
+        if (free <= 0) {
+          backlog = true;
+          break;
+        }
         const claimedAt = clock.now();
         const effects = await store.claimEffects(claimedAt, free, leaseMs);
         claimed += effects.length;
         for (const effect of effects) track(deliver(effect, claimedAt));
-        if (effects.length === free) again = true;
+        backlog = effects.length === free;
+        if (backlog) again = true;
       } while (again);
     } finally {
       pumping = false;
@@ -237,7 +246,7 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
       })
       .finally(() => {
         inFlight.delete(tracked);
-        if (running) void pump().catch(() => {});
+        if (running && backlog) void pump().catch(() => {});
       });
     inFlight.add(tracked);
   }

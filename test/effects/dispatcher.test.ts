@@ -254,4 +254,68 @@ describe("dispatcher", () => {
     release();
     expect(await run).toBe(5);
   }, 10_000);
+
+  it("claims again after a delivery only when its last claim filled every free slot: one claim a delivery, not two", async () => {
+    const delivered: string[] = [];
+    const { finality } = setup(async (d) => {
+      delivered.push(d.job.id);
+    });
+    // Every claim counted, and a way to wait until none is running.
+    const store = engineOf(finality).store;
+    const claimEffects = store.claimEffects.bind(store);
+    let claims = 0;
+    let running = 0;
+    const idle: (() => void)[] = [];
+    store.claimEffects = async (...args) => {
+      claims++;
+      running++;
+      try {
+        return await claimEffects(...args);
+      } finally {
+        if (--running === 0) for (const resolve of idle.splice(0)) resolve();
+      }
+    };
+    const attempts: string[] = [];
+    let attempted = () => {};
+    // No tick after the first: only pokes and deliveries' ends claim.
+    const dispatcher = createDispatcher(finality, {
+      concurrency: 2,
+      pollIntervalMs: 3_600_000,
+      onAttempt: (attempt) => {
+        attempts.push(attempt.effect.jobId);
+        attempted();
+      },
+    });
+    /** Until `count` deliveries are recorded, their ends have run (a turn later) and no claim runs. */
+    const quiet = async (count: number) => {
+      if (attempts.length < count)
+        await new Promise<void>((resolve) => (attempted = () => attempts.length >= count && resolve()));
+      await new Promise((resolve) => setImmediate(resolve));
+      if (running > 0) await new Promise<void>((resolve) => idle.push(resolve));
+    };
+    const unsubscribe = finality.onEffectsEnqueued(() => dispatcher.poke());
+    dispatcher.start();
+    try {
+      await quiet(0);
+      // One at a time: each poke claims it (one row, two slots free); its delivery's end finds no
+      // backlog and claims nothing.
+      const before = claims;
+      for (const [n, id] of ["a", "b", "c"].entries()) {
+        await settle(finality, id);
+        await quiet(n + 1);
+      }
+      expect(claims - before).toBe(3);
+      // Three due at once with two slots: the claim fills both, so a delivery's end claims the
+      // third (no tick would have).
+      unsubscribe();
+      for (const id of ["d", "e", "f"]) await settle(finality, id);
+      dispatcher.poke();
+      await quiet(6);
+    } finally {
+      unsubscribe();
+      await dispatcher.stop();
+    }
+    expect(delivered.slice(0, 3)).toEqual(["a", "b", "c"]);
+    expect(delivered.slice(3).sort()).toEqual(["d", "e", "f"]);
+  }, 10_000);
 });
