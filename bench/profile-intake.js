@@ -48,7 +48,9 @@ writeFileSync(
   JSON.stringify({
     ...(PG ? { store: { postgres: PG, schema } } : {}),
     providers: { acme: { type: "generic", webhook: { secrets: [BENCH_SECRET] } } },
-    ...(receiver ? { effects: [{ name: "notify", url: receiver.url, secret: BENCH_SECRET, on: ["succeeded"] }] } : {}),
+    ...(receiver
+      ? { effects: [{ name: "notify", url: receiver.url, secret: BENCH_SECRET, on: ["succeeded"] }] }
+      : {}),
   }),
 );
 const requests = join(dir, "requests.tsv");
