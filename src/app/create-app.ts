@@ -3,7 +3,6 @@ import type { FinalityConfig } from "../config/config-schema.js";
 import { FinalityError } from "../core/errors.js";
 import type { DashboardReads } from "../dashboard/dashboard-reads.js";
 import { addDashboardRoutes } from "../dashboard/dashboard-routes.js";
-import { renderNotFoundPage, renderRefusalPage } from "../dashboard/layout.js";
 import type { ProviderActivity } from "../dashboard/provider-activity.js";
 import type { DestinationStatus } from "../engine/effect-target.js";
 import type { Finality } from "../engine/finality.js";
@@ -158,20 +157,20 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   for (const path of ["/healthz", "/readyz", "/metrics", "/openapi.json", "/docs/api", "/docs/api/:asset"])
     allowOnly(app, path, "GET, HEAD");
 
-  app.notFound((c) => {
+  app.notFound(async (c) => {
     c.set("route", "unmatched");
     // A person typing a URL gets a page; programs (and everything under the API's prefixes) get
     // the problem document, whatever they accept.
-    if (wantsPage(c.req.path, c.req.header("accept"))) return renderNotFoundPage(c);
+    if (wantsPage(c.req.path, c.req.header("accept"))) return (await dashboardLayout()).renderNotFoundPage(c);
     return problemResponse(toProblem(new FinalityError("not-found", `no route for ${c.req.path}`)).problem);
   });
 
-  app.onError((error, c) => {
+  app.onError(async (error, c) => {
     const { problem, exposed } = toProblem(error);
     if (!exposed) logger.error({ err: error, path: c.req.path }, "unexpected error");
     // A dashboard page asked with a bad query (say a cursor edited by hand): a page, not JSON.
     if ((problem.status === 400 || problem.status === 413) && wantsPage(c.req.path, c.req.header("accept")))
-      return renderRefusalPage(c, problem.status, problem.title, problem.detail);
+      return (await dashboardLayout()).renderRefusalPage(c, problem.status, problem.title, problem.detail);
     return problemResponse(problem);
   });
 
@@ -186,6 +185,12 @@ function allowOnly(app: Hono<AppEnv>, path: string, allow: string): void {
     });
   });
 }
+
+/**
+ * The dashboard's frame, for a browser's 404 and refused page: imported when first needed, like the
+ * dashboard's pages (dashboard-routes.ts), since it brings Hono JSX.
+ */
+const dashboardLayout = () => import("../dashboard/layout.js");
 
 const API_PREFIXES = ["/v1/", "/webhooks/", "/metrics", "/health", "/__finality/"];
 

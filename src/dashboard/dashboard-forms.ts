@@ -8,6 +8,7 @@ import type { AppEnv } from "../http/app-env.js";
 import { readBody } from "../http/read-body.js";
 import { signTestWebhook } from "../providers/test-webhook.js";
 import { type DashboardAuth, localPath } from "./dashboard-auth.js";
+import type { DashboardHandler, DashboardRoute } from "./dashboard-routes.js";
 import { renderLogin } from "./layout.js";
 import {
   deliveredLocation,
@@ -19,6 +20,13 @@ import {
 /** Forms are a token, an id and a path, or a test webhook's small result: anything larger is not ours. */
 const FORM_LIMIT_BYTES = 16 * 1024;
 
+type FormRoute =
+  | "GET /login"
+  | "POST /login"
+  | "POST /logout"
+  | "POST /effects/:id/retry"
+  | `POST ${typeof TEST_WEBHOOK_PATH}`;
+
 /**
  * The dashboard's form posts: sign in, sign out, retry an effect, send a test webhook. Each
  * answers with a redirect, or with its page again when the input is refused.
@@ -26,7 +34,8 @@ const FORM_LIMIT_BYTES = 16 * 1024;
  * loopback, never reaches them: createApp's cross-site guard (http/cross-site-guard.ts) refuses
  * it first, as on every route but the webhooks and the health checks.
  */
-export function addDashboardForms(
+export function dashboardForms(
+  /** The app, for the test webhook: it goes through the app's own webhook route. */
   app: Hono<AppEnv>,
   options: {
     finality: Finality;
@@ -35,94 +44,92 @@ export function addDashboardForms(
     /** The configuration page with a test webhook's notice, at `status`. */
     renderConfig: (c: Context<AppEnv>, notice: TestWebhookNotice, status: 200 | 400) => Promise<Response>;
   },
-): void {
+): Pick<Record<DashboardRoute, DashboardHandler>, FormRoute> {
   const { finality, auth, providers } = options;
+  return {
+    "GET /login": async (c) => {
+      const next = localPath(c.req.query("next"));
+      if (!auth.required || (await auth.signedIn(c))) return c.redirect(next, 303);
+      return renderLogin(c, { next, error: null, status: 200 });
+    },
 
-  app.get("/login", async (c) => {
-    c.set("route", "/login");
-    const next = localPath(c.req.query("next"));
-    if (!auth.required || (await auth.signedIn(c))) return c.redirect(next, 303);
-    return renderLogin(c, { next, error: null, status: 200 });
-  });
+    "POST /login": async (c) => {
+      const form = await readForm(c);
+      const next = localPath(form.get("next"));
+      if (!auth.required) return c.redirect(next, 303);
+      const token = form.get("token") ?? "";
+      if (token === "" || !auth.accepts(token)) {
+        c.var.log.outcome = "login-refused";
+        const error =
+          token === ""
+            ? "Enter the API token."
+            : "That token is not correct. Use the service's API token (server.apiToken or FINALITY_API_TOKEN).";
+        return renderLogin(c, { next, error, status: 401 });
+      }
+      await auth.startSession(c);
+      return c.redirect(next, 303);
+    },
 
-  app.post("/login", async (c) => {
-    c.set("route", "/login");
-    const form = await readForm(c);
-    const next = localPath(form.get("next"));
-    if (!auth.required) return c.redirect(next, 303);
-    const token = form.get("token") ?? "";
-    if (token === "" || !auth.accepts(token)) {
-      c.var.log.outcome = "login-refused";
-      const error =
-        token === ""
-          ? "Enter the API token."
-          : "That token is not correct. Use the service's API token (server.apiToken or FINALITY_API_TOKEN).";
-      return renderLogin(c, { next, error, status: 401 });
-    }
-    await auth.startSession(c);
-    return c.redirect(next, 303);
-  });
+    "POST /logout": async (c) => {
+      auth.endSession(c);
+      return c.redirect(auth.required ? "/login" : "/", 303);
+    },
 
-  app.post("/logout", async (c) => {
-    c.set("route", "/logout");
-    auth.endSession(c);
-    return c.redirect(auth.required ? "/login" : "/", 303);
-  });
+    "POST /effects/:id/retry": async (c) => {
+      if (!(await auth.signedIn(c)))
+        throw new FinalityError("unauthorized", "sign in to the dashboard first");
+      const form = await readForm(c);
+      const back = localPath(form.get("back"));
+      const id = c.req.param("id") as string; // the route's `:id`: always there
+      try {
+        // Wakes this process's dispatcher once committed (retryEffect's afterCommit).
+        await retryEffect(finality, id);
+        return c.redirect(withFlash(back, "retried", id), 303);
+      } catch (error) {
+        if (isFinalityError(error, "not-found") || isFinalityError(error, "conflict"))
+          return c.redirect(withFlash(back, "retry-error", error.code), 303);
+        throw error;
+      }
+    },
 
-  app.post("/effects/:id/retry", async (c) => {
-    c.set("route", "/effects/:id/retry");
-    if (!(await auth.signedIn(c))) throw new FinalityError("unauthorized", "sign in to the dashboard first");
-    const form = await readForm(c);
-    const back = localPath(form.get("back"));
-    const id = c.req.param("id");
-    try {
-      // Wakes this process's dispatcher once committed (retryEffect's afterCommit).
-      await retryEffect(finality, id);
-      return c.redirect(withFlash(back, "retried", id), 303);
-    } catch (error) {
-      if (isFinalityError(error, "not-found") || isFinalityError(error, "conflict"))
-        return c.redirect(withFlash(back, "retry-error", error.code), 303);
-      throw error;
-    }
-  });
-
-  app.post(TEST_WEBHOOK_PATH, async (c) => {
-    c.set("route", TEST_WEBHOOK_PATH);
-    if (!(await auth.signedIn(c))) throw new FinalityError("unauthorized", "sign in to the dashboard first");
-    const request = parseTestWebhookForm(await readForm(c), providers);
-    if ("refused" in request) {
-      c.var.log.outcome = "test-webhook-refused";
-      return options.renderConfig(c, request, 400);
-    }
-    const signed = await signTestWebhook(request.provider, request.config, {
-      jobId: request.jobId,
-      state: request.state,
-      now: engineOf(finality).clock.now(),
-      ...(request.result === undefined ? {} : { result: request.result }),
-    });
-    // Through the app's own webhook route, as a sender's request: the same verify → ingest,
-    // counted and logged as a webhook (and shown as the provider's last one).
-    const response = await app.request(signed.path, {
-      method: "POST",
-      headers: signed.headers,
-      body: signed.body,
-    });
-    const answer = (await response.json().catch(() => ({}))) as {
-      outcome?: string;
-      code?: string;
-      detail?: string;
-    };
-    if (response.status === 200 && typeof answer.outcome === "string")
-      return c.redirect(deliveredLocation(request.provider, answer.outcome, request.jobId), 303);
-    const notice: TestWebhookNotice = {
-      provider: request.provider,
-      status: response.status,
-      outcome: answer.code ?? "error",
-      jobId: request.jobId,
-      ...(answer.detail === undefined ? {} : { detail: answer.detail }),
-    };
-    return options.renderConfig(c, notice, 200);
-  });
+    [`POST ${TEST_WEBHOOK_PATH}` as const]: async (c) => {
+      if (!(await auth.signedIn(c)))
+        throw new FinalityError("unauthorized", "sign in to the dashboard first");
+      const request = parseTestWebhookForm(await readForm(c), providers);
+      if ("refused" in request) {
+        c.var.log.outcome = "test-webhook-refused";
+        return options.renderConfig(c, request, 400);
+      }
+      const signed = await signTestWebhook(request.provider, request.config, {
+        jobId: request.jobId,
+        state: request.state,
+        now: engineOf(finality).clock.now(),
+        ...(request.result === undefined ? {} : { result: request.result }),
+      });
+      // Through the app's own webhook route, as a sender's request: the same verify → ingest,
+      // counted and logged as a webhook (and shown as the provider's last one).
+      const response = await app.request(signed.path, {
+        method: "POST",
+        headers: signed.headers,
+        body: signed.body,
+      });
+      const answer = (await response.json().catch(() => ({}))) as {
+        outcome?: string;
+        code?: string;
+        detail?: string;
+      };
+      if (response.status === 200 && typeof answer.outcome === "string")
+        return c.redirect(deliveredLocation(request.provider, answer.outcome, request.jobId), 303);
+      const notice: TestWebhookNotice = {
+        provider: request.provider,
+        status: response.status,
+        outcome: answer.code ?? "error",
+        jobId: request.jobId,
+        ...(answer.detail === undefined ? {} : { detail: answer.detail }),
+      };
+      return options.renderConfig(c, notice, 200);
+    },
+  };
 }
 
 async function readForm(c: Context): Promise<URLSearchParams> {

@@ -1,12 +1,6 @@
-import {
-  createLocalJWKSet,
-  createRemoteJWKSet,
-  errors,
-  type JSONWebKeySet,
-  type JWTVerifyGetKey,
-  jwtVerify,
-} from "jose";
+import type { JSONWebKeySet, JWTVerifyGetKey } from "jose";
 import { FinalityError, toError } from "../core/errors.js";
+import { loadOnce } from "../core/load-once.js";
 import { LIMITS } from "../core/validation.js";
 import { type ReceivedWebhookHeaders, signatureError, type VerifiedWebhook } from "./signature-common.js";
 import { sha256Hex } from "./web-crypto-keys.js";
@@ -33,18 +27,34 @@ interface JwtVerifierOptions {
   now: () => number;
 }
 
+/**
+ * jose (0.5–2.4 MiB of a `serve`, issue 29) is used here only by Gemini's per-request webhooks: it
+ * is imported by the first check, not when the verifier is made (at start, for every Gemini
+ * provider with `jwt` configured), so a service that never gets such a webhook never loads it.
+ */
+const loadJose = loadOnce(() => import("jose"));
+
 export function createJwtVerifier(options: JwtVerifierOptions) {
-  const keys: JWTVerifyGetKey =
-    typeof options.jwks === "string"
-      ? createRemoteJWKSet(new URL(options.jwks), { timeoutDuration: 5000 })
-      : createLocalJWKSet(options.jwks);
+  // Checked and copied now, as jose's own constructors did when they ran here: a bad URL or key set
+  // still fails where the verifier is made, and a caller changing its key set later changes nothing.
+  const jwks = typeof options.jwks === "string" ? new URL(options.jwks) : localKeySet(options.jwks);
+  // One key set per verifier (the remote one caches the keys it fetched), made on the first check.
+  const loadKeys = loadOnce(async (): Promise<JWTVerifyGetKey> => {
+    const jose = await loadJose();
+    return jwks instanceof URL
+      ? jose.createRemoteJWKSet(jwks, { timeoutDuration: 5000 })
+      : jose.createLocalJWKSet(jwks);
+  });
   return async (
     token: string,
     headers: ReceivedWebhookHeaders,
     body?: Uint8Array,
   ): Promise<VerifiedWebhook> => {
+    // Outside the try below: a failure to load jose is not a refused token (an unexpected error, 500).
+    const jose = await loadJose();
+    const keys = await loadKeys();
     try {
-      const { payload } = await jwtVerify(token, keys, {
+      const { payload } = await jose.jwtVerify(token, keys, {
         algorithms: [...(options.algorithms ?? ["RS256"])],
         audience: [options.audience].flat(),
         ...(options.issuer === undefined ? {} : { issuer: [options.issuer].flat() }),
@@ -55,7 +65,7 @@ export function createJwtVerifier(options: JwtVerifierOptions) {
       const id = await deliveryId(headers.id, payload.jti, token, body ?? new Uint8Array());
       return { id, timestampSeconds: payload.iat ?? Math.floor(options.now() / 1000), bodySigned: false };
     } catch (error) {
-      if (keySetUnavailable(error)) {
+      if (keySetUnavailable(error, jose.errors)) {
         // The token may be good: we could not get the keys to tell. A 5xx makes the sender retry.
         throw new FinalityError(
           "internal",
@@ -75,13 +85,29 @@ export function createJwtVerifier(options: JwtVerifierOptions) {
  * the fetch's own error (not a JOSEError) when the URL cannot be reached; a key set that is not one
  * is JWKSInvalid. Everything else (signature, claims, no matching key) is about the token.
  */
-function keySetUnavailable(error: unknown): boolean {
+function keySetUnavailable(error: unknown, errors: typeof import("jose").errors): boolean {
   if (!(error instanceof errors.JOSEError)) return true;
   return (
     error instanceof errors.JWKSTimeout ||
     error instanceof errors.JWKSInvalid ||
     error.code === errors.JOSEError.code
   );
+}
+
+/**
+ * The key set, refused as jose's createLocalJWKSet refuses it (not a plain object whose `keys` are
+ * plain objects), and copied as jose copies it, so that later changes to the caller's object change
+ * nothing.
+ */
+function localKeySet(jwks: JSONWebKeySet): JSONWebKeySet {
+  const plain = (value: unknown): value is { keys?: unknown } => {
+    if (typeof value !== "object" || value === null) return false;
+    const prototype = Object.getPrototypeOf(value);
+    return prototype === null || prototype === Object.prototype;
+  };
+  if (!plain(jwks) || !Array.isArray(jwks.keys) || !jwks.keys.every(plain))
+    throw new TypeError("JSON Web Key Set malformed");
+  return structuredClone(jwks);
 }
 
 /** Looks like a compact JWS (three base64url parts), as opposed to `v1,<base64>` signatures. */

@@ -2,12 +2,16 @@ import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { GeminiFake } from "../fakes/gemini-fake.js";
+import { geminiBatch } from "../fakes/gemini-fixtures.js";
 import { POSTGRES_TEST_URL, requirePostgres } from "../helpers/postgres.js";
 import { type TempDir, tempDir } from "../helpers/temp-dir.js";
 
 // `finality serve` loads a library only when its configuration uses it: PostgreSQL's driver, the
 // broker clients and the OpenTelemetry SDK together hold about 50 MiB of a process that does not
-// (issue 16, "Memory"). Which modules a real `serve` resolves is recorded by a module hook.
+// (issue 16, "Memory"). The dashboard's pages, jose and the AWS signer (issue 29) load only when
+// first used: a page asked for, a Gemini JWT checked, a Bedrock request signed. Which modules a
+// real `serve` resolves is recorded by a module hook.
 
 const CLI = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 const RECORDER = fileURLToPath(new URL("../helpers/record-imports.mjs", import.meta.url));
@@ -19,16 +23,24 @@ const OPTIONAL = {
   ioredis: "/node_modules/ioredis/",
   "trace SDK": "/node_modules/@opentelemetry/sdk-trace/",
   "OTLP exporter": "/node_modules/@opentelemetry/exporter-trace-otlp-http/",
+  // The frame every dashboard page renders, and the Hono JSX runtime the pages are written in.
+  "dashboard pages": "/dist/dashboard/layout.js",
+  "Hono JSX": "/node_modules/hono/dist/jsx/",
+  jose: "/node_modules/jose/",
+  "AWS signer": "/node_modules/@smithy/signature-v4/",
 };
 
 let dir: TempDir;
 afterEach(() => dir?.cleanup());
 
-/** The libraries among OPTIONAL that `serve` with `config` resolved by the time it listened. */
-async function optionalLibrariesLoaded(config: {
-  store?: object;
-  [key: string]: unknown;
-}): Promise<string[]> {
+/**
+ * The libraries among OPTIONAL that `serve` with `config` resolved by the time it listened, or, with
+ * `use`, by the time `use` (given the server's URL) is done.
+ */
+async function optionalLibrariesLoaded(
+  config: { store?: object; [key: string]: unknown },
+  use?: (url: string) => Promise<void>,
+): Promise<string[]> {
   dir = tempDir("finality-lazy-");
   writeFileSync(dir.file("finality.config.json"), JSON.stringify(config));
   const record = dir.file("imports.txt");
@@ -48,17 +60,22 @@ async function optionalLibrariesLoaded(config: {
   );
   let output = "";
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  await new Promise<void>((resolve, reject) => {
+  const url = await new Promise<string>((resolve, reject) => {
     const seen = (data: Buffer) => {
       output += data.toString();
-      if (output.includes('"listening"') || /listening on /.test(output)) resolve();
+      const listening = /listening on (http:\/\/[^\s"]+)/.exec(output);
+      if (listening) resolve(listening[1] as string);
     };
     child.stdout.on("data", seen);
     child.stderr.on("data", seen);
     exited.then((code) => reject(new Error(`serve exited ${code} before listening:\n${output}`)));
   });
-  child.kill("SIGTERM");
-  await exited;
+  try {
+    await use?.(url);
+  } finally {
+    child.kill("SIGTERM");
+    await exited;
+  }
   const urls = readFileSync(record, "utf8");
   return Object.entries(OPTIONAL).flatMap(([name, path]) => (urls.includes(path) ? [name] : []));
 }
@@ -66,9 +83,18 @@ async function optionalLibrariesLoaded(config: {
 const provider = { acme: { type: "generic", webhook: { secrets: [SECRET] } } };
 
 describe("finality serve loads optional libraries only when configured", () => {
-  it("loads none of them on SQLite with URL effects and no tracing", async () => {
+  it("loads none of them on SQLite with URL effects and no tracing, Gemini JWTs and Bedrock configured", async () => {
     const loaded = await optionalLibrariesLoaded({
-      providers: provider,
+      providers: {
+        ...provider,
+        gem: {
+          type: "gemini",
+          baseUrl: "http://127.0.0.1:9",
+          apiKey: "AIza-unused",
+          webhook: { jwt: { jwksUrl: "http://127.0.0.1:9/jwks.json", audience: "finality" } },
+        },
+        rock: { type: "bedrock", region: "us-east-1", accessKeyId: "AKIDEXAMPLE", secretAccessKey: "unused" },
+      },
       effects: [{ name: "notify", url: "http://127.0.0.1:9/done", secret: SECRET }],
     });
     expect(loaded).toEqual([]);
@@ -86,5 +112,70 @@ describe("finality serve loads optional libraries only when configured", () => {
       ],
     });
     expect(loaded.sort()).toEqual(["OTLP exporter", "ioredis", "nats", "pg", "trace SDK"]);
+  });
+
+  it("loads the dashboard's pages on the first page asked for, jose on the first Gemini JWT: each first request answered", async () => {
+    const gemini = new GeminiFake();
+    const base = await gemini.listen();
+    try {
+      gemini.set("batches/lazy1", geminiBatch("batches/lazy1", "BATCH_STATE_SUCCEEDED"));
+      const config = {
+        providers: {
+          ...provider,
+          gem: {
+            type: "gemini",
+            baseUrl: base,
+            apiKey: gemini.apiKey,
+            webhook: { jwt: { jwks: gemini.jwks, audience: gemini.audience } },
+          },
+        },
+      };
+      const delivery = await gemini.jwtWebhook(
+        "batch.succeeded",
+        { id: "batches/lazy1" },
+        { id: "wh_lazy_1" },
+      );
+      const page = { headers: { accept: "text/html" } };
+      const loaded = await optionalLibrariesLoaded(config, async (url) => {
+        const registered = await fetch(`${url}/v1/jobs`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ provider: "gem", id: "batches/lazy1" }),
+        });
+        expect(registered.status).toBe(201);
+        // Three at once, each the first of its kind: they share one import, and each is answered.
+        const [pages, webhooks, missing] = await Promise.all([
+          Promise.all([1, 2, 3].map(() => fetch(`${url}/`, page))),
+          Promise.all(
+            [1, 2, 3].map(() =>
+              fetch(`${url}/webhooks/gem`, {
+                method: "POST",
+                headers: delivery.headers,
+                body: delivery.body,
+              }),
+            ),
+          ),
+          fetch(`${url}/no-such-page`, page),
+        ]);
+        for (const answer of pages) {
+          expect(answer.status).toBe(200);
+          expect(await answer.text()).toContain("<title>Overview");
+        }
+        const outcomes = await Promise.all(
+          webhooks.map(async (answer) => ({ status: answer.status, ...((await answer.json()) as object) })),
+        );
+        expect(outcomes.map((answer) => answer.status)).toEqual([200, 200, 200]);
+        expect(outcomes.filter((answer) => "outcome" in answer && answer.outcome === "applied")).toHaveLength(
+          1,
+        );
+        expect(missing.status).toBe(404);
+        expect(await missing.text()).toContain("<title>Not found");
+        const job = await (await fetch(`${url}/v1/jobs/gem/batches%2Flazy1`)).json();
+        expect(job).toMatchObject({ state: "succeeded" });
+      });
+      expect(loaded.sort()).toEqual(["Hono JSX", "dashboard pages", "jose"]);
+    } finally {
+      await gemini.close();
+    }
   });
 });

@@ -52,3 +52,28 @@ describe("JWT delivery id without webhook-id", () => {
     expect((await verify(token, headers(token, "wh_1"), bytes("{}"))).id).toBe("wh_1");
   });
 });
+
+// jose is imported by the first check (issue 29), so the verifier checks and copies a key set
+// given inline itself, where jose's createLocalJWKSet did it when the verifier was made.
+describe("a key set given inline", () => {
+  it("is refused when the verifier is made, not at the first webhook, when it is no key set", () => {
+    const make = (jwks: unknown) =>
+      createJwtVerifier({ jwks: jwks as { keys: [] }, audience: "finality", now: () => nowMs });
+    for (const jwks of [null, [], { keys: {} }, { keys: [1] }, { keys: [new Date()] }])
+      expect(() => make(jwks)).toThrow("JSON Web Key Set malformed");
+    expect(() => make({ keys: [] })).not.toThrow();
+  });
+
+  it("is copied: changing the caller's object afterwards changes nothing", async () => {
+    const { publicKey, privateKey } = await generateKeyPair("RS256");
+    const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid: "k2", alg: "RS256" }] };
+    const verifyK2 = createJwtVerifier({ jwks, audience: "finality", now: () => nowMs });
+    jwks.keys = [];
+    const token = await new SignJWT({})
+      .setProtectedHeader({ alg: "RS256", kid: "k2" })
+      .setAudience("finality")
+      .setExpirationTime(nowMs / 1000 + 300)
+      .sign(privateKey);
+    expect((await verifyK2(token, headers(token, "wh_k2"), bytes("{}"))).id).toBe("wh_k2");
+  });
+});

@@ -18,7 +18,7 @@ const ENTRY_POINTS = [
   "src/providers/test-webhook.ts",
   "src/host/workers/ledger-from-config.ts",
   "src/engine/http-effect-target.ts",
-  "src/dashboard/dashboard-routes.tsx",
+  "src/dashboard/dashboard-routes.ts",
 ];
 
 const STATIC_IMPORT = /(?:^|[\n;])\s*(import|export)\s+(type\s+)?(?:[^;'"]*?\s+from\s+)?["']([^"']+)["']/g;

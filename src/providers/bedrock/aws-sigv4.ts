@@ -1,5 +1,4 @@
-import { Sha256 } from "@aws-crypto/sha256-js";
-import { SignatureV4 } from "@smithy/signature-v4";
+import { loadOnce } from "../../core/load-once.js";
 
 /**
  * AWS Signature Version 4 for a bodiless request (a GET), with AWS's own signer
@@ -31,8 +30,21 @@ interface SigV4Request {
 
 const ADDED = ["authorization", "x-amz-date", "x-amz-security-token"] as const;
 
+/**
+ * The signer and its SHA-256 (with their dependencies, ~4 MiB of an idle `serve`: issue 29):
+ * imported for the first signature, so that a service without a Bedrock provider never loads them.
+ */
+const loadSigner = loadOnce(async () => {
+  const [{ SignatureV4 }, { Sha256 }] = await Promise.all([
+    import("@smithy/signature-v4"),
+    import("@aws-crypto/sha256-js"),
+  ]);
+  return { SignatureV4, Sha256 };
+});
+
 /** The headers to add to the request: `x-amz-date`, the session token if any, and `authorization`. */
 export async function signSigV4(request: SigV4Request): Promise<Record<string, string>> {
+  const { SignatureV4, Sha256 } = await loadSigner();
   const signer = new SignatureV4({
     credentials: request.credentials,
     region: request.region,

@@ -1,5 +1,6 @@
-import { importPKCS8, SignJWT } from "jose";
+import type { CryptoKey } from "jose";
 import { toError } from "../../core/errors.js";
+import { loadOnce } from "../../core/load-once.js";
 import type { Authorized } from "../status-client.js";
 
 /** The fields of a Google service account key file (`type: service_account`) that are used here. */
@@ -26,6 +27,9 @@ interface TokenSourceOptions {
 type TokenSource = (signal: AbortSignal) => Promise<Authorized>;
 
 const ASSERTION_LIFETIME_S = 3600;
+
+/** jose (0.5–2.4 MiB of a `serve`, issue 29): imported for the first token, not by every `serve`. */
+const loadJose = loadOnce(() => import("jose"));
 const GRANT_TYPE = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 
 /**
@@ -42,9 +46,11 @@ const GRANT_TYPE = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 export function createServiceAccountTokenSource(options: TokenSourceOptions): TokenSource {
   let cached: { token: string; expiresAt: number } | null = null;
   let inFlight: Promise<Authorized> | null = null;
-  let signingKey: ReturnType<typeof importPKCS8> | null = null;
+  let signingKey: Promise<CryptoKey> | null = null;
 
   async function fetchToken(signal: AbortSignal): Promise<Authorized> {
+    // Loaded before the key is read: a failed import is not reported as an unreadable key.
+    const { importPKCS8, SignJWT } = await loadJose();
     signingKey ??= importPKCS8(options.key.private_key, "RS256").catch((error: unknown) => {
       signingKey = null;
       throw new Error(
