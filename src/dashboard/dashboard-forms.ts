@@ -8,7 +8,7 @@ import type { AppEnv } from "../http/app-env.js";
 import { readBody } from "../http/read-body.js";
 import { signTestWebhook } from "../providers/test-webhook.js";
 import { type DashboardAuth, localPath } from "./dashboard-auth.js";
-import type { DashboardHandler, DashboardRoute } from "./dashboard-routes.js";
+import type { DashboardHandler, DashboardRoute } from "./dashboard-route-table.js";
 import { renderLogin } from "./layout.js";
 import {
   deliveredLocation,

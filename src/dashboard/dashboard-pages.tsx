@@ -8,7 +8,7 @@ import { ConfigPage } from "./config-page.js";
 import { createDashboardAuth, type DashboardAuth } from "./dashboard-auth.js";
 import { dashboardForms } from "./dashboard-forms.js";
 import { storeReads } from "./dashboard-reads.js";
-import type { DashboardHandler, DashboardOptions, DashboardRoute } from "./dashboard-routes.js";
+import type { DashboardHandler, DashboardOptions, DashboardRoute } from "./dashboard-route-table.js";
 import { EffectsPage, parseEffectStatus, retryFlash } from "./effects-page.js";
 import { setupOf } from "./first-steps.js";
 import { IntentsPage, loadIntents } from "./intents-page.js";
