@@ -14,7 +14,8 @@
  * Knobs: BENCH_ROUNDS (3), BENCH_SECONDS (10), BENCH_WARMUP_SECONDS (3), BENCH_CONNECTIONS (50),
  * BENCH_REQUESTS (400000 per round), BENCH_SYNC ("NORMAL,FULL"), BENCH_LOG_LEVEL ("info"),
  * BENCH_BASELINE_DIST (another build's dist/ directory, e.g. the commit before a change: adds
- * (e) `finality-baseline-no-effects`, that build's intake, interleaved with the others).
+ * (e) `finality-baseline` and `finality-baseline-no-effects`, that build with and without the
+ * effect, interleaved with the others).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -58,9 +59,15 @@ const DESIGNS = {
       sync,
       BENCH_SECRET,
     ]),
-  finality: (dir, sync, receiverUrl) => startFinality(dir, sync, `${receiverUrl}/done`),
   // Before this build's own run: a design measured later in a round was seen to get ~15% more
   // CPU per request here with the same build in both places, so the baseline takes that place.
+  ...(BASELINE_DIST
+    ? {
+        "finality-baseline": (dir, sync, receiverUrl) =>
+          startFinality(dir, sync, `${receiverUrl}/done`, join(BASELINE_DIST, "cli/main.js")),
+      }
+    : {}),
+  finality: (dir, sync, receiverUrl) => startFinality(dir, sync, `${receiverUrl}/done`),
   ...(BASELINE_DIST
     ? {
         "finality-baseline-no-effects": (dir, sync) =>
@@ -170,10 +177,14 @@ async function main() {
       console.log(`  ${design}: ${parts.join("  ")}`);
     }
     if (BASELINE_DIST) {
-      const [now, before] = ["finality-no-effects", "finality-baseline-no-effects"];
-      console.log(
-        `  this build / baseline (${BASELINE_DIST}), no effects: rate ${(rate(now) / rate(before)).toFixed(2)}x, cpu/req ${(cpu(now) / cpu(before)).toFixed(2)}x`,
-      );
+      for (const [what, now, before] of [
+        ["no effects", "finality-no-effects", "finality-baseline-no-effects"],
+        ["one effect", "finality", "finality-baseline"],
+      ]) {
+        console.log(
+          `  this build / baseline (${BASELINE_DIST}), ${what}: rate ${(rate(now) / rate(before)).toFixed(2)}x, cpu/req ${(cpu(now) / cpu(before)).toFixed(2)}x`,
+        );
+      }
     }
   }
 }
