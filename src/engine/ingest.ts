@@ -115,7 +115,10 @@ export async function ingestInTx(
     await tx.appendEvent(event);
     if (settled && job !== null) firing = effectsFor(ctx.effects, job, job.state);
   }
-  const effects = job !== null ? await fireDefinitions(tx, job, job.state, firing, ctx) : [];
+  // An updated job has nothing parked to apply after its effects: the last enqueue may end the
+  // transaction (an inserted one's parked observations come after them).
+  const lastEnqueue = endsTransaction && current !== null;
+  const effects = job !== null ? await fireDefinitions(tx, job, job.state, firing, ctx, lastEnqueue) : [];
   if (current === null && job !== null) {
     // A job created here (a discovery sweep's adoption, an `adopt` webhook after the policy was
     // `registered-only`) may have completions parked for it: they wait for no registration that
@@ -320,15 +323,18 @@ async function fireDefinitions(
   trigger: string,
   definitions: readonly EffectDefinition[],
   ctx: IngestContext,
+  /** Nothing follows these effects in the transaction: the last enqueue may end it (StoreTx.enqueueEffect). */
+  endsTransaction = false,
 ): Promise<string[]> {
   const fired: string[] = [];
-  for (const definition of definitions) {
+  for (const [at, definition] of definitions.entries()) {
     if (definition.transactional) {
       await definition.transactional(job, tx);
       fired.push(definition.name);
     } else if (
       await tx.enqueueEffect(
         newEffectRow(job, definition.name, trigger, ctx.newId(), ctx.now, ctx.traceParent),
+        endsTransaction && at === definitions.length - 1,
       )
     ) {
       fired.push(definition.name);

@@ -150,7 +150,11 @@ export interface StoreTx extends RunStoreTx, LifecycleStoreTx, IntentStoreTx {
     last?: boolean,
   ): Promise<JobWritten>;
   /** Adds an outbox row; false if this job already has a row for that effect name and trigger. */
-  enqueueEffect(effect: Effect): Promise<boolean>;
+  /**
+   * `last`: the caller sends nothing after this in its transaction, and reads its answer only
+   * after (StoreTx.writeJobWithEvent's `last`): a store may send its COMMIT right behind it.
+   */
+  enqueueEffect(effect: Effect, last?: boolean): Promise<boolean>;
   getEffect(id: string): Promise<Effect | null>;
   updateEffect(effect: Effect): Promise<void>;
   /** Plain SQL for transactional effects that write to the same database (exactly once). */

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { countingProxy } from "../../bench/lib/counting-proxy.js";
 import type { Observation } from "../../src/core/model.js";
 import { createFinality } from "../../src/engine/create-finality.js";
+import type { EffectDefinition } from "../../src/engine/effect-definitions.js";
 import { createClient, type TxSql } from "../../src/store/postgres/postgres-client.js";
 import { openPostgresStore, type PostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { createPostgresTx } from "../../src/store/postgres/postgres-tx.js";
@@ -24,7 +25,7 @@ describe("PostgreSQL ingest statements", () => {
   });
 
   /** A store behind the counting proxy: one ingest counted, or several started in one turn (one group). */
-  async function counted() {
+  async function counted(effects: EffectDefinition[] = []) {
     schema = uniqueSchemaName();
     stores.push(await openPostgresStore({ url: POSTGRES_TEST_URL, schema }));
     const target = new URL(POSTGRES_TEST_URL);
@@ -32,7 +33,7 @@ describe("PostgreSQL ingest statements", () => {
     // Migrated above, opened here without migrating: only ingest's statements are counted.
     const store = await openPostgresStore({ url: proxy.url(POSTGRES_TEST_URL), schema, migrate: false });
     stores.push(store);
-    const engine = engineOf(createFinality({ store }));
+    const engine = engineOf(createFinality({ store, effects }));
     // The pool's connection opened before counting: a connection's start-up is not ingest's.
     await store.transaction(async (tx) => tx.getJob({ provider: "generic", id: "warm" }));
     const ingest = async (obs: Observation) => {
@@ -81,6 +82,24 @@ describe("PostgreSQL ingest statements", () => {
       expect(outcome).toMatchObject({ applied: true });
       expect(statements).toBe(5);
       expect(roundTrips).toBe(2);
+    } finally {
+      await close();
+    }
+  });
+
+  it("a settling update with an effect: BEGIN with the load, the update, the outbox row with COMMIT", async () => {
+    const { ingest, store, close } = await counted([{ name: "notify", handler: async () => {} }]);
+    try {
+      await ingest(webhook("job-1", "running", 1, "d-1"));
+      const { outcome, statements, roundTrips } = await ingest(webhook("job-1", "succeeded", 2, "d-2"));
+      expect(outcome).toMatchObject({ applied: true, settled: true, effects: ["notify"] });
+      // BEGIN, the load, the update, the outbox row, the lock_timeout reset and COMMIT.
+      expect(statements).toBe(6);
+      // The outbox row goes when the update has answered (it may have found more to do), COMMIT
+      // with it: 3 round trips, not 4.
+      expect(roundTrips).toBe(3);
+      const [row] = await store.transaction((tx) => tx.execute("SELECT count(*)::int AS n FROM outbox", []));
+      expect(row?.n).toBe(1);
     } finally {
       await close();
     }

@@ -188,8 +188,10 @@ export function createPostgresTx(tx: TxSql): AdapterTx {
       const parked = rows.filter((row) => row.parked_no !== null).map(parkedFromRow);
       return { written: first.written === 1, parked: parked.sort((a, b) => a.parkedNo - b.parkedNo) };
     },
-    async enqueueEffect(effect: Effect) {
-      return (await run(SQL.enqueueEffect, effectValues(effect))).count === 1;
+    async enqueueEffect(effect: Effect, last = false) {
+      // Its answer (false: the row was there already) fails nothing: it may be the last statement.
+      const options = { prepare: true, last: last && tx.commitsAhead };
+      return (await tx.unsafe(SQL.enqueueEffect, effectValues(effect) as Value[], options)).count === 1;
     },
     async getEffect(id: string) {
       const [row] = await run<EffectRow>(SQL.getEffect, [id]);
