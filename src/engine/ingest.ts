@@ -70,15 +70,16 @@ export async function ingestInTx(
   const { obs, timeAdjusted } = withOrderingTime(boundObservation(input), ctx);
   const { duplicate, job: current } = await loadForIngest(tx, obs, ctx.now);
   if (duplicate) {
-    await appendEvent(tx, obs, ctx.now, false, "duplicate-delivery", timeAdjusted);
+    const event = eventOf(obs, ctx.now, false, "duplicate-delivery", timeAdjusted);
     // Read again: the job as it is once the first delivery's transaction has committed.
-    return {
-      applied: false,
-      reason: "duplicate-delivery",
-      job: await tx.getJob(obs),
-      settled: false,
-      effects: [],
-    };
+    let job: Job | null;
+    if (tx.appendEventAndGetJob !== undefined)
+      job = await tx.appendEventAndGetJob(event, obs, endsTransaction);
+    else {
+      await tx.appendEvent(event);
+      job = await tx.getJob(obs);
+    }
+    return { applied: false, reason: "duplicate-delivery", job, settled: false, effects: [] };
   }
   const result = reduce(current, obs, { now: ctx.now, unknownJobs: ctx.unknownJobs });
   // No job: a tombstone (the job settled and was pruned) answers instead. Read in a statement of

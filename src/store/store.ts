@@ -149,6 +149,12 @@ export interface StoreTx extends RunStoreTx, LifecycleStoreTx, IntentStoreTx {
     event: Omit<JobEvent, "seqNo">,
     last?: boolean,
   ): Promise<JobWritten>;
+  /**
+   * Optional, for a store where each statement is a round trip: `appendEvent(event)` and then
+   * `getJob(key)`, in one statement, answering the job (a redelivery's answer). `last` as in
+   * `writeJobWithEvent`: nothing follows it in the transaction.
+   */
+  appendEventAndGetJob?(event: Omit<JobEvent, "seqNo">, key: JobKey, last?: boolean): Promise<Job | null>;
   /** Adds an outbox row; false if this job already has a row for that effect name and trigger. */
   /**
    * `last`: the caller sends nothing after this in its transaction, and reads its answer only

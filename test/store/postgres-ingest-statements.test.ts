@@ -105,15 +105,20 @@ describe("PostgreSQL ingest statements", () => {
     }
   });
 
-  it("a redelivery: BEGIN with the delivery read, its event, the job read again, COMMIT", async () => {
-    const { ingest, close } = await counted();
+  it("a redelivery: BEGIN with the delivery read, its event and the job read again with COMMIT", async () => {
+    const { ingest, store, close } = await counted();
     try {
       await ingest(webhook("job-1", "running", 1, "d-1"));
       const { outcome, statements, roundTrips } = await ingest(webhook("job-1", "running", 1, "d-1"));
       expect(outcome).toMatchObject({ applied: false, reason: "duplicate-delivery" });
       expect(outcome.job?.state).toBe("running");
+      // BEGIN, the load, the event with the job's read (one statement), the reset and COMMIT.
       expect(statements).toBe(5);
-      expect(roundTrips).toBe(4);
+      expect(roundTrips).toBe(2);
+      const reasons = await store.transaction((tx) =>
+        tx.execute("SELECT reason FROM events WHERE job_id = $1 ORDER BY event_no", ["job-1"]),
+      );
+      expect(reasons).toEqual([{ reason: null }, { reason: "duplicate-delivery" }]);
     } finally {
       await close();
     }

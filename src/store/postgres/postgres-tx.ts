@@ -76,6 +76,9 @@ const INGEST_SQL = {
     SELECT (SELECT count(*) FROM written)::int AS written, pruned.state AS finality_pruned_state,
       pruned.settled_at AS finality_pruned_settled_at, pruned.effects_hash AS finality_pruned_effects_hash, taken.*
     FROM (SELECT 1) AS one LEFT JOIN pruned ON true LEFT JOIN taken ON true`,
+  // A redelivery's event, then its job: the read's snapshot is taken after the load's wait for the
+  // first delivery's commit, so it sees that delivery's job (getJob's lock and all).
+  eventThenJob: `WITH event AS (${SQL.appendEvent}) ${shifted(SQL.getJobForUpdate, EVENTS.postgres.columns.length)}`,
   updateWithEvent: `WITH written AS (${SQL.updateJob} RETURNING 1),
       event AS (${shifted(SQL.appendEvent, JOB_PARAMS + 1)})
     SELECT count(*)::int AS written FROM written`,
@@ -187,6 +190,13 @@ export function createPostgresTx(tx: TxSql): AdapterTx {
       }
       const parked = rows.filter((row) => row.parked_no !== null).map(parkedFromRow);
       return { written: first.written === 1, parked: parked.sort((a, b) => a.parkedNo - b.parkedNo) };
+    },
+    async appendEventAndGetJob(event: Omit<JobEvent, "seqNo">, key: JobKey, last = false) {
+      // Neither the event's answer nor the job's can fail the work: it may be the last statement.
+      const options = { prepare: true, last: last && tx.commitsAhead };
+      const values = [...eventValues(event), key.provider, key.id];
+      const [row] = await tx.unsafe<JobRow>(INGEST_SQL.eventThenJob, values as Value[], options);
+      return row ? jobFromRow(row) : null;
     },
     async enqueueEffect(effect: Effect, last = false) {
       // Its answer (false: the row was there already) fails nothing: it may be the last statement.
