@@ -81,6 +81,22 @@ export function effectsFor(
 }
 
 /**
+ * Whether any definition may fire when a job of `provider` reaches `trigger`, whatever its kind
+ * (`effectsFor` of every job that could): false rules out an effect before the job is read.
+ */
+export function mayFireOn(
+  definitions: readonly EffectDefinition[],
+  provider: string,
+  trigger: string,
+): boolean {
+  return definitions.some(
+    (d) =>
+      (d.on ?? TERMINAL_STATES).includes(trigger as TerminalState) &&
+      (d.providers === undefined || d.providers.includes(provider)),
+  );
+}
+
+/**
  * The idempotency key of a job's effect for a trigger: derived from what names it (provider, job
  * id, effect name, trigger), not drawn at random, so that the effect carries the same key however
  * often it is enqueued again — a retry or replay of the row, and also a new row after a restore

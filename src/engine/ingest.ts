@@ -3,9 +3,10 @@ import { FinalityError } from "../core/errors.js";
 import type { IgnoreReason, Job, JobEvent, Observation, UnknownJobPolicy } from "../core/model.js";
 import { DEFAULT_MAX_CLOCK_SKEW_MS, orderingTimeOf, type TimeAdjustment } from "../core/ordering-time.js";
 import { type Registration, reduce, register } from "../core/reducer.js";
+import { isCanonicalState, isTerminal } from "../core/states.js";
 import type { ParkedObservation, Tombstone } from "../store/lifecycle-store.js";
 import type { IngestLoad, JobWritten, StoreTx } from "../store/store.js";
-import { type EffectDefinition, effectsFor, newEffectRow } from "./effect-definitions.js";
+import { type EffectDefinition, effectsFor, mayFireOn, newEffectRow } from "./effect-definitions.js";
 
 export interface IngestContext {
   now: number;
@@ -68,6 +69,14 @@ export async function ingestInTx(
   // (dropped, or cut to now, and the event says why) but never costs the state, and an
   // unstorable result or error is cut (and marked) rather than costing the state.
   const { obs, timeAdjusted } = withOrderingTime(boundObservation(input), ctx);
+  if (
+    endsTransaction &&
+    amend === undefined &&
+    tx.ingestAtOnce !== undefined &&
+    isCanonicalState(obs.state) &&
+    !mayFireOn(ctx.effects, obs.provider, obs.state)
+  )
+    return ingestAtOnce(tx.ingestAtOnce.bind(tx), obs, ctx, timeAdjusted);
   const { duplicate, job: current } = await loadForIngest(tx, obs, ctx.now);
   if (duplicate) {
     const event = eventOf(obs, ctx.now, false, "duplicate-delivery", timeAdjusted);
@@ -129,6 +138,28 @@ export async function ingestInTx(
     effects.push(...parked.effects);
   }
   return { applied: result.applied, reason, job, settled, effects };
+}
+
+/**
+ * The whole ingest in one statement of the store's (StoreTx.ingestAtOnce), for an observation
+ * that fires no effect: what Node decides without the job (the adopted job's first check, the
+ * event's detail) goes with it; the reducer's rule runs in the store. An outcome that needs more
+ * than that statement fails the transaction, and the caller runs this again the ordinary way.
+ */
+async function ingestAtOnce(
+  atOnce: NonNullable<StoreTx["ingestAtOnce"]>,
+  obs: Observation,
+  ctx: IngestContext,
+  timeAdjusted: { timeAdjusted: TimeAdjustment } | undefined,
+): Promise<IngestOutcome> {
+  const adopted = reduce(null, obs, { now: ctx.now, unknownJobs: "adopt" }).next;
+  const { applied, reason, job } = await atOnce(obs, {
+    now: ctx.now,
+    adopt: ctx.unknownJobs === "adopt",
+    nextCheckAt: adopted === null ? null : withFirstCheck(adopted, ctx).nextCheckAt,
+    detail: eventOf(obs, ctx.now, false, null, timeAdjusted).detail,
+  });
+  return { applied, reason, job, settled: applied && isTerminal(obs.state), effects: [] };
 }
 
 /**

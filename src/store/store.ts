@@ -1,5 +1,13 @@
 import type { Clock } from "../core/clock.js";
-import type { Effect, EffectStatus, Job, JobEvent, JobKey } from "../core/model.js";
+import type {
+  Effect,
+  EffectStatus,
+  IgnoreReason,
+  Job,
+  JobEvent,
+  JobKey,
+  Observation,
+} from "../core/model.js";
 import type { HousekeepingStore } from "./housekeeping-store.js";
 import type { IntentReads, IntentStoreTx } from "./intent-store.js";
 import type { LatencyReads } from "./latency-reads.js";
@@ -155,8 +163,20 @@ export interface StoreTx extends RunStoreTx, LifecycleStoreTx, IntentStoreTx {
    * `writeJobWithEvent`: nothing follows it in the transaction.
    */
   appendEventAndGetJob?(event: Omit<JobEvent, "seqNo">, key: JobKey, last?: boolean): Promise<Job | null>;
-  /** Adds an outbox row; false if this job already has a row for that effect name and trigger. */
   /**
+   * Optional, for a store where each statement is a round trip and the COMMIT may go out behind
+   * a transaction's last statement (PostgreSQL): a webhook's whole ingest, the one thing its
+   * transaction does, in one statement — the delivery recorded, the job loaded and locked, the
+   * reducer's rule applied, the job inserted or written, the event appended with `plan.detail`
+   * (a redelivery: its event, and the job as it is). The store then sends BEGIN, it and COMMIT
+   * in one write. Only for an observation in a canonical state whose settling fires no effect.
+   * Any outcome that asks for more (a tombstone, parked observations, an unregistered job, a lost
+   * insert race) fails the statement and the transaction with NOT_LAST: the caller runs again
+   * the ordinary way, where this is absent.
+   */
+  ingestAtOnce?(obs: Observation, plan: IngestPlan): Promise<IngestedAtOnce>;
+  /**
+   * Adds an outbox row; false if this job already has a row for that effect name and trigger.
    * `last`: the caller sends nothing after this in its transaction, and reads its answer only
    * after (StoreTx.writeJobWithEvent's `last`): a store may send its COMMIT right behind it.
    */
@@ -174,6 +194,24 @@ export interface JobWritten {
   parked?: ParkedObservation[];
   /** The tombstone that kept an insert from being written (nothing was). */
   pruned?: Tombstone;
+}
+
+/** What `StoreTx.ingestAtOnce` needs beside the observation: what ingest would decide in Node. */
+export interface IngestPlan {
+  now: number;
+  /** `unknownJobs` is `adopt`: an unknown job is created, not parked. */
+  adopt: boolean;
+  /** The adopted job's first check (`IngestContext.firstCheckAt`), when it does not settle. */
+  nextCheckAt: number | null;
+  /** The event's detail (its ordering fields, cut fields, time adjustment). */
+  detail: unknown;
+}
+
+/** What `StoreTx.ingestAtOnce` did: the reducer's answer and the job after it. */
+export interface IngestedAtOnce {
+  applied: boolean;
+  reason: IgnoreReason | null;
+  job: Job | null;
 }
 
 /** What ingest reads before the reducer runs (`StoreTx.loadForIngest`). */

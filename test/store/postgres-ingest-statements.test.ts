@@ -3,7 +3,7 @@ import { countingProxy } from "../../bench/lib/counting-proxy.js";
 import type { Observation } from "../../src/core/model.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import type { EffectDefinition } from "../../src/engine/effect-definitions.js";
-import { createClient, type TxSql } from "../../src/store/postgres/postgres-client.js";
+import { createClient, NOT_LAST, type TxSql } from "../../src/store/postgres/postgres-client.js";
 import { openPostgresStore, type PostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { createPostgresTx } from "../../src/store/postgres/postgres-tx.js";
 import { engineOf } from "../helpers/engine.js";
@@ -60,28 +60,28 @@ describe("PostgreSQL ingest statements", () => {
     deliveryId,
   });
 
-  it("a new job: BEGIN with the delivery and the job read, the insert (with its tombstone read and event) with COMMIT", async () => {
+  it("a new job: BEGIN, the whole ingest in one statement (finality_ingest) and COMMIT, in one round trip", async () => {
     const { ingest, close } = await counted();
     try {
       const { outcome, statements, roundTrips } = await ingest(webhook("job-1", "running", 1, "d-1"));
       expect(outcome).toMatchObject({ applied: true });
-      // BEGIN, the load, the insert, the group's lock_timeout reset and COMMIT.
-      expect(statements).toBe(5);
-      // BEGIN goes out with the load, in one round trip; COMMIT with the insert, before its answer.
-      expect(roundTrips).toBe(2);
+      // BEGIN, the ingest, the group's lock_timeout reset and COMMIT.
+      expect(statements).toBe(4);
+      // All in one write: the ingest writes only inside BEGIN's transaction, and carries its own checks.
+      expect(roundTrips).toBe(1);
     } finally {
       await close();
     }
   });
 
-  it("a known job: BEGIN with the delivery and the job read, the update with its event with COMMIT", async () => {
+  it("a known job: BEGIN, the ingest and COMMIT, in one round trip", async () => {
     const { ingest, close } = await counted();
     try {
       await ingest(webhook("job-1", "pending", 1, "d-1"));
       const { outcome, statements, roundTrips } = await ingest(webhook("job-1", "running", 2, "d-2"));
       expect(outcome).toMatchObject({ applied: true });
-      expect(statements).toBe(5);
-      expect(roundTrips).toBe(2);
+      expect(statements).toBe(4);
+      expect(roundTrips).toBe(1);
     } finally {
       await close();
     }
@@ -105,16 +105,16 @@ describe("PostgreSQL ingest statements", () => {
     }
   });
 
-  it("a redelivery: BEGIN with the delivery read, its event and the job read again with COMMIT", async () => {
+  it("a redelivery: BEGIN, the ingest (its event, the job read again) and COMMIT, in one round trip", async () => {
     const { ingest, store, close } = await counted();
     try {
       await ingest(webhook("job-1", "running", 1, "d-1"));
       const { outcome, statements, roundTrips } = await ingest(webhook("job-1", "running", 1, "d-1"));
       expect(outcome).toMatchObject({ applied: false, reason: "duplicate-delivery" });
       expect(outcome.job?.state).toBe("running");
-      // BEGIN, the load, the event with the job's read (one statement), the reset and COMMIT.
-      expect(statements).toBe(5);
-      expect(roundTrips).toBe(2);
+      // BEGIN, the ingest, the reset and COMMIT.
+      expect(statements).toBe(4);
+      expect(roundTrips).toBe(1);
       const reasons = await store.transaction((tx) =>
         tx.execute("SELECT reason FROM events WHERE job_id = $1 ORDER BY event_no", ["job-1"]),
       );
@@ -124,17 +124,17 @@ describe("PostgreSQL ingest statements", () => {
     }
   });
 
-  it("a group of 16 ingests: BEGIN with every load, then every write with COMMIT: two round trips", async () => {
+  it("a group of 16 ingests: BEGIN, every ingest and COMMIT: one round trip", async () => {
     const { ingestAll, store, close } = await counted();
     try {
       const webhooks = Array.from({ length: 16 }, (_, i) => webhook(`job-${i}`, "running", 1, `d-${i}`));
       const { outcomes, statements, roundTrips } = await ingestAll(webhooks);
       expect(outcomes.every((outcome) => outcome.applied)).toBe(true);
       expect(store.groupCommitStats().largestBatch).toBe(16);
-      // Each caller's load and write (2 × 16), BEGIN, the lock_timeout reset and COMMIT: one after
-      // another, 34 round trips.
-      expect(statements).toBe(35);
-      expect(roundTrips).toBe(2);
+      // Each caller's ingest (16), BEGIN, the lock_timeout reset and COMMIT: one after another,
+      // 19 round trips.
+      expect(statements).toBe(19);
+      expect(roundTrips).toBe(1);
     } finally {
       await close();
     }
@@ -180,15 +180,15 @@ describe("PostgreSQL ingest statements", () => {
     return row?.n;
   };
 
-  it("a lone webhook for a pruned job: the insert with COMMIT rolls back, the ingest runs again and answers the tombstone", async () => {
+  it("a lone webhook for a pruned job: the ingest with COMMIT rolls back, runs again the ordinary way and answers the tombstone", async () => {
     const { ingest, store, close } = await counted();
     try {
       await tombstone(store, "job-p");
       const { outcome, statements, roundTrips } = await ingest(webhook("job-p", "running", 1, "d-p"));
       expect(outcome).toMatchObject({ applied: false, reason: "already-settled-pruned", job: null });
-      // BEGIN+load, insert+reset+COMMIT (answering ROLLBACK); then BEGIN+load, insert, the event,
+      // BEGIN+ingest+reset+COMMIT (answering ROLLBACK); then BEGIN+load, insert, the event,
       // reset+COMMIT.
-      expect([statements, roundTrips]).toEqual([10, 6]);
+      expect([statements, roundTrips]).toEqual([9, 5]);
       expect(await rowCount(store, "SELECT count(*)::int AS n FROM jobs WHERE id = $1", ["job-p"])).toBe(0);
       const reasons = await store.transaction((tx) =>
         tx.execute("SELECT reason FROM events WHERE job_id = $1 ORDER BY event_no", ["job-p"]),
@@ -235,14 +235,18 @@ describe("PostgreSQL ingest statements", () => {
   });
 
   it("a caller that fails before its last statement keeps the group's COMMIT from going ahead: nothing of it is stored", async () => {
-    const { ingestAll, store, close } = await counted();
+    // An effect that may fire on a settling webhook keeps it on the ordinary path (the load, then
+    // the write); limited to a kind these jobs lack, it fires nothing, so each write is a last one.
+    const { ingestAll, store, close } = await counted([
+      { name: "batch-only", kinds: ["batch"], handler: async () => {} },
+    ]);
     try {
       // Half a surrogate pair: refused (invalid-request) after its load, before its insert is sent.
       const webhooks = [
-        webhook("job-a", "running", 1, "d-a"),
-        webhook("job-\uD800", "running", 1, "d-bad"),
-        webhook("job-b", "running", 1, "d-b"),
-        webhook("job-c", "running", 1, "d-c"),
+        webhook("job-a", "succeeded", 1, "d-a"),
+        webhook("job-\uD800", "succeeded", 1, "d-bad"),
+        webhook("job-b", "succeeded", 1, "d-b"),
+        webhook("job-c", "succeeded", 1, "d-c"),
       ];
       const settled = await Promise.allSettled(
         webhooks.map(async (obs) => (await ingestAll([obs])).outcomes[0]),
@@ -265,11 +269,20 @@ describe("PostgreSQL ingest statements", () => {
     }
   });
 
-  it("the load sent with BEGIN records nothing outside a transaction (were BEGIN to fail, it would run alone)", async () => {
+  /** A migrated schema and a one-connection client of its own, without the store's transactions. */
+  async function onBareClient(work: (sql: ReturnType<typeof createClient>) => Promise<void>) {
     schema = uniqueSchemaName();
     stores.push(await openPostgresStore({ url: POSTGRES_TEST_URL, schema }));
     const sql = createClient({ url: POSTGRES_TEST_URL, schema, max: 1 });
     try {
+      await work(sql);
+    } finally {
+      await sql.end();
+    }
+  }
+
+  it("the load sent with BEGIN records nothing outside a transaction (were BEGIN to fail, it would run alone)", () =>
+    onBareClient(async (sql) => {
       // Each statement on its own, committed as it runs: what the load meets after a failed BEGIN.
       const alone: TxSql = {
         unsafe: (text, values, options) => sql.unsafe(text, values, { prepare: options?.prepare ?? false }),
@@ -284,16 +297,10 @@ describe("PostgreSQL ingest statements", () => {
       expect(loaded).toEqual({ duplicate: true, job: null });
       const [row] = await sql.unsafe<{ n: number }>("SELECT count(*)::int AS n FROM deliveries");
       expect(row?.n).toBe(0);
-    } finally {
-      await sql.end();
-    }
-  });
+    }));
 
-  it("a BEGIN that fails fails its transaction, though the load went out with it, and nothing is stored", async () => {
-    schema = uniqueSchemaName();
-    stores.push(await openPostgresStore({ url: POSTGRES_TEST_URL, schema }));
-    const sql = createClient({ url: POSTGRES_TEST_URL, schema, max: 1 });
-    try {
+  it("a BEGIN that fails fails its transaction, though the load went out with it, and nothing is stored", () =>
+    onBareClient(async (sql) => {
       // A mode the server refuses: a BEGIN that fails while its connection lives on.
       const outcome = sql.begin("isolation level nonsense", async (tx) =>
         createPostgresTx(tx).loadForIngest?.({ provider: "generic", id: "job-1" }, "d-1", T0),
@@ -301,8 +308,37 @@ describe("PostgreSQL ingest statements", () => {
       await expect(outcome).rejects.toThrow(/syntax error/);
       const [row] = await sql.unsafe<{ n: number }>("SELECT count(*)::int AS n FROM deliveries");
       expect(row?.n).toBe(0);
-    } finally {
-      await sql.end();
-    }
-  });
+    }));
+
+  const plan = { now: T0, adopt: true, nextCheckAt: null, detail: null };
+  const stored = async (sql: ReturnType<typeof createClient>) => {
+    const [row] = await sql.unsafe<{ n: number }>(
+      "SELECT (SELECT count(*) FROM deliveries) + (SELECT count(*) FROM jobs) + (SELECT count(*) FROM events) AS n",
+    );
+    return Number(row?.n);
+  };
+
+  it("the one-statement ingest writes nothing outside a transaction (were BEGIN to fail, it would run alone)", () =>
+    onBareClient(async (sql) => {
+      const alone: TxSql = {
+        unsafe: (text, values, options) => sql.unsafe(text, values, { prepare: options?.prepare ?? false }),
+        savepoint: () => Promise.reject(new Error("not in a transaction")),
+        commitsAhead: true,
+      };
+      const ingest = createPostgresTx(alone).ingestAtOnce?.(webhook("job-1", "running", 1, "d-1"), plan);
+      await expect(ingest).rejects.toMatchObject({ code: NOT_LAST });
+      expect(await stored(sql)).toBe(0);
+    }));
+
+  it("a BEGIN that fails, the one-statement ingest and COMMIT behind it in one write: BEGIN's error, nothing stored", () =>
+    onBareClient(async (sql) => {
+      // The COMMIT, run outside any transaction, answers COMMIT: that must not read as committed.
+      const outcome = sql.begin(
+        "isolation level nonsense",
+        async (tx) => createPostgresTx(tx).ingestAtOnce?.(webhook("job-1", "running", 1, "d-1"), plan),
+        { together: true, worksLeft: () => 1 },
+      );
+      await expect(outcome).rejects.toThrow(/syntax error/);
+      expect(await stored(sql)).toBe(0);
+    }));
 });

@@ -251,7 +251,7 @@ describe("PostgreSQL store", () => {
     // Until the ingest's statement waits for the prune's row lock.
     for (;;) {
       const [waiting] = await admin.unsafe<{ n: number }>(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE%'",
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND (query LIKE '%FOR UPDATE%' OR query LIKE '%finality_ingest(%')",
       );
       if ((waiting?.n ?? 0) > 0) break;
       await new Promise((resolve) => setTimeout(resolve, 5));

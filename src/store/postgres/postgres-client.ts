@@ -323,7 +323,7 @@ export function createClient(options: PostgresClientOptions): Sql {
     let open = false;
     // Statements sent and not yet answered, and (`together`) those held until none is.
     let unanswered = 0;
-    let held: { go: () => void; last: boolean }[] = [];
+    let held: { go: () => void; last: boolean; withBegin: boolean }[] = [];
     let flushing = false;
     // The COMMIT, once it went out behind the works' last statements (see flushSoon).
     let committing: Answer<unknown> | undefined;
@@ -378,10 +378,12 @@ export function createClient(options: PostgresClientOptions): Sql {
         const batch = held;
         held = [];
         // Every work still running waits on a last statement here: nothing will follow them, so
-        // the COMMIT goes with them. (BEGIN has answered: no statement below waits for it.)
+        // the COMMIT goes with them. BEGIN has answered, or goes first in this same write, ahead of
+        // statements that each write only inside it (withBegin): then the whole transaction is
+        // one round trip.
         const ahead =
           commitsAhead &&
-          open &&
+          (open || batch.every((statement) => statement.withBegin)) &&
           batch.every((statement) => statement.last) &&
           batch.length === settings.worksLeft?.();
         const stream = (client as unknown as { connection?: { stream?: Corkable } }).connection?.stream;
@@ -417,6 +419,7 @@ export function createClient(options: PostgresClientOptions): Sql {
         held.push({
           go: () => direct<T>(text, values, opts).then(resolve, reject),
           last: opts?.last === true,
+          withBegin: opts?.withBegin === true,
         });
         flushSoon();
       });
@@ -534,8 +537,17 @@ export function createClient(options: PostgresClientOptions): Sql {
       // A COMMIT that went ahead of the last statements' answers (TxSql.commitsAhead) answers
       // ROLLBACK when one of them failed. Had it committed, a work failed after its last
       // statement, which that promise rules out: nobody may be told the writes were undone.
+      // A COMMIT sent behind a BEGIN that failed ran outside any transaction: it answers COMMIT
+      // (with a warning), yet nothing of the work's was written (withBegin statements write only
+      // inside the transaction), and BEGIN's error is the one to throw.
       const ahead = await committedAhead()?.then(
-        (answer) => answer.command,
+        async (answer) =>
+          (await opened().then(
+            () => true,
+            () => false,
+          ))
+            ? answer.command
+            : undefined,
         () => undefined,
       );
       const failure =

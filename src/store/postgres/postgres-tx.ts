@@ -1,6 +1,6 @@
 import { checkStorableJobKey } from "../../core/job-id.js";
-import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
-import type { AdapterTx, JobWritten } from "../store.js";
+import type { Effect, IgnoreReason, Job, JobEvent, JobKey, Observation } from "../../core/model.js";
+import type { AdapterTx, IngestedAtOnce, IngestPlan, JobWritten } from "../store.js";
 import { EFFECTS, EVENTS, JOBS, PARKED, type ParkedRow, TOMBSTONES } from "../tables.js";
 import { IN_TRANSACTION, type TxSql } from "./postgres-client.js";
 import { createPostgresIntentTx } from "./postgres-intents.js";
@@ -16,6 +16,7 @@ import {
   toTime,
 } from "./postgres-rows.js";
 import { createPostgresRunTx } from "./postgres-run-tx.js";
+import { jsonValue } from "./postgres-values.js";
 
 // Built once; sent as named prepared statements, so each connection parses them once.
 const SQL = {
@@ -97,7 +98,15 @@ const LAST_SQL = {
       'the job was pruned, inserted concurrently or has parked observations') AS written`,
 } as const;
 
+// StoreTx.ingestAtOnce: migration 0014's finality_ingest, the whole ingest, sent with BEGIN and
+// the COMMIT in one write (withBegin, last: it writes nothing outside its transaction, and raises
+// FNL01 on every outcome that asks for more work).
+const AT_ONCE_SQL = `SELECT r.finality_applied, r.finality_reason, (r.job).*
+  FROM finality_ingest($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::text::jsonb, $13, $14::text::jsonb,
+    $15, $16, $17::text::jsonb) AS r`;
+
 type LoadRow = JobRow & { finality_recorded: number };
+type AtOnceRow = JobRow & { finality_applied: boolean; finality_reason: IgnoreReason | null };
 type InsertRow = ParkedRow & {
   written: number;
   finality_pruned_state: string | null;
@@ -115,6 +124,40 @@ type Value = unknown;
 export function createPostgresTx(tx: TxSql): AdapterTx {
   const run = <T = Record<string, unknown>>(text: string, values: readonly unknown[]) =>
     tx.unsafe(text, values as Value[], { prepare: true }) as unknown as Promise<T[] & { count: number }>;
+
+  async function ingestAtOnce(obs: Observation, plan: IngestPlan): Promise<IngestedAtOnce> {
+    checkStorableJobKey(obs);
+    const values = [
+      obs.provider,
+      obs.id,
+      obs.deliveryId ?? null,
+      toTime(plan.now),
+      obs.state,
+      obs.source,
+      obs.rawState ?? null,
+      obs.kind ?? null,
+      obs.seq ?? null,
+      obs.updateTime ?? null,
+      obs.result !== undefined,
+      jsonValue(obs.result),
+      obs.error !== undefined,
+      jsonValue(obs.error),
+      plan.adopt,
+      toTime(plan.nextCheckAt),
+      jsonValue(plan.detail),
+    ];
+    const [row] = await tx.unsafe<AtOnceRow>(AT_ONCE_SQL, values, {
+      prepare: true,
+      withBegin: true,
+      last: true,
+    });
+    if (row === undefined) throw new Error("unreachable: finality_ingest answers one row");
+    return {
+      applied: row.finality_applied,
+      reason: row.finality_reason,
+      job: row.provider === null ? null : jobFromRow(row),
+    };
+  }
 
   return {
     ...createPostgresRunTx(tx),
@@ -191,6 +234,7 @@ export function createPostgresTx(tx: TxSql): AdapterTx {
       const parked = rows.filter((row) => row.parked_no !== null).map(parkedFromRow);
       return { written: first.written === 1, parked: parked.sort((a, b) => a.parkedNo - b.parkedNo) };
     },
+    ...(tx.commitsAhead ? { ingestAtOnce } : {}),
     async appendEventAndGetJob(event: Omit<JobEvent, "seqNo">, key: JobKey, last = false) {
       // Neither the event's answer nor the job's can fail the work: it may be the last statement.
       const options = { prepare: true, last: last && tx.commitsAhead };

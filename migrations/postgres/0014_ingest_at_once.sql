@@ -1,0 +1,130 @@
+-- A webhook's whole ingest in one statement (StoreTx.ingestAtOnce): its transaction's BEGIN, this
+-- and its COMMIT go out in one write, one round trip, because no answer is needed in between. The
+-- reducer's rule runs here for that: finality_reduce mirrors core/reducer.ts's `reduce`, and
+-- test/store/postgres-reduce-in-sql.test.ts holds the two equal over generated jobs and
+-- observations. Every outcome that asks for more work than this (a tombstone, parked
+-- observations, an unregistered job to park, a lost insert race) raises FNL01 (finality_expect):
+-- the transaction is rolled back and the caller runs again the ordinary way. The caller sends
+-- only observations in a canonical state whose settling fires no effect.
+
+-- core/states.ts: the rank of a state; -1 for a name that is not canonical.
+CREATE FUNCTION finality_rank(state text) RETURNS integer
+  LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE state
+    WHEN 'pending' THEN 0
+    WHEN 'running' THEN 1
+    WHEN 'succeeded' THEN 2 WHEN 'failed' THEN 2 WHEN 'cancelled' THEN 2 WHEN 'expired' THEN 2
+    WHEN 'lost' THEN 2
+    ELSE -1
+  END $$;
+
+CREATE FUNCTION finality_ingest(
+  p_provider text, p_id text, p_delivery_id text, p_now timestamptz,
+  -- The observation, bounded and ordered as ingest has it (p_has_*: the field came, maybe null).
+  p_state text, p_source text, p_raw_state text, p_kind text, p_seq bigint,
+  p_update_time double precision, p_has_result boolean, p_result jsonb, p_has_error boolean,
+  p_error jsonb,
+  -- unknownJobs = 'adopt', and the adopted job's first check (IngestContext.firstCheckAt).
+  p_adopt boolean, p_next_check_at timestamptz,
+  -- The event's detail: what ingest's eventOf makes of the observation.
+  p_detail jsonb
+) RETURNS TABLE (finality_applied boolean, finality_reason text, job jobs)
+  LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  found_job jobs;
+  written jobs;
+  recorded integer;
+  incoming integer := finality_rank(p_state);
+  current_rank integer;
+  is_applied boolean := false;
+  why text;
+  newer boolean;
+  settling boolean := incoming = 2;
+BEGIN
+  -- Sent with its BEGIN, not awaited: outside that transaction (BEGIN failed) it writes nothing.
+  PERFORM finality_expect(current_setting('finality.in_transaction', true) = 'on', 'not in a transaction');
+  PERFORM finality_expect(incoming >= 0, 'a state that is not canonical');
+  IF p_delivery_id IS NOT NULL THEN
+    -- Waits on a concurrent insert of the same id, as the ordinary load does.
+    INSERT INTO deliveries (provider, delivery_id, received_at)
+      VALUES (p_provider, p_delivery_id, p_now) ON CONFLICT DO NOTHING;
+    GET DIAGNOSTICS recorded = ROW_COUNT;
+    IF recorded = 0 THEN
+      INSERT INTO events (provider, job_id, source, raw_state, state, applied, reason, delivery_id, dedupe_key, at, detail)
+        VALUES (p_provider, p_id, p_source, p_raw_state, p_state, false, 'duplicate-delivery', p_delivery_id, NULL, p_now, p_detail);
+      -- Each statement of a VOLATILE function takes a new snapshot: this one sees the job as the
+      -- first delivery's transaction (waited for above) left it.
+      SELECT * INTO found_job FROM jobs WHERE provider = p_provider AND id = p_id FOR UPDATE;
+      RETURN QUERY SELECT false, 'duplicate-delivery'::text, found_job;
+      RETURN;
+    END IF;
+  END IF;
+
+  SELECT * INTO found_job FROM jobs WHERE provider = p_provider AND id = p_id FOR UPDATE;
+  IF found_job.provider IS NULL THEN
+    PERFORM finality_expect(p_adopt, 'an unregistered job: its observation is parked');
+    -- A statement of its own, after the wait for the row: a prune that deleted the job meanwhile
+    -- wrote its tombstone in the same commit.
+    PERFORM finality_expect(NOT EXISTS (SELECT 1 FROM tombstones WHERE provider = p_provider AND id = p_id),
+      'the job was pruned');
+    INSERT INTO jobs (provider, id, kind, state, version, max_seq, max_update_time, submitted_at,
+        updated_at, settled_at, settled_by, registered, poll_attempts, last_polled_at, next_check_at,
+        stuck, conflict, anomaly, last_poll_error, metadata, result, error)
+      VALUES (p_provider, p_id, p_kind, p_state, 1, p_seq, p_update_time, p_now,
+        p_now, CASE WHEN settling THEN p_now END, CASE WHEN settling THEN p_source END, false, 0, NULL,
+        CASE WHEN settling THEN NULL ELSE p_next_check_at END,
+        false, false, NULL, NULL, NULL, p_result, p_error)
+      ON CONFLICT DO NOTHING RETURNING * INTO written;
+    PERFORM finality_expect(written.provider IS NOT NULL, 'the job was inserted concurrently');
+    -- As the ordinary insert takes them (migration 0012): any parked observation asks for more work.
+    PERFORM finality_expect(NOT EXISTS (SELECT 1 FROM take_parked(p_provider, p_id)),
+      'the job has parked observations');
+    is_applied := true;
+  ELSE
+    written := found_job;
+    current_rank := finality_rank(found_job.state);
+    IF current_rank = 2 THEN
+      IF p_state = found_job.state THEN
+        why := 'duplicate';
+      ELSIF settling THEN
+        why := 'conflicting-terminal';
+        IF NOT found_job.conflict THEN
+          UPDATE jobs SET conflict = true, version = version + 1, updated_at = p_now
+            WHERE job_no = found_job.job_no RETURNING * INTO written;
+        END IF;
+      ELSE
+        why := 'lower-rank';
+      END IF;
+    ELSIF incoming < current_rank THEN
+      why := 'lower-rank';
+    ELSE
+      -- Strictly newer by seq when both sides have one, else by updateTime; otherwise not newer.
+      newer := CASE
+        WHEN p_seq IS NOT NULL AND found_job.max_seq IS NOT NULL THEN p_seq > found_job.max_seq
+        WHEN p_update_time IS NOT NULL AND found_job.max_update_time IS NOT NULL
+          THEN p_update_time > found_job.max_update_time
+        ELSE false
+      END;
+      IF incoming = current_rank AND NOT newer THEN
+        why := 'stale';
+      ELSE
+        is_applied := true;
+        -- greatest() passes over NULL: the larger of the two seen, or the one there is.
+        UPDATE jobs SET state = p_state, version = version + 1,
+            max_seq = greatest(max_seq, p_seq), max_update_time = greatest(max_update_time, p_update_time),
+            updated_at = p_now, kind = coalesce(kind, p_kind),
+            result = CASE WHEN p_has_result THEN p_result ELSE result END,
+            error = CASE WHEN p_has_error THEN p_error ELSE error END,
+            settled_at = CASE WHEN settling THEN p_now ELSE settled_at END,
+            settled_by = CASE WHEN settling THEN p_source ELSE settled_by END,
+            next_check_at = CASE WHEN settling THEN NULL ELSE next_check_at END,
+            stuck = CASE WHEN settling THEN false ELSE stuck END,
+            last_poll_error = CASE WHEN settling THEN NULL ELSE last_poll_error END
+          WHERE job_no = found_job.job_no RETURNING * INTO written;
+      END IF;
+    END IF;
+  END IF;
+  INSERT INTO events (provider, job_id, source, raw_state, state, applied, reason, delivery_id, dedupe_key, at, detail)
+    VALUES (p_provider, p_id, p_source, p_raw_state, p_state, is_applied, why, p_delivery_id, NULL, p_now, p_detail);
+  RETURN QUERY SELECT is_applied, why, written;
+END $$;
