@@ -7,6 +7,9 @@
  * the same connection counts, in the same run, as ratios. This machine has 2 cores shared by the
  * database, the servers and wrk: read the ratios, not the absolute rates.
  *
+ * At 16 connections it also prints the CPU time per webhook, the server's and the database's
+ * apart, for Finality and the peer: a figure the machine's noise moves far less than the rates.
+ *
  * Knobs: BENCH_PG_SECONDS (5), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test),
  * BENCH_PG_CONNECTIONS (1,4,16), BENCH_PG_SCHEMA (finality_bench: the schemas' name prefix).
  */
@@ -16,7 +19,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openAdmin } from "./lib/pg-admin.js";
 import { BENCH_SECRET, writePresigned } from "./lib/presign.js";
-import { startServer } from "./lib/processes.js";
+import { cpuMs, cpuMsOfAll, startServer } from "./lib/processes.js";
 import { hasWrk, runWrk } from "./lib/wrk.js";
 
 const SECONDS = Number(process.env.BENCH_PG_SECONDS ?? 5);
@@ -69,10 +72,17 @@ async function requests(count) {
   return file;
 }
 
+// CPU per webhook, server and database apart, for the 16-connection row (cpu[mode]): what the
+// machine's noise moves far less than the rate, since a slow moment slows the count and the
+// CPU alike. The database's is every local `postgres` process's, whichever session it serves.
+const cpu = {};
+
 /** Requests per second with `connections` spread over `servers` (one wrk each). */
-async function rate(servers, connections) {
+async function rate(servers, connections, cpuOf) {
   const per = Math.max(1, Math.floor(connections / servers.length));
   const files = await Promise.all(servers.map(() => requests(150_000)));
+  const serverBefore = servers.reduce((sum, s) => sum + cpuMs(s.pid), 0);
+  const databaseBefore = cpuMsOfAll("postgres");
   const results = await Promise.all(
     servers.map((s, i) =>
       runWrk({ url: s.url, path: "/webhooks/acme", file: files[i], seconds: SECONDS, connections: per }),
@@ -80,7 +90,16 @@ async function rate(servers, connections) {
   );
   for (const r of results)
     if (r.non2xx || r.wraps) throw new Error(`bad run: ${r.non2xx} non-2xx, ${r.wraps} wraps`);
-  return results.reduce((sum, r) => sum + r.rate, 0);
+  const total = results.reduce((sum, r) => sum + r.rate, 0);
+  if (cpuOf !== undefined) {
+    const webhooks = total * SECONDS;
+    const server = servers.reduce((sum, s) => sum + cpuMs(s.pid), 0) - serverBefore;
+    cpu[cpuOf] = {
+      server: (server * 1000) / webhooks,
+      database: ((cpuMsOfAll("postgres") - databaseBefore) * 1000) / webhooks,
+    };
+  }
+  return total;
 }
 
 // Interleaved: for each connection count, SQLite, PostgreSQL without group commit, PostgreSQL
@@ -94,13 +113,14 @@ for (const connections of CONNECTIONS) {
   for (const [mode, settings] of Object.entries(MODES)) {
     const schema = `${SCHEMA}_${process.pid}_${connections}_${mode}`;
     const pg = await serve({ postgres: URL_, schema, ...settings });
-    pgRates[mode] = await rate([pg], connections);
+    pgRates[mode] = await rate([pg], connections, connections === 16 ? mode : undefined);
     await pg.stop();
     await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   }
   const bossSchema = `${SCHEMA}_${process.pid}_${connections}_pgboss`;
   const boss = await pgBossPeer(bossSchema);
-  const bossRate = boss === null ? Number.NaN : await rate([boss], connections);
+  const bossRate =
+    boss === null ? Number.NaN : await rate([boss], connections, connections === 16 ? "boss" : undefined);
   await boss?.stop();
   await admin.query(`DROP SCHEMA IF EXISTS "${bossSchema}" CASCADE`);
   rows.push({ connections, sqliteRate, ...pgRates, bossRate });
@@ -137,5 +157,19 @@ const four = rows.find((r) => r.connections === 4) ?? rows.at(-1);
 console.log(
   `2 replicas on PostgreSQL (group commit), 4 connections: ${fmt(replicasRate)} webhooks/s (${x(replicasRate, four.on)} one replica)`,
 );
+const cpuLine = (label, of) =>
+  of === undefined
+    ? `${label}: not measured`
+    : `${label}: server ${fmt(of.server)} µs + database ${fmt(of.database)} µs = ${fmt(of.server + of.database)} µs`;
+console.log(
+  "CPU per webhook at 16 connections (user + system, every thread; the database's every postgres process):",
+);
+console.log(`  ${cpuLine("pg, group commit", cpu.on)}`);
+console.log(`  ${cpuLine("pg, no group commit", cpu.off)}`);
+console.log(`  ${cpuLine("pg-boss peer", cpu.boss)}`);
+if (cpu.on !== undefined && cpu.boss !== undefined)
+  console.log(
+    `  pg-boss / group commit: ${x(cpu.boss.server + cpu.boss.database, cpu.on.server + cpu.on.database)} the CPU per webhook`,
+  );
 await admin.end();
 rmSync(dir, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 /**
  * Spawns a server and resolves with its URL once it prints `listening on <url>`; the rest of its
@@ -43,6 +43,23 @@ export function peakRssMiB(pid) {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const match = /VmHWM:\s+(\d+) kB/.exec(status);
   return match ? Math.round(Number(match[1]) / 1024) : Number.NaN;
+}
+
+/**
+ * CPU time (user + system) every process named `name` on this machine has used so far, in
+ * milliseconds: the local database's server processes (`postgres`), whichever session they serve.
+ */
+export function cpuMsOfAll(name) {
+  let total = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() === name) total += cpuMs(Number(entry));
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  return total;
 }
 
 /** CPU time (user + system) a live process has used so far, in milliseconds. */
