@@ -5,7 +5,10 @@
 -- observations. Every outcome that asks for more work than this (a tombstone, parked
 -- observations, an unregistered job to park, a lost insert race) raises FNL01 (finality_expect):
 -- the transaction is rolled back and the caller runs again the ordinary way. The caller sends
--- only observations in a canonical state whose settling fires no effect.
+-- only observations in a canonical state, and with them the outbox rows their settling may
+-- enqueue (p_effects): the definitions for the provider and state, each with its kinds filter,
+-- which only the job's kind after the write decides. Transactional effects run in Node: an
+-- observation that may fire one takes the ordinary path.
 
 -- core/states.ts: the rank of a state; -1 for a name that is not canonical.
 CREATE FUNCTION finality_rank(state text) RETURNS integer
@@ -27,8 +30,11 @@ CREATE FUNCTION finality_ingest(
   -- unknownJobs = 'adopt', and the adopted job's first check (IngestContext.firstCheckAt).
   p_adopt boolean, p_next_check_at timestamptz,
   -- The event's detail: what ingest's eventOf makes of the observation.
-  p_detail jsonb
-) RETURNS TABLE (finality_applied boolean, finality_reason text, job jobs)
+  p_detail jsonb,
+  -- Outbox rows the settling may enqueue, in the definitions' order:
+  -- [{"id", "name", "key" (idempotency key), "kinds" (null: any kind)}], and their traceparent.
+  p_effects jsonb, p_trace_parent text
+) RETURNS TABLE (finality_applied boolean, finality_reason text, finality_effects text[], job jobs)
   LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   found_job jobs;
@@ -40,6 +46,9 @@ DECLARE
   why text;
   newer boolean;
   settling boolean := incoming = 2;
+  effect record;
+  fired text[] := '{}';
+  enqueued integer;
 BEGIN
   -- Sent with its BEGIN, not awaited: outside that transaction (BEGIN failed) it writes nothing.
   PERFORM finality_expect(current_setting('finality.in_transaction', true) = 'on', 'not in a transaction');
@@ -55,7 +64,7 @@ BEGIN
       -- Each statement of a VOLATILE function takes a new snapshot: this one sees the job as the
       -- first delivery's transaction (waited for above) left it.
       SELECT * INTO found_job FROM jobs WHERE provider = p_provider AND id = p_id FOR UPDATE;
-      RETURN QUERY SELECT false, 'duplicate-delivery'::text, found_job;
+      RETURN QUERY SELECT false, 'duplicate-delivery'::text, fired, found_job;
       RETURN;
     END IF;
   END IF;
@@ -126,5 +135,24 @@ BEGIN
   END IF;
   INSERT INTO events (provider, job_id, source, raw_state, state, applied, reason, delivery_id, dedupe_key, at, detail)
     VALUES (p_provider, p_id, p_source, p_raw_state, p_state, is_applied, why, p_delivery_id, NULL, p_now, p_detail);
-  RETURN QUERY SELECT is_applied, why, written;
+  -- A first terminal state (applied and settling, as an insert in a terminal state is) enqueues
+  -- the effects whose kinds take the job's kind (core effectsFor), as the ordinary path does.
+  IF is_applied AND settling THEN
+    FOR effect IN SELECT e.value->>'id' AS id, e.value->>'name' AS name, e.value->>'key' AS key,
+          e.value->'kinds' AS kinds
+        FROM jsonb_array_elements(p_effects) WITH ORDINALITY AS e(value, at) ORDER BY e.at LOOP
+      CONTINUE WHEN jsonb_typeof(effect.kinds) = 'array'
+        AND (written.kind IS NULL OR NOT effect.kinds ? written.kind);
+      INSERT INTO outbox (id, provider, job_id, name, idempotency_key, trigger, status, attempts,
+          next_attempt_at, lease_until, last_error, created_at, delivered_at, trace_parent)
+        VALUES (effect.id, p_provider, p_id, effect.name, effect.key, p_state, 'pending', 0,
+          p_now, NULL, NULL, p_now, NULL, p_trace_parent)
+        ON CONFLICT DO NOTHING;
+      GET DIAGNOSTICS enqueued = ROW_COUNT;
+      IF enqueued = 1 THEN
+        fired := fired || effect.name;
+      END IF;
+    END LOOP;
+  END IF;
+  RETURN QUERY SELECT is_applied, why, fired, written;
 END $$;

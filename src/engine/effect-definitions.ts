@@ -1,7 +1,7 @@
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import type { Intent } from "../core/intent-model.js";
-import type { Effect, Job } from "../core/model.js";
+import type { Effect, Job, JobKey } from "../core/model.js";
 import { TERMINAL_STATES, type TerminalState } from "../core/states.js";
 import type { StoreTx } from "../store/store.js";
 import type {
@@ -81,15 +81,15 @@ export function effectsFor(
 }
 
 /**
- * Whether any definition may fire when a job of `provider` reaches `trigger`, whatever its kind
- * (`effectsFor` of every job that could): false rules out an effect before the job is read.
+ * The definitions that may fire when a job of `provider` reaches `trigger`, whatever its kind:
+ * `effectsFor` of every job that could, known before the job is read.
  */
-export function mayFireOn(
+export function effectsForAnyKind(
   definitions: readonly EffectDefinition[],
   provider: string,
   trigger: string,
-): boolean {
-  return definitions.some(
+): EffectDefinition[] {
+  return definitions.filter(
     (d) =>
       (d.on ?? TERMINAL_STATES).includes(trigger as TerminalState) &&
       (d.providers === undefined || d.providers.includes(provider)),
@@ -109,7 +109,7 @@ export function effectIdempotencyKey(provider: string, jobId: string, name: stri
 }
 
 export function newEffectRow(
-  job: Job,
+  job: JobKey,
   name: string,
   trigger: string,
   id: string,

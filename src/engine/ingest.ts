@@ -6,7 +6,7 @@ import { type Registration, reduce, register } from "../core/reducer.js";
 import { isCanonicalState, isTerminal } from "../core/states.js";
 import type { ParkedObservation, Tombstone } from "../store/lifecycle-store.js";
 import type { IngestLoad, JobWritten, StoreTx } from "../store/store.js";
-import { type EffectDefinition, effectsFor, mayFireOn, newEffectRow } from "./effect-definitions.js";
+import { type EffectDefinition, effectsFor, effectsForAnyKind, newEffectRow } from "./effect-definitions.js";
 
 export interface IngestContext {
   now: number;
@@ -73,10 +73,13 @@ export async function ingestInTx(
     endsTransaction &&
     amend === undefined &&
     tx.ingestAtOnce !== undefined &&
-    isCanonicalState(obs.state) &&
-    !mayFireOn(ctx.effects, obs.provider, obs.state)
-  )
-    return ingestAtOnce(tx.ingestAtOnce.bind(tx), obs, ctx, timeAdjusted);
+    isCanonicalState(obs.state)
+  ) {
+    const mayFire = effectsForAnyKind(ctx.effects, obs.provider, obs.state);
+    // A transactional effect runs in Node, inside the transaction: the ordinary path.
+    if (mayFire.every((definition) => definition.transactional === undefined))
+      return ingestAtOnce(tx.ingestAtOnce.bind(tx), obs, ctx, timeAdjusted, mayFire);
+  }
   const { duplicate, job: current } = await loadForIngest(tx, obs, ctx.now);
   if (duplicate) {
     const event = eventOf(obs, ctx.now, false, "duplicate-delivery", timeAdjusted);
@@ -142,8 +145,9 @@ export async function ingestInTx(
 
 /**
  * The whole ingest in one statement of the store's (StoreTx.ingestAtOnce), for an observation
- * that fires no effect: what Node decides without the job (the adopted job's first check, the
- * event's detail) goes with it; the reducer's rule runs in the store. An outcome that needs more
+ * that may fire no transactional effect: what Node decides without the job (the adopted job's
+ * first check, the event's detail, the outbox rows a settling may enqueue) goes with it; the
+ * reducer's rule, and the kinds filter of `mayFire`, run in the store. An outcome that needs more
  * than that statement fails the transaction, and the caller runs this again the ordinary way.
  */
 async function ingestAtOnce(
@@ -151,15 +155,20 @@ async function ingestAtOnce(
   obs: Observation,
   ctx: IngestContext,
   timeAdjusted: { timeAdjusted: TimeAdjustment } | undefined,
+  mayFire: readonly EffectDefinition[],
 ): Promise<IngestOutcome> {
   const adopted = reduce(null, obs, { now: ctx.now, unknownJobs: "adopt" }).next;
-  const { applied, reason, job } = await atOnce(obs, {
+  const { applied, reason, job, effects } = await atOnce(obs, {
     now: ctx.now,
     adopt: ctx.unknownJobs === "adopt",
     nextCheckAt: adopted === null ? null : withFirstCheck(adopted, ctx).nextCheckAt,
     detail: eventOf(obs, ctx.now, false, null, timeAdjusted).detail,
+    effects: mayFire.map((definition) => ({
+      row: newEffectRow(obs, definition.name, obs.state, ctx.newId(), ctx.now, ctx.traceParent),
+      kinds: definition.kinds ?? null,
+    })),
   });
-  return { applied, reason, job, settled: applied && isTerminal(obs.state), effects: [] };
+  return { applied, reason, job, settled: applied && isTerminal(obs.state), effects };
 }
 
 /**

@@ -168,8 +168,10 @@ export interface StoreTx extends RunStoreTx, LifecycleStoreTx, IntentStoreTx {
    * a transaction's last statement (PostgreSQL): a webhook's whole ingest, the one thing its
    * transaction does, in one statement — the delivery recorded, the job loaded and locked, the
    * reducer's rule applied, the job inserted or written, the event appended with `plan.detail`
-   * (a redelivery: its event, and the job as it is). The store then sends BEGIN, it and COMMIT
-   * in one write. Only for an observation in a canonical state whose settling fires no effect.
+   * (a redelivery: its event, and the job as it is), and on the job's first terminal state the
+   * outbox rows of `plan.effects` whose kinds take the job's kind. The store then sends BEGIN, it
+   * and COMMIT in one write. Only for an observation in a canonical state that may fire no
+   * transactional effect.
    * Any outcome that asks for more (a tombstone, parked observations, an unregistered job, a lost
    * insert race) fails the statement and the transaction with NOT_LAST: the caller runs again
    * the ordinary way, where this is absent.
@@ -205,6 +207,11 @@ export interface IngestPlan {
   nextCheckAt: number | null;
   /** The event's detail (its ordering fields, cut fields, time adjustment). */
   detail: unknown;
+  /**
+   * The outbox rows the observation may enqueue if it settles the job, in the definitions' order:
+   * each enqueued when its `kinds` (null: any) take the job's kind after the write.
+   */
+  effects: { row: Effect; kinds: readonly string[] | null }[];
 }
 
 /** What `StoreTx.ingestAtOnce` did: the reducer's answer and the job after it. */
@@ -212,6 +219,8 @@ export interface IngestedAtOnce {
   applied: boolean;
   reason: IgnoreReason | null;
   job: Job | null;
+  /** Names of the effects enqueued (new outbox rows). */
+  effects: string[];
 }
 
 /** What ingest reads before the reducer runs (`StoreTx.loadForIngest`). */

@@ -16,14 +16,19 @@ import { T0 } from "../helpers/records.js";
 // On PostgreSQL a webhook that fires no effect takes its own path: one statement, the reducer's
 // rule in SQL (StoreTx.ingestAtOnce). What reaches it from the engine (the unknown-job policy,
 // the first check from the provider's grace, the event's detail with a cut or adjusted time, a
-// redelivery) must come out as the ordinary path stores it. The same drawn webhooks and
+// redelivery, the outbox rows a settling enqueues by provider, state and kind) must come out as
+// the ordinary path stores it. The same drawn webhooks and
 // registrations go to the engine on SQLite (the ordinary path, one call at a time) and on
-// PostgreSQL; every answer, job and event must be equal. Settling webhooks of one provider may
-// fire an effect, so both PostgreSQL paths meet in one job's history.
+// PostgreSQL; every answer, job, event and outbox row must be equal. A cancelled job of one
+// provider may fire a transactional effect, which sends its webhook down the ordinary path, so
+// both PostgreSQL paths meet in one job's history.
 const { admin } = await postgresSuite("PostgreSQL ingest against SQLite's");
 
 const EFFECTS: EffectDefinition[] = [
   { name: "on-failed", on: ["failed"], providers: ["fires"], handler: async () => {} },
+  { name: "batch-done", on: ["succeeded"], kinds: ["batch"], handler: async () => {} },
+  { name: "other-kind", kinds: ["other"], handler: async () => {} },
+  { name: "in-tx", on: ["cancelled"], providers: ["fires"], transactional: async () => {} },
 ];
 const HOUR = 3_600_000;
 
@@ -106,7 +111,11 @@ describe("PostgreSQL's one-statement ingest stores what SQLite's ordinary path s
       for (const job of [0, 1, 2]) {
         const key = { provider, id: `${prefix}-${job}` };
         const events = (await store.jobEvents(key)).map(({ seqNo: _, ...event }: JobEvent) => event);
-        stored.push(withoutPrefix(prefix)({ job: await store.getJob(key), events }));
+        // Ids are drawn (uuid v7), so they differ; everything else must not.
+        const outbox = (await store.listEffects({ provider, jobId: key.id })).items
+          .map(({ id: _, ...effect }) => effect)
+          .sort((a, b) => a.name.localeCompare(b.name));
+        stored.push(withoutPrefix(prefix)({ job: await store.getJob(key), events, outbox }));
       }
     return { answers, stored };
   }

@@ -87,12 +87,30 @@ describe("PostgreSQL ingest statements", () => {
     }
   });
 
-  it("a settling update with an effect: BEGIN with the load, the update, the outbox row with COMMIT", async () => {
+  it("a settling update with an effect: BEGIN, the ingest with its outbox row, and COMMIT, in one round trip", async () => {
     const { ingest, store, close } = await counted([{ name: "notify", handler: async () => {} }]);
     try {
       await ingest(webhook("job-1", "running", 1, "d-1"));
       const { outcome, statements, roundTrips } = await ingest(webhook("job-1", "succeeded", 2, "d-2"));
       expect(outcome).toMatchObject({ applied: true, settled: true, effects: ["notify"] });
+      expect([statements, roundTrips]).toEqual([4, 1]);
+      const [row] = await store.transaction((tx) => tx.execute("SELECT count(*)::int AS n FROM outbox", []));
+      expect(row?.n).toBe(1);
+    } finally {
+      await close();
+    }
+  });
+
+  it("a settling update that may fire a transactional effect: BEGIN with the load, the update, the outbox row with COMMIT", async () => {
+    // A transactional effect runs in Node inside the transaction: the ordinary path.
+    const { ingest, store, close } = await counted([
+      { name: "in-tx", transactional: async () => {} },
+      { name: "notify", handler: async () => {} },
+    ]);
+    try {
+      await ingest(webhook("job-1", "running", 1, "d-1"));
+      const { outcome, statements, roundTrips } = await ingest(webhook("job-1", "succeeded", 2, "d-2"));
+      expect(outcome).toMatchObject({ applied: true, settled: true, effects: ["in-tx", "notify"] });
       // BEGIN, the load, the update, the outbox row, the lock_timeout reset and COMMIT.
       expect(statements).toBe(6);
       // The outbox row goes when the update has answered (it may have found more to do), COMMIT
@@ -310,7 +328,7 @@ describe("PostgreSQL ingest statements", () => {
       expect(row?.n).toBe(0);
     }));
 
-  const plan = { now: T0, adopt: true, nextCheckAt: null, detail: null };
+  const plan = { now: T0, adopt: true, nextCheckAt: null, detail: null, effects: [] };
   const stored = async (sql: ReturnType<typeof createClient>) => {
     const [row] = await sql.unsafe<{ n: number }>(
       "SELECT (SELECT count(*) FROM deliveries) + (SELECT count(*) FROM jobs) + (SELECT count(*) FROM events) AS n",

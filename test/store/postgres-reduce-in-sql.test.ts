@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { Job, Observation, UnknownJobPolicy } from "../../src/core/model.js";
 import { reduce } from "../../src/core/reducer.js";
 import { CANONICAL_STATES } from "../../src/core/states.js";
+import { effectsFor, newEffectRow } from "../../src/engine/effect-definitions.js";
 import type { PostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { cases, NOW } from "../core/reducer.cases.js";
 import { observationArb } from "../helpers/observations.js";
@@ -15,6 +16,11 @@ import { makeJob, T0 } from "../helpers/records.js";
 // through both, and the job written, the answer and the event must be what `reduce` says.
 const { admin } = await postgresSuite("PostgreSQL reducer in SQL");
 
+const CANDIDATES = [
+  { name: "any-kind", kinds: null },
+  { name: "batch-only", kinds: ["batch"] },
+  { name: "batch-or-response", kinds: ["response", "batch"] },
+];
 const json = fc.constantFrom<unknown>(null, { a: 1 }, [1, "x"], "text", 0, { nested: { b: [true] } });
 const storedJobArb: fc.Arbitrary<Job> = fc
   .record({
@@ -76,11 +82,16 @@ describe("PostgreSQL: the reducer in SQL (finality_ingest) agrees with reduce", 
     if (job !== null) await store.transaction((tx) => tx.insertJob(job));
     const now = NOW + drawn;
     const nextCheckAt = now + 30_000;
+    // Every effect a settling may enqueue, each with its kinds filter (null: any kind).
+    const effects = CANDIDATES.map(({ name, kinds }) => ({
+      row: newEffectRow(obs, name, obs.state, `${id}-${name}`, now, "00-trace-01"),
+      kinds,
+    }));
     const answer = await store.transaction(async (tx) =>
       // Refused (NOT_LAST), the work runs again the ordinary way, where there is no ingestAtOnce.
       tx.ingestAtOnce === undefined
         ? "refused"
-        : tx.ingestAtOnce(obs, { now, adopt: policy === "adopt", nextCheckAt, detail: { drawn } }),
+        : tx.ingestAtOnce(obs, { now, adopt: policy === "adopt", nextCheckAt, detail: { drawn }, effects }),
     );
     const expected = reduce(job, obs, { now, unknownJobs: policy });
     if (!expected.applied && (expected.reason === "unregistered" || expected.reason === "unknown-state")) {
@@ -93,8 +104,25 @@ describe("PostgreSQL: the reducer in SQL (finality_ingest) agrees with reduce", 
     let after = expected.next ?? job;
     if (job === null && after !== null && after.settledAt === null) after = { ...after, nextCheckAt };
     const reason = expected.applied ? null : expected.reason;
-    expect(answer).toEqual({ applied: expected.applied, reason, job: after });
+    // The first terminal state enqueues what effectsFor picks for the job as written.
+    const fired =
+      expected.applied && expected.settled && after !== null
+        ? effectsFor(
+            CANDIDATES.map(({ name, kinds }) => ({ name, ...(kinds === null ? {} : { kinds }) })),
+            after,
+            obs.state,
+          ).map((definition) => definition.name)
+        : [];
+    expect(answer).toEqual({ applied: expected.applied, reason, job: after, effects: fired });
     expect(await store.getJob(obs)).toEqual(after);
+    const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
+    const outbox = await store.listEffects({ jobId: id, limit: 10 });
+    expect(outbox.items.sort(byName)).toEqual(
+      effects
+        .map((effect) => effect.row)
+        .filter((row) => fired.includes(row.name))
+        .sort(byName),
+    );
     const events = await store.jobEvents(obs);
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({
@@ -143,7 +171,7 @@ describe("PostgreSQL: the reducer in SQL (finality_ingest) agrees with reduce", 
       store.transaction(async (tx) =>
         tx.ingestAtOnce === undefined
           ? "refused"
-          : tx.ingestAtOnce(obs, { now, adopt: true, nextCheckAt: null, detail: null }),
+          : tx.ingestAtOnce(obs, { now, adopt: true, nextCheckAt: null, detail: null, effects: [] }),
       );
 
     it("answers a redelivery with the job as the first delivery left it", async () => {

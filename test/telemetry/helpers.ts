@@ -80,6 +80,8 @@ export async function serveWithEffect(options: {
   acme?: Record<string, unknown>;
   /** In place of the one URL effect `notify` (a broker effect, say). */
   effects?: Record<string, unknown>[];
+  /** In place of a SQLite file in a temporary directory (a PostgreSQL schema, say). */
+  store?: Record<string, unknown>;
 }): Promise<{ service: RunningService; cleanup(): Promise<void> }> {
   const dir = tempDir("finality-telemetry-");
   const file = dir.file("finality.json");
@@ -87,7 +89,7 @@ export async function serveWithEffect(options: {
     file,
     JSON.stringify({
       server: { host: "127.0.0.1", port: 0 },
-      store: { sqlite: dir.file("ledger.db"), synchronous: "NORMAL" },
+      store: options.store ?? { sqlite: dir.file("ledger.db"), synchronous: "NORMAL" },
       providers: { acme: { type: "generic", webhook: { secrets: [SECRET] }, ...options.acme } },
       effects: options.effects ?? [{ name: "notify", url: options.receiverUrl, secret: SECRET }],
       effectDelivery: { retrySeconds: [0.05], pollIntervalSeconds: 0.05 },

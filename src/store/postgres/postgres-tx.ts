@@ -101,12 +101,16 @@ const LAST_SQL = {
 // StoreTx.ingestAtOnce: migration 0014's finality_ingest, the whole ingest, sent with BEGIN and
 // the COMMIT in one write (withBegin, last: it writes nothing outside its transaction, and raises
 // FNL01 on every outcome that asks for more work).
-const AT_ONCE_SQL = `SELECT r.finality_applied, r.finality_reason, (r.job).*
+const AT_ONCE_SQL = `SELECT r.finality_applied, r.finality_reason, r.finality_effects, (r.job).*
   FROM finality_ingest($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::text::jsonb, $13, $14::text::jsonb,
-    $15, $16, $17::text::jsonb) AS r`;
+    $15, $16, $17::text::jsonb, $18::text::jsonb, $19) AS r`;
 
 type LoadRow = JobRow & { finality_recorded: number };
-type AtOnceRow = JobRow & { finality_applied: boolean; finality_reason: IgnoreReason | null };
+type AtOnceRow = JobRow & {
+  finality_applied: boolean;
+  finality_reason: IgnoreReason | null;
+  finality_effects: string[];
+};
 type InsertRow = ParkedRow & {
   written: number;
   finality_pruned_state: string | null;
@@ -145,6 +149,17 @@ export function createPostgresTx(tx: TxSql): AdapterTx {
       plan.adopt,
       toTime(plan.nextCheckAt),
       jsonValue(plan.detail),
+      // The rows as the outbox stores them, but the job's (provider, id, trigger, times) and
+      // traceparent, which every row of one ingest shares.
+      JSON.stringify(
+        plan.effects.map(({ row, kinds }) => ({
+          id: row.id,
+          name: row.name,
+          key: row.idempotencyKey,
+          kinds,
+        })),
+      ),
+      plan.effects[0]?.row.traceParent ?? null,
     ];
     const [row] = await tx.unsafe<AtOnceRow>(AT_ONCE_SQL, values, {
       prepare: true,
@@ -156,6 +171,7 @@ export function createPostgresTx(tx: TxSql): AdapterTx {
       applied: row.finality_applied,
       reason: row.finality_reason,
       job: row.provider === null ? null : jobFromRow(row),
+      effects: row.finality_effects,
     };
   }
 
