@@ -3,7 +3,7 @@
 -- reducer's rule runs here for that: finality_reduce mirrors core/reducer.ts's `reduce`, and
 -- test/store/postgres-reduce-in-sql.test.ts holds the two equal over generated jobs and
 -- observations. Every outcome that asks for more work than this (a tombstone, parked
--- observations, an unregistered job to park, a lost insert race) raises FNL01 (finality_expect):
+-- observations, a lost insert race) raises FNL01 (finality_expect):
 -- the transaction is rolled back and the caller runs again the ordinary way. The caller sends
 -- only observations in a canonical state, and with them the outbox rows their settling may
 -- enqueue (p_effects): the definitions for the provider and state, each with its kinds filter,
@@ -27,8 +27,9 @@ CREATE FUNCTION finality_ingest(
   p_state text, p_source text, p_raw_state text, p_kind text, p_seq bigint,
   p_update_time double precision, p_has_result boolean, p_result jsonb, p_has_error boolean,
   p_error jsonb,
-  -- unknownJobs = 'adopt', and the adopted job's first check (IngestContext.firstCheckAt).
-  p_adopt boolean, p_next_check_at timestamptz,
+  -- unknownJobs = 'adopt', and the adopted job's first check (IngestContext.firstCheckAt); else
+  -- the observation as the parked row keeps it.
+  p_adopt boolean, p_next_check_at timestamptz, p_observation jsonb,
   -- The event's detail: what ingest's eventOf makes of the observation.
   p_detail jsonb,
   -- Outbox rows the settling may enqueue, in the definitions' order:
@@ -71,11 +72,24 @@ BEGIN
 
   SELECT * INTO found_job FROM jobs WHERE provider = p_provider AND id = p_id FOR UPDATE;
   IF found_job.provider IS NULL THEN
-    PERFORM finality_expect(p_adopt, 'an unregistered job: its observation is parked');
     -- A statement of its own, after the wait for the row: a prune that deleted the job meanwhile
     -- wrote its tombstone in the same commit.
     PERFORM finality_expect(NOT EXISTS (SELECT 1 FROM tombstones WHERE provider = p_provider AND id = p_id),
       'the job was pruned');
+    IF NOT p_adopt THEN
+      -- registered-only: parked as StoreTx.parkObservation parks it, on the job key's lock that
+      -- take_parked takes too; a registration that committed before the lock was had is seen by
+      -- the statement after it, and the observation goes through the reducer instead.
+      PERFORM pg_advisory_xact_lock(hashtextextended(p_provider || '/' || p_id, 0));
+      PERFORM finality_expect(NOT EXISTS (SELECT 1 FROM jobs WHERE provider = p_provider AND id = p_id),
+        'the job was registered meanwhile');
+      INSERT INTO parked (provider, job_id, delivery_id, parked_at, observation)
+        VALUES (p_provider, p_id, p_delivery_id, p_now, p_observation) ON CONFLICT DO NOTHING;
+      INSERT INTO events (provider, job_id, source, raw_state, state, applied, reason, delivery_id, dedupe_key, at, detail)
+        VALUES (p_provider, p_id, p_source, p_raw_state, p_state, false, 'parked', p_delivery_id, NULL, p_now, p_detail);
+      RETURN QUERY SELECT false, 'parked'::text, fired, NULL::jobs;
+      RETURN;
+    END IF;
     INSERT INTO jobs (provider, id, kind, state, version, max_seq, max_update_time, submitted_at,
         updated_at, settled_at, settled_by, registered, poll_attempts, last_polled_at, next_check_at,
         stuck, conflict, anomaly, last_poll_error, metadata, result, error)

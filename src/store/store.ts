@@ -172,9 +172,10 @@ export interface StoreTx extends RunStoreTx, LifecycleStoreTx, IntentStoreTx {
    * outbox rows of `plan.effects` whose kinds take the job's kind. The store then sends BEGIN, it
    * and COMMIT in one write. Only for an observation in a canonical state that may fire no
    * transactional effect.
-   * Any outcome that asks for more (a tombstone, parked observations, an unregistered job, a lost
-   * insert race) fails the statement and the transaction with NOT_LAST: the caller runs again
-   * the ordinary way, where this is absent.
+   * An unknown job under `registered-only` has the observation parked, as `parkObservation` parks
+   * it. Any outcome that asks for more (a tombstone, parked observations for a job it inserts, a
+   * registration or insert that committed meanwhile) fails the statement and the transaction
+   * with NOT_LAST: the caller runs again the ordinary way, where this is absent.
    */
   ingestAtOnce?(obs: Observation, plan: IngestPlan): Promise<IngestedAtOnce>;
   /**

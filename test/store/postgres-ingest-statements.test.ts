@@ -3,6 +3,7 @@ import { countingProxy } from "../../bench/lib/counting-proxy.js";
 import type { Observation } from "../../src/core/model.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import type { EffectDefinition } from "../../src/engine/effect-definitions.js";
+import type { ProviderPolicy } from "../../src/engine/finality.js";
 import { createClient, NOT_LAST, type TxSql } from "../../src/store/postgres/postgres-client.js";
 import { openPostgresStore, type PostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { createPostgresTx } from "../../src/store/postgres/postgres-tx.js";
@@ -25,7 +26,7 @@ describe("PostgreSQL ingest statements", () => {
   });
 
   /** A store behind the counting proxy: one ingest counted, or several started in one turn (one group). */
-  async function counted(effects: EffectDefinition[] = []) {
+  async function counted(effects: EffectDefinition[] = [], providers?: Record<string, ProviderPolicy>) {
     schema = uniqueSchemaName();
     stores.push(await openPostgresStore({ url: POSTGRES_TEST_URL, schema }));
     const target = new URL(POSTGRES_TEST_URL);
@@ -33,7 +34,9 @@ describe("PostgreSQL ingest statements", () => {
     // Migrated above, opened here without migrating: only ingest's statements are counted.
     const store = await openPostgresStore({ url: proxy.url(POSTGRES_TEST_URL), schema, migrate: false });
     stores.push(store);
-    const engine = engineOf(createFinality({ store, effects }));
+    const engine = engineOf(
+      createFinality({ store, effects, ...(providers === undefined ? {} : { providers }) }),
+    );
     // The pool's connection opened before counting: a connection's start-up is not ingest's.
     await store.transaction(async (tx) => tx.getJob({ provider: "generic", id: "warm" }));
     const ingest = async (obs: Observation) => {
@@ -153,6 +156,36 @@ describe("PostgreSQL ingest statements", () => {
       // 19 round trips.
       expect(statements).toBe(19);
       expect(roundTrips).toBe(1);
+    } finally {
+      await close();
+    }
+  });
+
+  it("a group under registered-only, half its jobs unknown: those are parked in the same round trip, nobody runs again", async () => {
+    const { ingestAll, store, close } = await counted([], { generic: { unknownJobs: "registered-only" } });
+    try {
+      const engine = engineOf(
+        createFinality({ store, providers: { generic: { unknownJobs: "registered-only" } } }),
+      );
+      for (let i = 0; i < 8; i += 2) await engine.register({ provider: "generic", id: `job-${i}` });
+      const webhooks = Array.from({ length: 8 }, (_, i) => webhook(`job-${i}`, "succeeded", 1, `d-${i}`));
+      const { outcomes, roundTrips } = await ingestAll(webhooks);
+      expect(outcomes.map((outcome) => outcome.reason)).toEqual([
+        null,
+        "parked",
+        null,
+        "parked",
+        null,
+        "parked",
+        null,
+        "parked",
+      ]);
+      expect(roundTrips).toBe(1);
+      expect(store.groupCommitStats()).toMatchObject({ largestBatch: 8, retries: { "not-last": 0 } });
+      expect(await rowCount(store, "SELECT count(*)::int AS n FROM parked", [])).toBe(4);
+      // Registered now, each parked completion goes through the reducer and settles its job.
+      const registered = await engine.register({ provider: "generic", id: "job-1" });
+      expect(registered).toMatchObject({ parked: 1, job: { state: "succeeded" } });
     } finally {
       await close();
     }

@@ -94,11 +94,23 @@ describe("PostgreSQL: the reducer in SQL (finality_ingest) agrees with reduce", 
         : tx.ingestAtOnce(obs, { now, adopt: policy === "adopt", nextCheckAt, detail: { drawn }, effects }),
     );
     const expected = reduce(job, obs, { now, unknownJobs: policy });
-    if (!expected.applied && (expected.reason === "unregistered" || expected.reason === "unknown-state")) {
-      // Parked, or recorded, the ordinary way (ingest sends no unknown state): nothing written here.
+    if (!expected.applied && expected.reason === "unknown-state") {
+      // Recorded the ordinary way (ingest sends no unknown state here): nothing written.
       expect(answer).toBe("refused");
       expect(await store.getJob(obs)).toEqual(job);
       expect(await store.jobEvents(obs)).toEqual([]);
+      return;
+    }
+    if (!expected.applied && expected.reason === "unregistered") {
+      // Parked, as ingest parks it: the observation kept whole, an event that says so.
+      expect(answer).toEqual({ applied: false, reason: "parked", job: null, effects: [] });
+      expect(await store.getJob(obs)).toBeNull();
+      const parked = await store.listParked({ provider: obs.provider, id, limit: 10 });
+      expect(parked.items.map(({ parkedNo: _, ...row }) => row)).toEqual([
+        { provider: obs.provider, id, deliveryId: null, parkedAt: now, observation: obs },
+      ]);
+      const [event] = await store.jobEvents(obs);
+      expect(event).toMatchObject({ applied: false, reason: "parked", detail: { drawn }, at: now });
       return;
     }
     let after = expected.next ?? job;

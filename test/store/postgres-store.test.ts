@@ -263,6 +263,50 @@ describe("PostgreSQL store", () => {
     await b.close();
   }, 20_000);
 
+  it("a webhook for a job registered while it waited for the job key's lock is applied, not parked (registered-only)", async () => {
+    // The one-statement ingest reads no job, then parks on the job key's lock (as parkObservation
+    // does); a registration that held that lock and commits meanwhile must be seen after it.
+    // Without group commit, so that the ingest waits for the lock to the end.
+    const a = await open();
+    const b = await openPostgresStore({
+      url: POSTGRES_TEST_URL,
+      schema: fresh.schema(),
+      groupCommitMaxBatch: 1,
+    });
+    const finality = engineOf(
+      createFinality({ store: b, providers: { generic: { unknownJobs: "registered-only" } } }),
+    );
+    const locked = gate();
+    const held = gate();
+    const registration = a.transaction(async (tx) => {
+      await tx.execute("SELECT pg_advisory_xact_lock(hashtextextended('generic/late', 0))");
+      locked.open();
+      await held.opened;
+      await tx.insertJob(makeJob({ id: "late", state: "running" }));
+    });
+    await locked.opened;
+    const late = finality.ingestTrusted({
+      provider: "generic",
+      id: "late",
+      state: "succeeded",
+      source: "webhook",
+      deliveryId: "late-1",
+    });
+    // Until the ingest's statement waits for the registration's lock.
+    for (;;) {
+      const [waiting] = await admin.unsafe<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%finality_ingest(%'",
+      );
+      if ((waiting?.n ?? 0) > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    held.open();
+    await registration;
+    expect(await late).toMatchObject({ applied: true, job: { state: "succeeded" } });
+    expect((await b.listParked({ limit: 10 })).items).toEqual([]);
+    await b.close();
+  }, 20_000);
+
   it("stats count by state and status", async () => {
     const store = await open();
     await store.transaction(async (tx) => {

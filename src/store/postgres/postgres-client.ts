@@ -537,9 +537,11 @@ export function createClient(options: PostgresClientOptions): Sql {
       // A COMMIT that went ahead of the last statements' answers (TxSql.commitsAhead) answers
       // ROLLBACK when one of them failed. Had it committed, a work failed after its last
       // statement, which that promise rules out: nobody may be told the writes were undone.
-      // A COMMIT sent behind a BEGIN that failed ran outside any transaction: it answers COMMIT
-      // (with a warning), yet nothing of the work's was written (withBegin statements write only
-      // inside the transaction), and BEGIN's error is the one to throw.
+      // A COMMIT sent behind a BEGIN the server refused ran outside any transaction: it answers
+      // COMMIT (with a warning), yet nothing of the work's was written (withBegin statements write
+      // only inside the transaction), and BEGIN's error is the one to throw. (A BEGIN that failed
+      // in the client, a timeout, leaves the outcome unknown, as any lost answer does: the caller
+      // is told the store failed, and the sender's retry is deduplicated if it did commit.)
       const ahead = await committedAhead()?.then(
         async (answer) =>
           (await opened().then(

@@ -103,7 +103,7 @@ const LAST_SQL = {
 // FNL01 on every outcome that asks for more work).
 const AT_ONCE_SQL = `SELECT r.finality_applied, r.finality_reason, r.finality_effects, (r.job).*
   FROM finality_ingest($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::text::jsonb, $13, $14::text::jsonb,
-    $15, $16, $17::text::jsonb, $18::text::jsonb, $19) AS r`;
+    $15, $16, $17::text::jsonb, $18::text::jsonb, $19::text::jsonb, $20) AS r`;
 
 type LoadRow = JobRow & { finality_recorded: number };
 type AtOnceRow = JobRow & {
@@ -148,6 +148,8 @@ export function createPostgresTx(tx: TxSql): AdapterTx {
       jsonValue(obs.error),
       plan.adopt,
       toTime(plan.nextCheckAt),
+      // Kept only when the job is unknown under registered-only: parked, as parkObservation keeps it.
+      plan.adopt ? null : jsonValue(obs),
       jsonValue(plan.detail),
       // The rows as the outbox stores them, but the job's (provider, id, trigger, times) and
       // traceparent, which every row of one ingest shares.
