@@ -323,7 +323,7 @@ export function createClient(options: PostgresClientOptions): Sql {
     let open = false;
     // Statements sent and not yet answered, and (`together`) those held until none is.
     let unanswered = 0;
-    let held: { go: () => void; last: boolean; withBegin: boolean }[] = [];
+    let held: { go: () => void; last: boolean }[] = [];
     let flushing = false;
     // The COMMIT, once it went out behind the works' last statements (see flushSoon).
     let committing: Answer<unknown> | undefined;
@@ -378,12 +378,12 @@ export function createClient(options: PostgresClientOptions): Sql {
         const batch = held;
         held = [];
         // Every work still running waits on a last statement here: nothing will follow them, so
-        // the COMMIT goes with them. BEGIN has answered, or goes first in this same write, ahead of
-        // statements that each write only inside it (withBegin): then the whole transaction is
-        // one round trip.
+        // the COMMIT goes with them. BEGIN has answered: a COMMIT sent in BEGIN's own write would
+        // commit, after a silence the client gave up on (its 503 sent), whatever was held back
+        // with it (test/service/postgres-silent.test.ts).
         const ahead =
           commitsAhead &&
-          (open || batch.every((statement) => statement.withBegin)) &&
+          open &&
           batch.every((statement) => statement.last) &&
           batch.length === settings.worksLeft?.();
         const stream = (client as unknown as { connection?: { stream?: Corkable } }).connection?.stream;
@@ -419,7 +419,6 @@ export function createClient(options: PostgresClientOptions): Sql {
         held.push({
           go: () => direct<T>(text, values, opts).then(resolve, reject),
           last: opts?.last === true,
-          withBegin: opts?.withBegin === true,
         });
         flushSoon();
       });
