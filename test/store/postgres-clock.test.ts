@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { manualClock } from "../../src/core/clock.js";
-import { databaseClock } from "../../src/store/postgres/postgres-clock.js";
+import { databaseClock, earliestDatabaseNow } from "../../src/store/postgres/postgres-clock.js";
 
 describe("the database clock", () => {
   it("is this machine's clock plus the measured offset, in whole milliseconds", async () => {
@@ -48,5 +48,21 @@ describe("the database clock", () => {
     expect(reads).toBe(3);
     await clock.sync();
     expect(reads).toBe(6);
+  });
+
+  it("knows its error, half the kept reading's round trip: the earliest the database's clock may read is the estimate less it", async () => {
+    const local = manualClock(1_000_000);
+    // Each reading's round trip lasts at least 40 ms of real time: the database answers late.
+    const clock = databaseClock(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 40));
+      return local.now() + 2_000;
+    }, local);
+    expect([clock.errorMs(), earliestDatabaseNow(clock)]).toEqual([null, null]);
+    await clock.sync();
+    const error = clock.errorMs() ?? Number.NaN;
+    // 40 ms / 2 + 0.5 for the rounding, less 1 ms: a timer may fire up to a millisecond early
+    // by performance.now(), which is what the round trip is measured with.
+    expect(error).toBeGreaterThanOrEqual(20);
+    expect(earliestDatabaseNow(clock)).toBe(clock.now() - error);
   });
 });

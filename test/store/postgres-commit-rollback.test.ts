@@ -1,5 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { createClient } from "../../src/store/postgres/postgres-client.js";
+import { loadMigrations } from "../../src/store/migrations.js";
+import { createClient, IN_TRANSACTION } from "../../src/store/postgres/postgres-client.js";
+import { freezableProxy } from "../helpers/freezable-proxy.js";
 import {
   adminClient,
   dropSchema,
@@ -72,12 +74,23 @@ describe("a transaction whose failed statement was caught", () => {
 // TransactionSettings.worksLeft): a last statement that fails must still end in ROLLBACK and a
 // rejection, and a work that breaks the promise must be told loudly, not resolved.
 describe("a COMMIT sent ahead of the last statement's answer", () => {
-  async function withTable(name: string, test: (sql: ReturnType<typeof createClient>) => Promise<void>) {
+  // The database checks that it reached the COMMIT in time (migration 0015): the function, and
+  // the database's clock it is given a deadline on (here this machine's: the same clock).
+  const finalityBefore = loadMigrations("postgres").find((m) => m.name === "finality_before")?.sql ?? "";
+  async function withTable(
+    name: string,
+    test: (sql: ReturnType<typeof createClient>) => Promise<void>,
+    databaseNow: () => number | null = () => Date.now(),
+  ) {
     await requirePostgres("COMMIT ahead of the last statement");
     const schema = uniqueSchemaName(name);
     await admin.unsafe(`CREATE SCHEMA "${schema}"`);
     await admin.unsafe(`CREATE TABLE "${schema}".t (id int PRIMARY KEY)`);
-    const sql = createClient({ url: POSTGRES_TEST_URL, schema, max: 1 });
+    await admin.begin(async (tx) => {
+      await tx.unsafe(`SET LOCAL search_path TO "${schema}"`);
+      await tx.unsafe(finalityBefore);
+    });
+    const sql = createClient({ url: POSTGRES_TEST_URL, schema, max: 1, databaseNow });
     try {
       await test(sql);
       // The connection is usable afterwards.
@@ -175,4 +188,130 @@ describe("a COMMIT sent ahead of the last statement's answer", () => {
       ]);
     });
   });
+
+  it("waits for every answer while the database's clock is unknown (no deadline to give it)", async () => {
+    await withTable(
+      "finality_ahead_noclock",
+      async (sql) => {
+        let left = 1;
+        await sql.begin(
+          "isolation level read committed",
+          async (tx) => {
+            await tx.unsafe("SELECT 1");
+            await tx.unsafe("INSERT INTO t VALUES (1)", [], { last: true });
+            // Had the COMMIT gone ahead, this would be refused.
+            await tx.unsafe("INSERT INTO t VALUES (2)");
+            left = 0;
+          },
+          ahead(() => left),
+        );
+        expect([...(await sql.unsafe("SELECT id FROM t ORDER BY id"))]).toEqual([{ id: 1 }, { id: 2 }]);
+      },
+      () => null,
+    );
+  });
+
+  it("rolls back when the database reaches the COMMIT after the time it was given: a statement timeout (57014), nothing stored", async () => {
+    await withTable(
+      "finality_ahead_late",
+      async (sql) => {
+        let left = 1;
+        const outcome = sql.begin(
+          "isolation level read committed",
+          async (tx) => {
+            await tx.unsafe("SELECT 1");
+            await tx.unsafe("INSERT INTO t VALUES (1)", [], { last: true });
+            left = 0;
+          },
+          // A clock a minute behind the database's: whatever the client allows, it is too late.
+          ahead(() => left),
+        );
+        await expect(outcome).rejects.toMatchObject({ code: "57014", message: /deadline passed/ });
+        expect(await sql.unsafe("SELECT id FROM t")).toHaveLength(0);
+      },
+      () => Date.now() - 60_000,
+    );
+  });
+});
+
+// The database gone silent (frozen, or the network holding the bytes) while a COMMIT that went
+// ahead is on its way: the client gives up at its deadline (its caller is told the transaction
+// failed, a webhook answered 503), and the database, when it wakes, must not commit it.
+describe("a COMMIT sent ahead into a silence", () => {
+  async function silenced(name: string, work: (sql: ReturnType<typeof createClient>, freeze: () => void) => Promise<void>) {
+    await requirePostgres("COMMIT ahead into a silence");
+    const schema = uniqueSchemaName(name);
+    const applicationName = `${schema}_client`;
+    await admin.unsafe(`CREATE SCHEMA "${schema}"`);
+    await admin.unsafe(`CREATE TABLE "${schema}".t (id int PRIMARY KEY)`);
+    await admin.begin(async (tx) => {
+      await tx.unsafe(`SET LOCAL search_path TO "${schema}"`);
+      await tx.unsafe(loadMigrations("postgres").find((m) => m.name === "finality_before")?.sql ?? "");
+    });
+    const target = new URL(POSTGRES_TEST_URL);
+    const proxy = await freezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    const sql = createClient({
+      url: proxy.url(POSTGRES_TEST_URL),
+      schema,
+      max: 1,
+      applicationName,
+      queryTimeoutMs: 500,
+      databaseNow: () => Date.now(),
+    });
+    try {
+      // The connection opened before the silence: only the transaction meets it.
+      await sql.unsafe("SELECT 1");
+      await expect(work(sql, () => proxy.freeze())).rejects.toThrow(/Query read timeout/);
+      proxy.thaw();
+      // The server has read everything the client sent once its session has ended (the client
+      // gave the connection up): only then does an empty table say the transaction did not commit.
+      await expect
+        .poll(
+          async () =>
+            (
+              await admin.unsafe<{ n: number }>(
+                "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1",
+                [applicationName],
+              )
+            )[0]?.n,
+          { timeout: 10_000 },
+        )
+        .toBe(0);
+      expect(await admin.unsafe(`SELECT id FROM "${schema}".t`)).toHaveLength(0);
+    } finally {
+      proxy.thaw();
+      await sql.end({ timeout: 5 });
+      await proxy.close();
+      await dropSchema(admin, schema);
+    }
+  }
+
+  it("sent after BEGIN's answer, with the last statement: not committed when the silence ends", () =>
+    silenced("finality_silent_after_begin", async (sql, freeze) => {
+      let left = 1;
+      await sql.begin(
+        "isolation level read committed",
+        async (tx) => {
+          await tx.unsafe("SELECT 1");
+          freeze();
+          await tx.unsafe("INSERT INTO t VALUES (1)", [], { last: true });
+          left = 0;
+        },
+        { together: true, worksLeft: () => left },
+      );
+    }));
+
+  it("sent in BEGIN's own write, the whole transaction at once: not committed when the silence ends", () =>
+    silenced("finality_silent_whole", async (sql, freeze) => {
+      let left = 1;
+      freeze();
+      await sql.begin(
+        "isolation level read committed",
+        async (tx) => {
+          await tx.unsafe(`INSERT INTO t SELECT 1 WHERE ${IN_TRANSACTION}`, [], { withBegin: true, last: true });
+          left = 0;
+        },
+        { together: true, worksLeft: () => left },
+      );
+    }));
 });

@@ -63,41 +63,41 @@ describe("PostgreSQL ingest statements", () => {
     deliveryId,
   });
 
-  it("a new job: BEGIN with the whole ingest in one statement (finality_ingest), then COMMIT: two round trips", async () => {
+  it("a new job: BEGIN, the whole ingest in one statement (finality_ingest) and COMMIT, in one round trip", async () => {
     const { ingest, close } = await counted();
     try {
       const { outcome, statements, roundTrips } = await ingest(webhook("job-1", "running", 1, "d-1"));
       expect(outcome).toMatchObject({ applied: true });
-      // BEGIN, the ingest, then the group's lock_timeout reset with COMMIT (one text).
-      expect(statements).toBe(3);
-      // BEGIN with the ingest (it writes only inside BEGIN's transaction), then the COMMIT once
-      // BEGIN has answered: never in BEGIN's own write (see postgres-client.ts, flushSoon).
-      expect(roundTrips).toBe(2);
+      // BEGIN, the ingest, the check that the database is in time (finality_before), the
+      // group's lock_timeout reset and COMMIT.
+      expect(statements).toBe(5);
+      // All in one write: the ingest writes only inside BEGIN's transaction, and carries its own checks.
+      expect(roundTrips).toBe(1);
     } finally {
       await close();
     }
   });
 
-  it("a known job: BEGIN with the ingest, then COMMIT: two round trips", async () => {
+  it("a known job: BEGIN, the ingest and COMMIT, in one round trip", async () => {
     const { ingest, close } = await counted();
     try {
       await ingest(webhook("job-1", "pending", 1, "d-1"));
       const { outcome, statements, roundTrips } = await ingest(webhook("job-1", "running", 2, "d-2"));
       expect(outcome).toMatchObject({ applied: true });
-      expect(statements).toBe(3);
-      expect(roundTrips).toBe(2);
+      expect(statements).toBe(5);
+      expect(roundTrips).toBe(1);
     } finally {
       await close();
     }
   });
 
-  it("a settling update with an effect: BEGIN with the ingest and its outbox row, then COMMIT: two round trips", async () => {
+  it("a settling update with an effect: BEGIN, the ingest with its outbox row, and COMMIT, in one round trip", async () => {
     const { ingest, store, close } = await counted([{ name: "notify", handler: async () => {} }]);
     try {
       await ingest(webhook("job-1", "running", 1, "d-1"));
       const { outcome, statements, roundTrips } = await ingest(webhook("job-1", "succeeded", 2, "d-2"));
       expect(outcome).toMatchObject({ applied: true, settled: true, effects: ["notify"] });
-      expect([statements, roundTrips]).toEqual([3, 2]);
+      expect([statements, roundTrips]).toEqual([5, 1]);
       const [row] = await store.transaction((tx) => tx.execute("SELECT count(*)::int AS n FROM outbox", []));
       expect(row?.n).toBe(1);
     } finally {
@@ -115,8 +115,8 @@ describe("PostgreSQL ingest statements", () => {
       await ingest(webhook("job-1", "running", 1, "d-1"));
       const { outcome, statements, roundTrips } = await ingest(webhook("job-1", "succeeded", 2, "d-2"));
       expect(outcome).toMatchObject({ applied: true, settled: true, effects: ["in-tx", "notify"] });
-      // BEGIN, the load, the update, the outbox row, the lock_timeout reset and COMMIT.
-      expect(statements).toBe(6);
+      // BEGIN, the load, the update, the outbox row, the check, the lock_timeout reset and COMMIT.
+      expect(statements).toBe(7);
       // The outbox row goes when the update has answered (it may have found more to do), COMMIT
       // with it: 3 round trips, not 4.
       expect(roundTrips).toBe(3);
@@ -127,16 +127,16 @@ describe("PostgreSQL ingest statements", () => {
     }
   });
 
-  it("a redelivery: BEGIN with the ingest (its event, the job read again), then COMMIT: two round trips", async () => {
+  it("a redelivery: BEGIN, the ingest (its event, the job read again) and COMMIT, in one round trip", async () => {
     const { ingest, store, close } = await counted();
     try {
       await ingest(webhook("job-1", "running", 1, "d-1"));
       const { outcome, statements, roundTrips } = await ingest(webhook("job-1", "running", 1, "d-1"));
       expect(outcome).toMatchObject({ applied: false, reason: "duplicate-delivery" });
       expect(outcome.job?.state).toBe("running");
-      // BEGIN, the ingest, the reset with COMMIT.
-      expect(statements).toBe(3);
-      expect(roundTrips).toBe(2);
+      // BEGIN, the ingest, the check, the reset and COMMIT.
+      expect(statements).toBe(5);
+      expect(roundTrips).toBe(1);
       const reasons = await store.transaction((tx) =>
         tx.execute("SELECT reason FROM events WHERE job_id = $1 ORDER BY event_no", ["job-1"]),
       );
@@ -146,23 +146,23 @@ describe("PostgreSQL ingest statements", () => {
     }
   });
 
-  it("a group of 16 ingests: BEGIN with every ingest, then COMMIT: two round trips", async () => {
+  it("a group of 16 ingests: BEGIN, every ingest and COMMIT: one round trip", async () => {
     const { ingestAll, store, close } = await counted();
     try {
       const webhooks = Array.from({ length: 16 }, (_, i) => webhook(`job-${i}`, "running", 1, `d-${i}`));
       const { outcomes, statements, roundTrips } = await ingestAll(webhooks);
       expect(outcomes.every((outcome) => outcome.applied)).toBe(true);
       expect(store.groupCommitStats().largestBatch).toBe(16);
-      // Each caller's ingest (16), BEGIN, the lock_timeout reset with COMMIT: one after another,
-      // 18 round trips.
-      expect(statements).toBe(18);
-      expect(roundTrips).toBe(2);
+      // Each caller's ingest (16), BEGIN, the check, the lock_timeout reset and COMMIT: one after
+      // another, 20 round trips.
+      expect(statements).toBe(20);
+      expect(roundTrips).toBe(1);
     } finally {
       await close();
     }
   });
 
-  it("a group under registered-only, half its jobs unknown: those are parked by the same statement, nobody runs again", async () => {
+  it("a group under registered-only, half its jobs unknown: those are parked in the same round trip, nobody runs again", async () => {
     const { ingestAll, store, close } = await counted([], { generic: { unknownJobs: "registered-only" } });
     try {
       const engine = engineOf(
@@ -181,7 +181,7 @@ describe("PostgreSQL ingest statements", () => {
         null,
         "parked",
       ]);
-      expect(roundTrips).toBe(2);
+      expect(roundTrips).toBe(1);
       expect(store.groupCommitStats()).toMatchObject({ largestBatch: 8, retries: { "not-last": 0 } });
       expect(await rowCount(store, "SELECT count(*)::int AS n FROM parked", [])).toBe(4);
       // Registered now, each parked completion goes through the reducer and settles its job.
@@ -232,14 +232,15 @@ describe("PostgreSQL ingest statements", () => {
     return row?.n;
   };
 
-  it("a lone webhook for a pruned job: the ingest fails, is rolled back, runs again the ordinary way and answers the tombstone", async () => {
+  it("a lone webhook for a pruned job: the ingest with COMMIT rolls back, runs again the ordinary way and answers the tombstone", async () => {
     const { ingest, store, close } = await counted();
     try {
       await tombstone(store, "job-p");
       const { outcome, statements, roundTrips } = await ingest(webhook("job-p", "running", 1, "d-p"));
       expect(outcome).toMatchObject({ applied: false, reason: "already-settled-pruned", job: null });
-      // BEGIN+ingest (failing), ROLLBACK; then BEGIN+load, insert, the event, reset+COMMIT.
-      expect([statements, roundTrips]).toEqual([8, 6]);
+      // BEGIN+ingest+check+reset+COMMIT (answering ROLLBACK); then BEGIN+load, insert, the event,
+      // reset+COMMIT.
+      expect([statements, roundTrips]).toEqual([10, 5]);
       expect(await rowCount(store, "SELECT count(*)::int AS n FROM jobs WHERE id = $1", ["job-p"])).toBe(0);
       const reasons = await store.transaction((tx) =>
         tx.execute("SELECT reason FROM events WHERE job_id = $1 ORDER BY event_no", ["job-p"]),
@@ -381,9 +382,9 @@ describe("PostgreSQL ingest statements", () => {
       expect(await stored(sql)).toBe(0);
     }));
 
-  it("a BEGIN that fails, the one-statement ingest sent behind it in one write: BEGIN's error, nothing stored", () =>
+  it("a BEGIN that fails, the one-statement ingest and COMMIT behind it in one write: BEGIN's error, nothing stored", () =>
     onBareClient(async (sql) => {
-      // The statement, run outside any transaction, must write nothing (it checks the SET LOCAL).
+      // The COMMIT, run outside any transaction, answers COMMIT: that must not read as committed.
       const outcome = sql.begin(
         "isolation level nonsense",
         async (tx) => createPostgresTx(tx).ingestAtOnce?.(webhook("job-1", "running", 1, "d-1"), plan),

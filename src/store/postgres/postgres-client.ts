@@ -144,10 +144,23 @@ interface PostgresClientOptions {
    * the server-side timeouts cannot give. The caller gets a 503; the connection is destroyed.
    */
   queryTimeoutMs?: number | undefined;
+  /**
+   * The earliest the database's clock may read now, in epoch ms (postgres-clock.ts, its
+   * estimate less its error), or null while unknown. A COMMIT goes ahead of the answers it
+   * follows (QueryOptions.last) only when this is known: the database is told by when it must
+   * commit (finality_before), so that a transaction this client gave up on never commits later.
+   */
+  databaseNow?: (() => number | null) | undefined;
 }
 
 /** How much longer than statement_timeout the client waits by default: the server's cancel comes first. */
 const QUERY_DEADLINE_MARGIN_MS = 5_000;
+
+/**
+ * What a COMMIT that goes ahead leaves of the client's deadline for itself (its flush to disk)
+ * and for its answer's way back: a quarter of the deadline, at most this.
+ */
+const MAX_COMMIT_MARGIN_MS = 1_000;
 
 export const POSTGRES_TIMEOUT_DEFAULTS = {
   connectTimeoutSeconds: 5,
@@ -317,16 +330,23 @@ export function createClient(options: PostgresClientOptions): Sql {
     beginText: string,
     /** What ends the transaction, COMMIT last. */
     commitTexts: readonly string[],
-  ): { tx: TxSql; opened: () => Promise<void>; committedAhead: () => Answer<unknown> | undefined } {
+  ): {
+    tx: TxSql;
+    opened: () => Promise<void>;
+    committedAhead: () => Answer<unknown> | undefined;
+    lateness: () => Answer<unknown> | undefined;
+  } {
     let savepoints = 0;
     let begun: Promise<unknown> | undefined;
     let open = false;
     // Statements sent and not yet answered, and (`together`) those held until none is.
     let unanswered = 0;
-    let held: { go: () => void; last: boolean }[] = [];
+    let held: { go: () => void; last: boolean; withBegin: boolean }[] = [];
     let flushing = false;
-    // The COMMIT, once it went out behind the works' last statements (see flushSoon).
+    // The COMMIT, once it went out behind the works' last statements (see flushSoon), and the
+    // check before it that the database reached it in time (finality_before).
     let committing: Answer<unknown> | undefined;
+    let inTime: Answer<unknown> | undefined;
     const commitsAhead = settings.together === true && settings.worksLeft !== undefined;
     const begin = () => {
       if (begun === undefined) {
@@ -367,6 +387,17 @@ export function createClient(options: PostgresClientOptions): Sql {
       answer.catch(() => {}); // BEGIN's failure, if any, is the one to throw (it comes first)
       return opened().then(() => answer);
     };
+    /**
+     * The latest database time at which a COMMIT sent now may still run: the client's deadline
+     * for it less what the COMMIT and its answer need (Infinity when the client waits for ever);
+     * null while the database's clock is unknown, and then no COMMIT goes ahead.
+     */
+    function latestCommitAt(): number | null {
+      const deadline = settings.queryTimeoutMs ?? queryTimeoutMs;
+      if (!Number.isFinite(deadline)) return Number.POSITIVE_INFINITY;
+      const now = options.databaseNow?.() ?? null;
+      return now === null ? null : now + deadline - Math.min(MAX_COMMIT_MARGIN_MS, deadline / 4);
+    }
     // Once every answer is in and the works that were waiting for them have sent what they send
     // next (a turn of the event loop later), the held statements go out in one write.
     function flushSoon(): void {
@@ -378,12 +409,13 @@ export function createClient(options: PostgresClientOptions): Sql {
         const batch = held;
         held = [];
         // Every work still running waits on a last statement here: nothing will follow them, so
-        // the COMMIT goes with them. BEGIN has answered: a COMMIT sent in BEGIN's own write would
-        // commit, after a silence the client gave up on (its 503 sent), whatever was held back
-        // with it (test/service/postgres-silent.test.ts).
+        // the COMMIT goes with them. BEGIN has answered, or goes first in this same write, ahead of
+        // statements that each write only inside it (withBegin): then the whole transaction is
+        // one round trip.
+        const latest = commitsAhead ? latestCommitAt() : null;
         const ahead =
-          commitsAhead &&
-          open &&
+          latest !== null &&
+          (open || batch.every((statement) => statement.withBegin)) &&
           batch.every((statement) => statement.last) &&
           batch.length === settings.worksLeft?.();
         const stream = (client as unknown as { connection?: { stream?: Corkable } }).connection?.stream;
@@ -391,6 +423,13 @@ export function createClient(options: PostgresClientOptions): Sql {
         try {
           for (const statement of batch) statement.go();
           if (ahead) {
+            // The database commits only if it gets here in time for its answer to reach this
+            // client before the client gives up: after a silence (a frozen server, a network
+            // holding the bytes) it would otherwise commit what its caller was told had failed.
+            if (Number.isFinite(latest)) {
+              inTime = query(client, "SELECT finality_before($1)", [latest], true, settings);
+              inTime.catch(() => {}); // awaited by begin, which throws its failure
+            }
             // Each text on its own: in a transaction a last statement aborted, the lock_timeout
             // reset fails, and the COMMIT still runs (answering ROLLBACK), ending it.
             for (const text of commitTexts.slice(0, -1)) {
@@ -419,6 +458,7 @@ export function createClient(options: PostgresClientOptions): Sql {
         held.push({
           go: () => direct<T>(text, values, opts).then(resolve, reject),
           last: opts?.last === true,
+          withBegin: opts?.withBegin === true,
         });
         flushSoon();
       });
@@ -460,7 +500,7 @@ export function createClient(options: PostgresClientOptions): Sql {
         }
       },
     };
-    return { tx, opened, committedAhead: () => committing };
+    return { tx, opened, committedAhead: () => committing, lateness: () => inTime };
   }
 
   // When each checkout still unanswered began: how long the oldest has waited says the pool is
@@ -513,7 +553,7 @@ export function createClient(options: PostgresClientOptions): Sql {
       settings.lockTimeoutMs === undefined ? ["COMMIT"] : ["SET LOCAL lock_timeout TO DEFAULT", "COMMIT"];
     const commit = commitTexts.join("; ");
     // Sent with the work's first statement (txSql): a withBegin one goes in the same round trip.
-    const { tx, opened, committedAhead } = txSql(
+    const { tx, opened, committedAhead, lateness } = txSql(
       client,
       settings,
       `BEGIN${mode ? ` ${mode}` : ""}${local}; SET LOCAL finality.in_transaction = 'on'`,
@@ -523,6 +563,9 @@ export function createClient(options: PostgresClientOptions): Sql {
       const result = await work(tx);
       await opened();
       const committed = await (committedAhead() ?? query(client, commit, undefined, false, settings));
+      // The database reached the COMMIT too late (finality_before): it rolled back, as it would
+      // at a statement_timeout, and that is the error to give.
+      await lateness();
       // A transaction in which a statement failed answers COMMIT with ROLLBACK, and no error:
       // work that caught that statement's error must not be told its writes are stored.
       if (committed.command === "ROLLBACK") {

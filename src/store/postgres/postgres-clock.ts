@@ -17,6 +17,8 @@ import type { Clock } from "../../core/clock.js";
 export interface DatabaseClock extends Clock {
   /** The database's clock minus this machine's, in ms, as last measured (null before any reading). */
   offsetMs(): number | null;
+  /** How far off that offset may be, in ms: half the round trip of the reading it came from (null before any). */
+  errorMs(): number | null;
   /** Measures the offset again (a few readings, the shortest round trip wins); never throws. */
   sync(): Promise<void>;
   /** Measures again every `intervalMs` until `stop()`. */
@@ -34,6 +36,7 @@ const READINGS_PER_SYNC = 3;
  */
 export function databaseClock(readDatabaseMs: () => Promise<number>, local: Clock): DatabaseClock {
   let offset: number | null = null;
+  let error: number | null = null;
   let timer: ReturnType<typeof setInterval> | null = null;
   let syncing: Promise<void> | null = null;
 
@@ -55,7 +58,11 @@ export function databaseClock(readDatabaseMs: () => Promise<number>, local: Cloc
       if (best === null || next.roundTripMs < best.roundTripMs) best = next;
     }
     // Whole milliseconds: times are stored and compared at that precision.
-    if (best !== null && best.roundTripMs <= MAX_ROUND_TRIP_MS) offset = Math.round(best.offsetMs);
+    if (best !== null && best.roundTripMs <= MAX_ROUND_TRIP_MS) {
+      offset = Math.round(best.offsetMs);
+      // Rounding to whole ms adds up to half of one.
+      error = best.roundTripMs / 2 + 0.5;
+    }
   }
 
   function sync(): Promise<void> {
@@ -68,6 +75,7 @@ export function databaseClock(readDatabaseMs: () => Promise<number>, local: Cloc
   return {
     now: () => local.now() + (offset ?? 0),
     offsetMs: () => offset,
+    errorMs: () => error,
     sync,
     start(intervalMs) {
       if (timer !== null) return;
@@ -79,4 +87,14 @@ export function databaseClock(readDatabaseMs: () => Promise<number>, local: Cloc
       timer = null;
     },
   };
+}
+
+/**
+ * The earliest the database's clock may read now: its estimate less the estimate's error, or
+ * null before any reading. A deadline on the database's clock computed from it is never later
+ * than meant (postgres-client.ts, finality_before).
+ */
+export function earliestDatabaseNow(clock: DatabaseClock): number | null {
+  const error = clock.errorMs();
+  return clock.offsetMs() === null || error === null ? null : clock.now() - error;
 }

@@ -25,7 +25,7 @@ import {
   sqlState,
   toStoreError,
 } from "./postgres-client.js";
-import { type DatabaseClock, databaseClock } from "./postgres-clock.js";
+import { type DatabaseClock, databaseClock, earliestDatabaseNow } from "./postgres-clock.js";
 import { createPostgresGroupCommitter, type GroupCommitStats } from "./postgres-group-commit.js";
 import { createPostgresHousekeeping } from "./postgres-housekeeping.js";
 import { createPostgresIntentReads } from "./postgres-intents.js";
@@ -137,7 +137,7 @@ const GROUP_LOCK_WAIT_MS = 20;
  * that was down at start-up does not leave the process broken.
  */
 export function createPostgresStore(options: PostgresStoreOptions): PostgresStore {
-  const sql: Sql = createClient(options);
+  const sql: Sql = createClient({ ...options, databaseNow: () => earliestDatabaseNow(clock) });
   // Readiness has a connection of its own: a starved main pool must not make /readyz hang, and
   // the probe must not take a connection a request needs. Its statement cannot outlive the probe.
   // Under a second with the HTTP answer around it, which is what a load balancer's probe allows.
