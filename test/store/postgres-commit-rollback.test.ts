@@ -238,7 +238,10 @@ describe("a COMMIT sent ahead of the last statement's answer", () => {
 // ahead is on its way: the client gives up at its deadline (its caller is told the transaction
 // failed, a webhook answered 503), and the database, when it wakes, must not commit it.
 describe("a COMMIT sent ahead into a silence", () => {
-  async function silenced(name: string, work: (sql: ReturnType<typeof createClient>, freeze: () => void) => Promise<void>) {
+  async function silenced(
+    name: string,
+    work: (sql: ReturnType<typeof createClient>, freeze: () => void) => Promise<void>,
+  ) {
     await requirePostgres("COMMIT ahead into a silence");
     const schema = uniqueSchemaName(name);
     const applicationName = `${schema}_client`;
@@ -308,7 +311,10 @@ describe("a COMMIT sent ahead into a silence", () => {
       await sql.begin(
         "isolation level read committed",
         async (tx) => {
-          await tx.unsafe(`INSERT INTO t SELECT 1 WHERE ${IN_TRANSACTION}`, [], { withBegin: true, last: true });
+          await tx.unsafe(`INSERT INTO t SELECT 1 WHERE ${IN_TRANSACTION}`, [], {
+            withBegin: true,
+            last: true,
+          });
           left = 0;
         },
         { together: true, worksLeft: () => left },
