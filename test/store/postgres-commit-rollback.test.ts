@@ -73,23 +73,30 @@ describe("a transaction whose failed statement was caught", () => {
 // The COMMIT may go out behind a work's last statement, before its answer (QueryOptions.last,
 // TransactionSettings.worksLeft): a last statement that fails must still end in ROLLBACK and a
 // rejection, and a work that breaks the promise must be told loudly, not resolved.
+/**
+ * A schema holding table t and finality_before (migration 0015), with which the database checks
+ * that it reached a COMMIT sent ahead in time; the tests give it a deadline on this machine's
+ * clock (the same clock as the database's here).
+ */
+async function createSchemaWithTable(name: string): Promise<string> {
+  const schema = uniqueSchemaName(name);
+  await admin.unsafe(`CREATE SCHEMA "${schema}"`);
+  await admin.unsafe(`CREATE TABLE "${schema}".t (id int PRIMARY KEY)`);
+  await admin.begin(async (tx) => {
+    await tx.unsafe(`SET LOCAL search_path TO "${schema}"`);
+    await tx.unsafe(loadMigrations("postgres").find((m) => m.name === "finality_before")?.sql ?? "");
+  });
+  return schema;
+}
+
 describe("a COMMIT sent ahead of the last statement's answer", () => {
-  // The database checks that it reached the COMMIT in time (migration 0015): the function, and
-  // the database's clock it is given a deadline on (here this machine's: the same clock).
-  const finalityBefore = loadMigrations("postgres").find((m) => m.name === "finality_before")?.sql ?? "";
   async function withTable(
     name: string,
     test: (sql: ReturnType<typeof createClient>) => Promise<void>,
     databaseNow: () => number | null = () => Date.now(),
   ) {
     await requirePostgres("COMMIT ahead of the last statement");
-    const schema = uniqueSchemaName(name);
-    await admin.unsafe(`CREATE SCHEMA "${schema}"`);
-    await admin.unsafe(`CREATE TABLE "${schema}".t (id int PRIMARY KEY)`);
-    await admin.begin(async (tx) => {
-      await tx.unsafe(`SET LOCAL search_path TO "${schema}"`);
-      await tx.unsafe(finalityBefore);
-    });
+    const schema = await createSchemaWithTable(name);
     const sql = createClient({ url: POSTGRES_TEST_URL, schema, max: 1, databaseNow });
     try {
       await test(sql);
@@ -243,14 +250,8 @@ describe("a COMMIT sent ahead into a silence", () => {
     work: (sql: ReturnType<typeof createClient>, freeze: () => void) => Promise<void>,
   ) {
     await requirePostgres("COMMIT ahead into a silence");
-    const schema = uniqueSchemaName(name);
+    const schema = await createSchemaWithTable(name);
     const applicationName = `${schema}_client`;
-    await admin.unsafe(`CREATE SCHEMA "${schema}"`);
-    await admin.unsafe(`CREATE TABLE "${schema}".t (id int PRIMARY KEY)`);
-    await admin.begin(async (tx) => {
-      await tx.unsafe(`SET LOCAL search_path TO "${schema}"`);
-      await tx.unsafe(loadMigrations("postgres").find((m) => m.name === "finality_before")?.sql ?? "");
-    });
     const target = new URL(POSTGRES_TEST_URL);
     const proxy = await freezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
     const sql = createClient({

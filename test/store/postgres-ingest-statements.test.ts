@@ -153,8 +153,8 @@ describe("PostgreSQL ingest statements", () => {
       const { outcomes, statements, roundTrips } = await ingestAll(webhooks);
       expect(outcomes.every((outcome) => outcome.applied)).toBe(true);
       expect(store.groupCommitStats().largestBatch).toBe(16);
-      // Each caller's ingest (16), BEGIN, the check, the lock_timeout reset and COMMIT: one after
-      // another, 20 round trips.
+      // Each caller's ingest (16), BEGIN, the check, the lock_timeout reset and COMMIT: 20
+      // statements, sent one after another in one write.
       expect(statements).toBe(20);
       expect(roundTrips).toBe(1);
     } finally {
