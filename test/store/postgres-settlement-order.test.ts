@@ -48,6 +48,13 @@ async function settleConcurrently(
 ) {
   const committed: string[] = [];
   let next = 0;
+  // The others start once the first has inserted its row: on a busy machine its group could
+  // otherwise start after ten others had committed, and a sequence numbered at insert would then
+  // give it no lower number than what the reader had seen (the naive design's test needs that).
+  let firstInserted = () => {};
+  const firstIn = new Promise<void>((resolve) => {
+    firstInserted = resolve;
+  });
   async function writer(store: PostgresStore, lane: number): Promise<void> {
     while (next < count) {
       const n = next++;
@@ -55,10 +62,12 @@ async function settleConcurrently(
       const rollBack = n % 9 === 4;
       const delayMs = Math.floor(Math.random() * 25);
       const grouped = lane % 2 === 0;
+      if (n !== 0) await firstIn;
       try {
         await store.transaction(
           async (tx) => {
             await tx.insertJob(makeJob({ id, state: "succeeded" }));
+            if (n === 0) firstInserted();
             await tx.execute("SELECT pg_sleep($1::float8 / 1000)", [delayMs]);
             // The first one stays open until the reader has seen later settlements, so that rows
             // inserted after it surely commit, and are read, before it commits.
@@ -70,6 +79,8 @@ async function settleConcurrently(
         committed.push(id);
       } catch (error) {
         if (!rollBack) throw error;
+      } finally {
+        if (n === 0) firstInserted(); // had its insert failed, the others must not wait for ever
       }
     }
   }
