@@ -4,6 +4,7 @@ import { withAfterCommit } from "../after-commit.js";
 import { clampLimit } from "../json-column.js";
 import { effectsPage, jobsPage } from "../keyset-page.js";
 import type { AdapterTx, EffectOutcome, EffectQuery, JobQuery, Page, Store, StoreStats } from "../store.js";
+import { EFFECTS, JOBS } from "../tables.js";
 import type { SqliteDb } from "./sqlite-driver.js";
 import { createSqliteHousekeeping, type SqliteSpace } from "./sqlite-housekeeping.js";
 import { createSqliteIntentReads } from "./sqlite-intents.js";
@@ -11,14 +12,7 @@ import { createSqliteLatencyReads } from "./sqlite-latency-reads.js";
 import { createSqliteLifecycleReads } from "./sqlite-lifecycle.js";
 import { createSqliteOverviewReads } from "./sqlite-overview-reads.js";
 import { readSqlitePage } from "./sqlite-page.js";
-import {
-  type EffectRow,
-  type EventRow,
-  effectFromRow,
-  eventFromRow,
-  type JobRow,
-  jobFromRow,
-} from "./sqlite-rows.js";
+import { type EventRow, effectFromRow, eventFromRow, type JobRow, jobFromRow } from "./sqlite-rows.js";
 import { createSqliteRunReads } from "./sqlite-run-reads.js";
 import { createSqliteSettlements } from "./sqlite-settlements.js";
 
@@ -45,31 +39,34 @@ interface SqliteStoreParts {
 export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
   const { writer, reader } = parts;
   let closed = false;
+  // The dispatcher reads one job and one claim per delivery: rows as arrays of named columns, so
+  // better-sqlite3 builds no object keyed by column (each key a slow property store) for a row
+  // read once; `?` bound by position, not `@name` (SqliteMapping's hot-path forms).
   const read = {
-    job: reader.prepare("SELECT * FROM jobs WHERE provider = ? AND id = ?"),
+    job: reader.prepare(`SELECT ${JOBS.sqlite.selectList} FROM jobs WHERE provider = ? AND id = ?`).raw(true),
     events: reader.prepare(
       "SELECT * FROM events WHERE provider = ? AND job_id = ? AND event_no > ? ORDER BY event_no LIMIT ?",
     ),
-    effect: reader.prepare("SELECT * FROM outbox WHERE id = ?"),
+    effect: reader.prepare(`SELECT ${EFFECTS.sqlite.selectList} FROM outbox WHERE id = ?`).raw(true),
   };
   const claim = {
-    effects: writer.prepare(
-      `UPDATE outbox SET status = 'delivering', attempts = attempts + 1, lease_until = @lease_until
+    effects: writer
+      .prepare(
+        `UPDATE outbox SET status = 'delivering', attempts = attempts + 1, lease_until = ?
        WHERE effect_no IN (
-         SELECT effect_no FROM outbox WHERE status = 'pending' AND next_attempt_at <= @now
+         SELECT effect_no FROM outbox WHERE status = 'pending' AND next_attempt_at <= ?
          UNION ALL
-         SELECT effect_no FROM outbox WHERE status = 'delivering' AND lease_until <= @now
-         LIMIT @limit)
-       RETURNING *`,
-    ),
+         SELECT effect_no FROM outbox WHERE status = 'delivering' AND lease_until <= ?
+         LIMIT ?)
+       RETURNING ${EFFECTS.sqlite.selectList}`,
+      )
+      .raw(true),
     finish: writer.prepare(
-      `UPDATE outbox SET status = @status, next_attempt_at = @next_attempt_at, lease_until = NULL,
-         last_error = @last_error, delivered_at = @delivered_at
-       WHERE id = @id AND status = 'delivering' AND lease_until = @claimed_until`,
+      `UPDATE outbox SET status = ?, next_attempt_at = ?, lease_until = NULL, last_error = ?, delivered_at = ?
+       WHERE id = ? AND status = 'delivering' AND lease_until = ?`,
     ),
     extend: writer.prepare(
-      `UPDATE outbox SET lease_until = @lease_until
-       WHERE id = @id AND status = 'delivering' AND lease_until = @claimed_until`,
+      "UPDATE outbox SET lease_until = ? WHERE id = ? AND status = 'delivering' AND lease_until = ?",
     ),
   };
 
@@ -106,8 +103,8 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
 
     async getJob(key: JobKey) {
       assertOpen();
-      const row = read.job.get(key.provider, key.id) as JobRow | undefined;
-      return row ? jobFromRow(row) : null;
+      const row = read.job.get(key.provider, key.id) as unknown[] | undefined;
+      return row ? JOBS.sqlite.fromValues(row) : null;
     },
 
     async listJobs(query: JobQuery): Promise<Page<Job>> {
@@ -128,8 +125,8 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
 
     async getEffect(id: string) {
       assertOpen();
-      const row = read.effect.get(id) as EffectRow | undefined;
-      return row ? effectFromRow(row) : null;
+      const row = read.effect.get(id) as unknown[] | undefined;
+      return row ? EFFECTS.sqlite.fromValues(row) : null;
     },
 
     async listEffects(query: EffectQuery): Promise<Page<Effect>> {
@@ -139,28 +136,29 @@ export function createSqliteStoreFrom(parts: SqliteStoreParts): Store {
 
     claimEffects(now, limit, leaseMs) {
       return this.transaction(async () => {
-        const rows = claim.effects.all({ now, limit, lease_until: now + leaseMs }) as EffectRow[];
-        return rows.map(effectFromRow);
+        const rows = claim.effects.all(now + leaseMs, now, now, limit) as unknown[][];
+        return rows.map(EFFECTS.sqlite.fromValues);
       });
     },
 
     finishEffect(outcome: EffectOutcome) {
       return this.transaction(async () => {
-        const params = {
-          id: outcome.id,
-          claimed_until: outcome.claimedUntil,
-          status: outcome.kind === "delivered" ? "delivered" : outcome.kind === "dead" ? "dead" : "pending",
-          next_attempt_at: outcome.kind === "retry" ? outcome.nextAttemptAt : outcome.at,
-          last_error: outcome.kind === "delivered" ? null : outcome.error,
-          delivered_at: outcome.kind === "delivered" ? outcome.at : null,
-        };
-        return claim.finish.run(params).changes === 1;
+        const delivered = outcome.kind === "delivered";
+        const changed = claim.finish.run(
+          delivered ? "delivered" : outcome.kind === "dead" ? "dead" : "pending",
+          outcome.kind === "retry" ? outcome.nextAttemptAt : outcome.at,
+          delivered ? null : outcome.error,
+          delivered ? outcome.at : null,
+          outcome.id,
+          outcome.claimedUntil,
+        ).changes;
+        return changed === 1;
       });
     },
 
     extendEffectLease(id, claimedUntil, leaseUntil) {
       return this.transaction(async () => {
-        return claim.extend.run({ id, claimed_until: claimedUntil, lease_until: leaseUntil }).changes === 1;
+        return claim.extend.run(leaseUntil, id, claimedUntil).changes === 1;
       });
     },
 
