@@ -84,3 +84,77 @@ describe.each([
     );
   });
 });
+
+// node:http is handed its headers as a flat array (no setHeader each), so the transport writes
+// what node:http adds itself for an object: Host, and Authorization from the URL's credentials.
+describe("effect deliveries over node:http: what the URL puts in the request", () => {
+  let server: Server;
+  let port = 0;
+  const seen: { url: string; headers: Record<string, string | string[] | undefined>; body: string }[] = [];
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let body = "";
+      req.setEncoding("utf8");
+      req.on("data", (chunk: string) => {
+        body += chunk;
+      });
+      req.on("end", () => {
+        seen.push({ url: req.url ?? "", headers: req.headers, body });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  const transport = createNodeHttpTransport();
+  const send = async (url: string, headers: Record<string, string>, body: string) => {
+    const answer = await transport(url, headers, body, AbortSignal.timeout(5000));
+    expect(answer.status).toBe(204);
+    return seen.at(-1);
+  };
+
+  it("sends Host with the port, the path with its query, and the body's length in bytes", async () => {
+    const body = JSON.stringify({ name: "café ☕" });
+    const got = await send(`http://127.0.0.1:${port}/hooks/done?tenant=a&x=1`, { "x-one": "1" }, body);
+    expect(got?.headers.host).toBe(`127.0.0.1:${port}`);
+    expect(got?.url).toBe("/hooks/done?tenant=a&x=1");
+    expect(got?.headers["content-length"]).toBe(String(Buffer.byteLength(body)));
+    expect(got?.body).toBe(body);
+    expect(got?.headers["x-one"]).toBe("1");
+    expect(got?.headers.connection).toBe("keep-alive");
+    expect(got?.headers.authorization).toBeUndefined();
+  });
+
+  it("turns the URL's credentials into Basic authorization, percent-decoded, as node:http does", async () => {
+    const got = await send(`http://us%20er:p%40ss@127.0.0.1:${port}/in`, {}, "{}");
+    expect(got?.headers.authorization).toBe(`Basic ${Buffer.from("us er:p@ss").toString("base64")}`);
+    // Each URL is parsed once and kept: a second URL, then the first again, each gets its own.
+    const other = await send(`http://127.0.0.1:${port}/other`, {}, "{}");
+    expect(other?.headers.authorization).toBeUndefined();
+    const again = await send(`http://us%20er:p%40ss@127.0.0.1:${port}/in`, {}, "{}");
+    expect(again?.url).toBe("/in");
+    expect(again?.headers.authorization).toBe(got?.headers.authorization);
+  });
+
+  it("lets the caller's own Host and Authorization stand in for the URL's", async () => {
+    const got = await send(
+      `http://u:p@127.0.0.1:${port}/in`,
+      { Authorization: "Bearer t", host: "receiver.example" },
+      "{}",
+    );
+    expect(got?.headers.authorization).toBe("Bearer t");
+    expect(got?.headers.host).toBe("receiver.example");
+  });
+
+  it("refuses a header value node:http would refuse, before anything is sent", async () => {
+    const before = seen.length;
+    await expect(
+      transport(`http://127.0.0.1:${port}/in`, { "x-bad": "a\r\nb" }, "{}", AbortSignal.timeout(5000)),
+    ).rejects.toThrow(/Invalid character in header/);
+    expect(seen.length).toBe(before);
+  });
+});
