@@ -271,6 +271,10 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
   const requestTallies = new Map<string, Tally>();
   const appliedTallies = new Map<string, Tally>();
   const ignoredTallies = new Map<string, Tally>();
+  // An effect attempt counts twice (by outcome, by destination and outcome): one in three
+  // webhooks settles a job with an effect under the benchmarks' load.
+  const attemptTallies = new Map<string, Tally>();
+  const destinationTallies = new Map<string, Tally>();
   let moved: Tally[] = [];
   let flushScheduled = false;
   function flushTallies(): void {
@@ -320,8 +324,11 @@ export function createPromMetrics(options: PromMetricsOptions): ServiceMetrics &
       polls.labels({ provider, outcome }).inc();
     },
     effectAttempted(outcome: string, settleToDeliveredSeconds?: number, destination?: string) {
-      effectAttempts.labels({ outcome }).inc();
-      if (destination !== undefined) destinationAttempts.labels({ destination, outcome }).inc();
+      count(attemptTallies, outcome, () => effectAttempts.labels({ outcome }));
+      if (destination !== undefined)
+        count(destinationTallies, `${destination} ${outcome}`, () =>
+          destinationAttempts.labels({ destination, outcome }),
+        );
       if (settleToDeliveredSeconds !== undefined) settleToDelivered.observe(settleToDeliveredSeconds);
     },
     jobSettled(job) {
