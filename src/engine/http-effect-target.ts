@@ -97,20 +97,22 @@ export function createHttpEffectDeliverer(
     } else {
       headers["webhook-id"] = delivery.idempotencyKey;
     }
-    // The URL may hold the receiver's credential: errors name its scheme, host and port only,
-    // and a transport's own message (fetch and node:http quote the URL) is scrubbed of it.
-    const shown = redactToOrigin(definition.url);
+    // The URL may hold the receiver's credential: errors name its scheme, host and port only
+    // (worked out on failure: parsing the URL costs each delivery), and a transport's own
+    // message (fetch and node:http quote the URL) is scrubbed of it.
     let answer: { status: number; retryAfter: string | null };
     try {
       answer = await transport(definition.url, headers, body, signal);
     } catch (error) {
       const reason = signal.aborted ? abortReason(signal) : transportMessage(error);
-      throw new DeliveryError(`POST ${shown} failed: ${redactUrlsIn(reason, [definition.url])}`);
+      throw new DeliveryError(
+        `POST ${redactToOrigin(definition.url)} failed: ${redactUrlsIn(reason, [definition.url])}`,
+      );
     }
     span?.setAttribute("http.response.status_code", answer.status);
     if (answer.status >= 200 && answer.status < 300) return;
     throw new DeliveryError(
-      `POST ${shown} answered ${answer.status}`,
+      `POST ${redactToOrigin(definition.url)} answered ${answer.status}`,
       parseRetryAfter(answer.retryAfter, now()),
     );
   };
