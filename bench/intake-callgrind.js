@@ -21,11 +21,21 @@
  * BENCH_LOG_LEVEL (unset: the service's default), BENCH_KEEP_PROFILE (a directory: each server's
  * callgrind output is copied there, for callgrind_annotate), BENCH_EFFECT (1: finality and the
  * baseline with an effect on `succeeded`, delivered over HTTP to a bare receiver outside valgrind,
- * as webhooks.bench.js's "finality" design: the dispatcher's work is counted per webhook too).
+ * as webhooks.bench.js's "finality" design: the dispatcher's work is counted per webhook too),
+ * BENCH_NODE_FLAGS (more node flags for every server, e.g. `--perf-basic-prof`: with
+ * BENCH_KEEP_PROFILE, bench/callgrind-js.js then names the JavaScript functions in the profile).
  * Not run by `npm run bench` (minutes under valgrind).
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -149,6 +159,7 @@ async function measure(name, argsOf) {
         `--callgrind-out-file=${join(dir, "callgrind.out.%p")}`,
         process.execPath,
         "--no-concurrent-recompilation",
+        ...(process.env.BENCH_NODE_FLAGS ?? "").split(/\s+/).filter(Boolean),
         ...argsOf(dir),
       ],
       env,
@@ -172,8 +183,14 @@ async function measure(name, argsOf) {
       const summary = /^totals:\s+(\d+)/m.exec(readFileSync(join(dir, file), "utf8"));
       if (summary) total += Number(summary[1]);
       for (const [part, n] of Object.entries(breakdown(join(dir, file)))) parts[part] += n;
-      if (process.env.BENCH_KEEP_PROFILE)
+      if (process.env.BENCH_KEEP_PROFILE) {
         copyFileSync(join(dir, file), join(process.env.BENCH_KEEP_PROFILE, `${name}.${file}`));
+        // --perf-basic-prof's map of the JIT's code, for bench/callgrind-js.js.
+        const pid = file.split(".").at(-1);
+        const map = `/tmp/perf-${pid}.map`;
+        if (existsSync(map))
+          copyFileSync(map, join(process.env.BENCH_KEEP_PROFILE, `${name}.perf-${pid}.map`));
+      }
     }
     if (total === 0) throw new Error(`${name}: callgrind counted nothing`);
     const per = (n) => fmt(n / COUNT);
