@@ -26,6 +26,7 @@ import { createBrokerTargets } from "./broker-targets.js";
 import { assertSafeBinding, finalityFromConfig } from "./finality-from-config.js";
 import { jsonLinesLogger } from "./json-lines-logger.js";
 import { startTelemetry } from "./telemetry.js";
+import { turnBatchedLines } from "./turn-batched-lines.js";
 
 interface ServeOptions {
   configFile?: string | undefined;
@@ -56,7 +57,8 @@ export interface RunningService {
 export async function serve(options: ServeOptions): Promise<RunningService> {
   const config = loadConfig({ file: options.configFile, env: options.env, flags: options.flags });
   assertSafeBinding(config);
-  const logger = pino({ level: config.log.level }, logDestination(config.log.format, options.prettyLog));
+  const destination = logDestination(config.log.format, options.prettyLog);
+  const logger = pino({ level: config.log.level }, destination);
   // Before the store: a port in use must not leave a new empty database (or migrated schema) behind.
   await assertPortFree(config.server.host, config.server.port);
   // The request lines (one per webhook) skip pino's generic serializer; the same lines come out.
@@ -145,7 +147,10 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
       shutdown.abort();
       stopping ??= shutDown(server, loops, finality, runs, logger)
         .then(() => telemetry?.stop())
-        .finally(() => clearInterval(flushLogs));
+        .finally(() => {
+          clearInterval(flushLogs);
+          destination.detach?.();
+        });
       return stopping;
     },
   };
@@ -154,13 +159,17 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
 /**
  * JSON lines unless a person is watching: on a terminal (and with `log.format` "auto"), readable
  * lines. JSON lines go out buffered and asynchronously (4 KiB, flushed every second and on stop):
- * a log line never waits on a slow pipe, and a busy server makes one write per ~20 lines.
+ * a log line never waits on a slow pipe, and a busy server makes one write per ~20 lines. A
+ * turn's lines reach the buffer together (turn-batched-lines.ts).
  */
-function logDestination(format: FinalityConfig["log"]["format"], prettyLog: PrettyLog | undefined) {
+function logDestination(
+  format: FinalityConfig["log"]["format"],
+  prettyLog: PrettyLog | undefined,
+): { write(line: string): unknown; detach?: () => void } {
   const pretty = format === "pretty" || (format === "auto" && prettyLog?.interactive === true);
   return pretty && prettyLog
     ? prettyLog.stream()
-    : pino.destination({ dest: 1, sync: false, minLength: 4096 });
+    : turnBatchedLines(pino.destination({ dest: 1, sync: false, minLength: 4096 }));
 }
 
 /**
