@@ -108,14 +108,16 @@ export async function heartbeat(
   const call = { generation: request.generation, scope, forHeartbeat: true };
   return inFencedTx(ctx, attemptId, call, async (tx, _effects, { attempt, run }, now) => {
     const next = extendLease(attempt, request.leaseMs ?? attempt.leaseMs, now);
-    // Independent writes, sent together (one round trip on PostgreSQL).
+    const starting = attempt.status === "claimed";
+    // Independent writes, the call's last, sent together with the COMMIT (one round trip on PostgreSQL).
     await Promise.all([
-      writeAttempt(tx, attempt, next),
-      attempt.status === "claimed"
+      writeAttempt(tx, attempt, next, starting ? "beside" : "last"),
+      starting
         ? tx.appendRunEvent(
             workerAttemptEvent(attempt, "starting", "attempt.starting", now, {
               generation: attempt.generation,
             }),
+            "last",
           )
         : null,
     ]);
@@ -149,10 +151,11 @@ export async function recordWorkerEvent(
     if (!recorded) return { outcome: "duplicate" as const, attempt, run };
     if (!applies) return { outcome: "out_of_order" as const, attempt, run };
     const change = applyWorkerEvent(run, attempt, event, now, retryDelayFor(ctx, run));
-    // The attempt's write and the run's (with its mirror job) need nothing of each other: sent together.
+    // The attempt's write and the run's (with its mirror job) need nothing of each other, and end
+    // the call: sent together, the COMMIT with them.
     await Promise.all([
-      writeAttempt(tx, attempt, change.attempt),
-      change.run === null ? null : writeRunChange(tx, ctx, run, change.run, "worker", effects),
+      writeAttempt(tx, attempt, change.attempt, change.run === null ? "last" : "beside"),
+      change.run === null ? null : writeRunChange(tx, ctx, run, change.run, "worker", effects, true),
     ]);
     return { outcome: "applied" as const, attempt: change.attempt, run: change.run ?? run };
   });

@@ -39,17 +39,19 @@ function claimOnce(ctx: RunContext, request: ClaimRequest, signal?: AbortSignal)
       { attemptId: ctx.newId(), workerId: request.workerId, leaseMs: request.leaseMs },
       now,
     );
-    // Three writes that need nothing of each other's answers: sent together (on PostgreSQL, one
-    // round trip instead of three). Any failure rolls the transaction back, whichever came first.
+    // Three writes that need nothing of each other's answers, and the claim's last: sent together,
+    // the COMMIT with them (on PostgreSQL, one round trip for the three and the COMMIT). Any
+    // failure rolls the transaction back, whichever came first.
     const [, inserted] = await Promise.all([
-      writeRun(tx, run, claimed.run),
-      tx.insertAttempt(claimed.attempt),
+      writeRun(tx, run, claimed.run, "beside"),
+      tx.insertAttempt(claimed.attempt, "beside"),
       tx.appendRunEvent(
         workerAttemptEvent(claimed.attempt, "claimed", "attempt.claimed", now, {
           workerId: request.workerId,
           generation: claimed.attempt.generation,
           leaseExpiresAt: claimed.attempt.leaseExpiresAt,
         }),
+        "last",
       ),
     ]);
     if (!inserted) {

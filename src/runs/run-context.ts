@@ -5,6 +5,7 @@ import type { Source } from "../core/states.js";
 import type { FinalityEngine } from "../engine/finality-engine.js";
 import { ingestInTx } from "../engine/ingest.js";
 import { currentTraceParent } from "../engine/tracing.js";
+import type { WriteEnd } from "../store/run-store.js";
 import type { StoreTx } from "../store/store.js";
 import type { RunNotifier } from "./run-notifier.js";
 import { type RunRetryPolicy, runRetryDelayMs } from "./run-transitions.js";
@@ -65,30 +66,40 @@ export function retryDelayFor(ctx: RunContext, run: Run): number {
   return runRetryDelayMs(run.attemptCount, ctx.retry, ctx.random);
 }
 
-/** CAS write of a run; a lost race throws `version-conflict`, which re-runs the whole work. */
-export async function writeRun(tx: StoreTx, before: Run, after: Run): Promise<void> {
-  if (!(await tx.updateRun(after, before.version))) {
+/**
+ * CAS write of a run; a lost race throws `version-conflict`, which re-runs the whole work (`end`:
+ * RunStoreTx's, where the write stands in the work).
+ */
+export async function writeRun(tx: StoreTx, before: Run, after: Run, end?: WriteEnd): Promise<void> {
+  if (!(await tx.updateRun(after, before.version, end))) {
     throw new FinalityError("version-conflict", `run ${after.id} changed concurrently`, {
       details: { id: after.id, expectedVersion: before.version },
     });
   }
 }
 
-export async function writeAttempt(tx: StoreTx, before: Attempt, after: Attempt): Promise<void> {
-  if (!(await tx.updateAttempt(after, before.version))) {
+export async function writeAttempt(
+  tx: StoreTx,
+  before: Attempt,
+  after: Attempt,
+  end?: WriteEnd,
+): Promise<void> {
+  if (!(await tx.updateAttempt(after, before.version, end))) {
     throw new FinalityError("version-conflict", `attempt ${after.id} changed concurrently`, {
       details: { id: after.id, expectedVersion: before.version },
     });
   }
 }
 
-/** An attempt and its run, read in the caller's transaction; null when either is gone. */
+/**
+ * An attempt and its run, read (and locked, attempt first) in the caller's transaction, asked
+ * together (PostgreSQL: one round trip, with BEGIN); null when either is gone.
+ */
 export async function loadAttempt(
   tx: StoreTx,
   attemptId: string,
 ): Promise<{ attempt: Attempt; run: Run } | null> {
-  const attempt = await tx.getAttempt(attemptId);
-  const run = attempt === null ? null : await tx.getRun(attempt.runId);
+  const [attempt, run] = await Promise.all([tx.getAttempt(attemptId), tx.getRunOfAttempt(attemptId)]);
   return attempt === null || run === null ? null : { attempt, run };
 }
 
@@ -125,6 +136,10 @@ export async function appendRunEvents(tx: StoreTx, events: readonly NewRunEvent[
  * The reducer keeps the mirror monotonic: a retried run goes back to `queued` here but stays
  * `running` there (the observation is recorded as `lower-rank`) until its final state, whose
  * first arrival enqueues the job's effects exactly as for any provider's job.
+ *
+ * `endsWork`: the caller sends nothing after this change (nor beside it but writes marked
+ * `beside`), so the run's write, or the mirror's last statement with the run's write beside it,
+ * may carry the COMMIT (RunStoreTx's `end`).
  */
 export async function writeRunChange(
   tx: StoreTx,
@@ -133,26 +148,34 @@ export async function writeRunChange(
   after: Run,
   source: Source,
   effects: TxSideEffects,
+  endsWork = false,
 ): Promise<void> {
-  await writeRun(tx, before, after);
   if (after.status === "queued") effects.runQueued = true;
-  if (canonicalOf(before.status) === canonicalOf(after.status)) return;
+  if (canonicalOf(before.status) === canonicalOf(after.status)) {
+    await writeRun(tx, before, after, endsWork ? "last" : undefined);
+    return;
+  }
   const now = ctx.finality.clock.now();
-  const outcome = await ingestInTx(
-    tx,
-    {
-      provider: RUNS_PROVIDER,
-      id: after.id,
-      kind: after.kind,
-      state: canonicalOf(after.status),
-      rawState: after.status,
-      source,
-      // The run's version orders the mirror's same-rank updates (a retry's second `running`).
-      seq: after.version,
-      ...(after.settledAt !== null && after.output !== null ? { result: after.output } : {}),
-      ...(after.settledAt !== null && after.error !== null ? { error: after.error } : {}),
-    },
-    { ...ctx.finality.contextFor(RUNS_PROVIDER, now), traceParent: effects.traceParent ?? null },
-  );
+  // The run's write and its mirror's ingest need nothing of each other: sent together.
+  const [, outcome] = await Promise.all([
+    writeRun(tx, before, after, endsWork ? "beside" : undefined),
+    ingestInTx(
+      tx,
+      {
+        provider: RUNS_PROVIDER,
+        id: after.id,
+        kind: after.kind,
+        state: canonicalOf(after.status),
+        rawState: after.status,
+        source,
+        // The run's version orders the mirror's same-rank updates (a retry's second `running`).
+        seq: after.version,
+        ...(after.settledAt !== null && after.output !== null ? { result: after.output } : {}),
+        ...(after.settledAt !== null && after.error !== null ? { error: after.error } : {}),
+      },
+      { ...ctx.finality.contextFor(RUNS_PROVIDER, now), traceParent: effects.traceParent ?? null },
+      { endsTransaction: endsWork },
+    ),
+  ]);
   if (outcome.effects.length > 0) effects.effectsEnqueued = true;
 }

@@ -6,14 +6,28 @@ import type { Attempt, NewRunEvent, Run, RunEvent, RunStatus } from "../core/run
  */
 
 /** Writes and locking reads inside one transaction. */
+/**
+ * Where a write stands in its work (PostgreSQL: postgres-client.ts, QueryOptions): `last`, the
+ * work sends nothing after it; `beside`, it goes out in the same write as that last one. The
+ * store may then send the COMMIT behind them, before their answers: it makes such a write check
+ * itself, a failed check ending the transaction (FNL01: the work runs again the ordinary way)
+ * instead of answering false. A store that commits after the answers ignores it.
+ */
+export type WriteEnd = "last" | "beside";
+
 export interface RunStoreTx {
   /** Inserts a run; false when its id or idempotency key exists already (a race: re-run). */
   insertRun(run: Run): Promise<boolean>;
   /** The run, locked for this transaction where the database locks rows (PostgreSQL: FOR UPDATE). */
   getRun(id: string): Promise<Run | null>;
+  /**
+   * The run of an attempt, locked like `getRun`; asked together with `getAttempt` (one round trip
+   * on PostgreSQL, both sent with BEGIN), the attempt's row locked first.
+   */
+  getRunOfAttempt(attemptId: string): Promise<Run | null>;
   getRunByIdempotencyKey(key: string): Promise<Run | null>;
   /** Writes `run` if the stored version is still `expectedVersion`; false otherwise (CAS). */
-  updateRun(run: Run, expectedVersion: number): Promise<boolean>;
+  updateRun(run: Run, expectedVersion: number, end?: WriteEnd): Promise<boolean>;
   /**
    * The oldest claimable run: status `queued`, not cancel-requested, `availableAt <= now`, of
    * one of `kinds` (any kind when null), in enqueue order; locked so that no concurrent claim
@@ -21,13 +35,16 @@ export interface RunStoreTx {
    */
   pickClaimableRun(kinds: readonly string[] | null, now: number): Promise<Run | null>;
   /** Inserts an attempt; false when its id, or its (run, generation), exists already. */
-  insertAttempt(attempt: Attempt): Promise<boolean>;
+  insertAttempt(attempt: Attempt, end?: WriteEnd): Promise<boolean>;
   /** The attempt, locked like `getRun`. */
   getAttempt(id: string): Promise<Attempt | null>;
   /** CAS on the attempt's version, like `updateRun`. */
-  updateAttempt(attempt: Attempt, expectedVersion: number): Promise<boolean>;
-  /** Appends to the run's audit trail; false (and nothing written) if the dedupe key was used. */
-  appendRunEvent(event: NewRunEvent): Promise<boolean>;
+  updateAttempt(attempt: Attempt, expectedVersion: number, end?: WriteEnd): Promise<boolean>;
+  /**
+   * Appends to the run's audit trail; false (and nothing written) if the dedupe key was used.
+   * With `end`, a used key is not checked: the answer may come after the COMMIT went out.
+   */
+  appendRunEvent(event: NewRunEvent, end?: WriteEnd): Promise<boolean>;
 }
 
 /** Reads outside transactions (committed data only). */

@@ -86,7 +86,7 @@ describe("runs on PostgreSQL", () => {
     }
   });
 
-  it("a claim costs 3 round trips (BEGIN with the pick, the writes together, COMMIT); a heartbeat 4, a completion 7", async () => {
+  it("a claim costs 2 round trips (BEGIN with the pick; the writes with the COMMIT); a heartbeat 2, a completion 3", async () => {
     const migrated = await open();
     const target = new URL(POSTGRES_TEST_URL);
     const proxy = await countingProxy({ host: target.hostname, port: Number(target.port || 5432) });
@@ -104,13 +104,15 @@ describe("runs on PostgreSQL", () => {
       const counts = proxy.stop();
       expect(claimed?.attempt.status).toBe("claimed");
       expect((await migrated.getRun(claimed?.run.id as string))?.status).toBe("dispatching");
-      // BEGIN, the pick, three writes, COMMIT; one after another they were 6 round trips.
-      expect(counts).toEqual({ statements: 6, roundTrips: 3 });
+      // BEGIN with the pick; three writes, the deadline check (finality_before) and the COMMIT
+      // behind them. One after another they were 6 round trips, then 3 with the COMMIT waiting.
+      expect(counts).toEqual({ statements: 7, roundTrips: 2 });
       const attempt = claimed?.attempt as NonNullable<typeof claimed>["attempt"];
       proxy.start();
       await runs.heartbeat(attempt.id, { generation: attempt.generation });
-      // BEGIN with the attempt's read, the run's read, the attempt's write with its event, COMMIT.
-      expect(proxy.stop()).toEqual({ statements: 6, roundTrips: 4 });
+      // BEGIN with the attempt's and the run's reads; the attempt's write with its event, the
+      // deadline check and the COMMIT (4 round trips before).
+      expect(proxy.stop()).toEqual({ statements: 7, roundTrips: 2 });
       proxy.start();
       const done = await runs.recordEvent(attempt.id, {
         generation: attempt.generation,
@@ -118,9 +120,10 @@ describe("runs on PostgreSQL", () => {
         type: "succeeded",
         output: { ok: true },
       });
-      // BEGIN with the attempt's read, the run's read, the event, the attempt's and the run's
-      // writes together, the mirror job's load and write (its settlement), COMMIT.
-      expect(proxy.stop()).toEqual({ statements: 9, roundTrips: 7 });
+      // BEGIN with the attempt's and the run's reads; the event; the attempt's and the run's
+      // writes with the mirror job's whole ingest (finality_ingest, its settlement), the deadline
+      // check and the COMMIT (7 round trips before).
+      expect(proxy.stop()).toEqual({ statements: 9, roundTrips: 3 });
       expect(done.outcome).toBe("applied");
       expect(await migrated.getJob({ provider: "runs", id: attempt.runId })).toMatchObject({
         state: "succeeded",

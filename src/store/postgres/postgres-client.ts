@@ -33,6 +33,12 @@ interface QueryOptions {
    * an error aborts the transaction, and the COMMIT behind it answers ROLLBACK.
    */
   last?: boolean;
+  /**
+   * Sent in the same write as its work's `last` statement, which it does not stand for: the
+   * COMMIT may go out behind both, so this one too makes every check of its answer itself, as an
+   * error. (A run's attempt and run rows, written beside the mirror job's last statement.)
+   */
+  beside?: boolean;
 }
 
 /**
@@ -341,7 +347,7 @@ export function createClient(options: PostgresClientOptions): Sql {
     let open = false;
     // Statements sent and not yet answered, and (`together`) those held until none is.
     let unanswered = 0;
-    let held: { go: () => void; last: boolean; withBegin: boolean }[] = [];
+    let held: { go: () => void; last: boolean; beside: boolean; withBegin: boolean }[] = [];
     let flushing = false;
     // The COMMIT, once it went out behind the works' last statements (see flushSoon), and the
     // check before it that the database reached it in time (finality_before).
@@ -408,16 +414,16 @@ export function createClient(options: PostgresClientOptions): Sql {
         if (unanswered > 0) return;
         const batch = held;
         held = [];
-        // Every work still running waits on a last statement here: nothing will follow them, so
-        // the COMMIT goes with them. BEGIN has answered, or goes first in this same write, ahead of
-        // statements that each write only inside it (withBegin): then the whole transaction is
-        // one round trip.
+        // Every work still running waits on a last statement here (and those sent beside it):
+        // nothing will follow them, so the COMMIT goes with them. BEGIN has answered, or goes first
+        // in this same write, ahead of statements that each write only inside it (withBegin): then
+        // the whole transaction is one round trip.
         const latest = commitsAhead ? latestCommitAt() : null;
         const ahead =
           latest !== null &&
           (open || batch.every((statement) => statement.withBegin)) &&
-          batch.every((statement) => statement.last) &&
-          batch.length === settings.worksLeft?.();
+          batch.every((statement) => statement.last || statement.beside) &&
+          batch.reduce((lasts, statement) => lasts + (statement.last ? 1 : 0), 0) === settings.worksLeft?.();
         const stream = (client as unknown as { connection?: { stream?: Corkable } }).connection?.stream;
         stream?.cork?.();
         try {
@@ -458,6 +464,7 @@ export function createClient(options: PostgresClientOptions): Sql {
         held.push({
           go: () => direct<T>(text, values, opts).then(resolve, reject),
           last: opts?.last === true,
+          beside: opts?.beside === true,
           withBegin: opts?.withBegin === true,
         });
         flushSoon();

@@ -1,27 +1,28 @@
-import type { RunStoreTx } from "../run-store.js";
+import type { RunStoreTx, WriteEnd } from "../run-store.js";
 import { ATTEMPTS, RUN_EVENTS, RUNS } from "../tables.js";
 import type { TxSql } from "./postgres-client.js";
-import {
-  type AttemptRow,
-  attemptFromRow,
-  attemptValues,
-  type RunRow,
-  runEventValues,
-  runFromRow,
-  runValues,
-} from "./postgres-rows.js";
+import { attemptFromRow, attemptValues, runEventValues, runFromRow, runValues } from "./postgres-rows.js";
 
 const SQL = {
   insertRun: `INSERT INTO runs ${RUNS.postgres.insert} ON CONFLICT DO NOTHING`,
   // Row locks make concurrent writers of one run (claim, callback, sweep) queue instead of
   // failing their compare-and-set; a lock cycle between them is a deadlock that the store retries.
   getRun: "SELECT * FROM runs WHERE id = $1 FOR UPDATE",
+  // Sent right behind the attempt's own FOR UPDATE, in the same write: the attempt's row is
+  // locked first, then the run's, the order every worker call has always taken them in.
+  getRunOfAttempt: "SELECT * FROM runs WHERE id = (SELECT run_id FROM attempts WHERE id = $1) FOR UPDATE",
   getRunByKey: "SELECT * FROM runs WHERE idempotency_key = $1",
   updateRun: `UPDATE runs SET ${RUNS.postgres.assignments} WHERE id = $1 AND version = $${RUNS.postgres.columns.length + 1}`,
   // SKIP LOCKED: a replica claiming at the same moment takes the next queued run instead of
   // waiting for this one (and then finding it gone).
   pickAny: `SELECT * FROM runs WHERE status = 'queued' AND NOT cancel_requested AND available_at <= $1
             ORDER BY run_no LIMIT 1 FOR UPDATE SKIP LOCKED`,
+  // One kind (a worker pool's usual ask): the (kind, run_no) index in order, whatever the
+  // statistics say. `kind = ANY(...)` leaves the plan to them: on a table filled faster than
+  // autovacuum analyzes it, the generic plan read every queued run and sorted them, for each
+  // claim (5 ms at 3,000 queued; bench/README.md, "Runs on PostgreSQL").
+  pickByKind: `SELECT * FROM runs WHERE status = 'queued' AND NOT cancel_requested AND available_at <= $1
+               AND kind = $2 ORDER BY run_no LIMIT 1 FOR UPDATE SKIP LOCKED`,
   pickByKinds: `SELECT * FROM runs WHERE status = 'queued' AND NOT cancel_requested AND available_at <= $1
                 AND kind = ANY($2::text[]) ORDER BY run_no LIMIT 1 FOR UPDATE SKIP LOCKED`,
   insertAttempt: `INSERT INTO attempts ${ATTEMPTS.postgres.insert} ON CONFLICT DO NOTHING`,
@@ -30,6 +31,38 @@ const SQL = {
   appendRunEvent: `INSERT INTO run_events ${RUN_EVENTS.postgres.insert}
                    ON CONFLICT (dedupe_key) DO NOTHING`,
 } as const;
+
+/**
+ * A write whose COMMIT may go out behind it (RunStoreTx's `end`): the same write, checking its own
+ * count with finality_expect (migration 0013), whose error aborts the transaction.
+ */
+const expectOne = (write: string, what: string) =>
+  `WITH written AS (${write} RETURNING 1)
+   SELECT finality_expect(count(*) = 1, '${what}') AS written FROM written`;
+
+/** A claim's pick, by what the worker asks for (test/store/postgres-runs.test.ts reads their plans). */
+export const PICK_SQL = { any: SQL.pickAny, oneKind: SQL.pickByKind, kinds: SQL.pickByKinds } as const;
+
+/** The pick for the kinds a worker asks for (null: any kind; at least one otherwise). */
+export function pickStatement(
+  kinds: readonly string[] | null,
+  at: Date,
+): { text: string; values: unknown[] } {
+  if (kinds === null) return { text: PICK_SQL.any, values: [at] };
+  const distinct = [...new Set(kinds)];
+  return distinct.length === 1
+    ? { text: PICK_SQL.oneKind, values: [at, distinct[0]] }
+    : { text: PICK_SQL.kinds, values: [at, distinct] };
+}
+
+const CHECKED = {
+  updateRun: expectOne(SQL.updateRun, "the run changed concurrently"),
+  insertAttempt: expectOne(SQL.insertAttempt, "the attempt was inserted concurrently"),
+  updateAttempt: expectOne(SQL.updateAttempt, "the attempt changed concurrently"),
+} as const;
+
+const endOptions = (end: WriteEnd) =>
+  end === "last" ? { prepare: true, last: true } : { prepare: true, beside: true };
 
 /** A bound parameter: node-postgres sends each as text (JSON is cast with `::text::jsonb`). */
 type Value = unknown;
@@ -42,44 +75,49 @@ export function createPostgresRunTx(tx: TxSql): RunStoreTx {
     const [row] = await run<R>(text, values);
     return row ? map(row) : null;
   };
+  // The first statements of a claim or a worker's call: reads, sent with BEGIN (one round trip).
+  // Were BEGIN to fail they changed nothing (their row locks would end with them), and no answer
+  // is trusted before BEGIN's.
+  const firstRead = async <R, T>(text: string, values: readonly unknown[], map: (row: R) => T) => {
+    const [row] = (await tx.unsafe(text, values as Value[], {
+      prepare: true,
+      withBegin: true,
+    })) as unknown as R[];
+    return row ? map(row) : null;
+  };
+
+  /**
+   * A CAS write or an insert that must change one row: checked by PostgreSQL itself when its
+   * COMMIT may go out before its answer (`end` on a transaction that commits ahead), else here.
+   */
+  async function writesOne(which: keyof typeof CHECKED, values: readonly unknown[], end?: WriteEnd) {
+    if (end === undefined || !tx.commitsAhead) return (await run(SQL[which], values)).count === 1;
+    await tx.unsafe(CHECKED[which], values as Value[], endOptions(end));
+    return true; // finality_expect raised otherwise
+  }
 
   return {
     async insertRun(value) {
       return (await run(SQL.insertRun, runValues(value))).count === 1;
     },
     getRun: (id) => one(SQL.getRun, [id], runFromRow),
+    getRunOfAttempt: (attemptId) => firstRead(SQL.getRunOfAttempt, [attemptId], runFromRow),
     getRunByIdempotencyKey: (key) => one(SQL.getRunByKey, [key], runFromRow),
-    async updateRun(value, expectedVersion) {
-      return (await run(SQL.updateRun, [...runValues(value), expectedVersion])).count === 1;
-    },
+    updateRun: (value, expectedVersion, end) =>
+      writesOne("updateRun", [...runValues(value), expectedVersion], end),
     async pickClaimableRun(kinds, now) {
       if (kinds !== null && kinds.length === 0) return null;
-      const at = new Date(now);
-      // Sent with the transaction's BEGIN (one round trip): it only reads (its row lock would end
-      // with it), so were BEGIN to fail it changed nothing, and no answer is trusted before BEGIN's.
-      const [row] = (await tx.unsafe(
-        kinds === null ? SQL.pickAny : SQL.pickByKinds,
-        kinds === null ? [at] : [at, [...kinds]],
-        { prepare: true, withBegin: true },
-      )) as unknown as RunRow[];
-      return row ? runFromRow(row) : null;
+      const { text, values } = pickStatement(kinds, new Date(now));
+      return firstRead(text, values, runFromRow);
     },
-    async insertAttempt(attempt) {
-      return (await run(SQL.insertAttempt, attemptValues(attempt))).count === 1;
-    },
-    async getAttempt(id) {
-      // The first statement of a worker's call: sent with BEGIN, as the claim's pick (a read).
-      const [row] = (await tx.unsafe(SQL.getAttempt, [id], {
-        prepare: true,
-        withBegin: true,
-      })) as unknown as AttemptRow[];
-      return row ? attemptFromRow(row) : null;
-    },
-    async updateAttempt(attempt, expectedVersion) {
-      return (await run(SQL.updateAttempt, [...attemptValues(attempt), expectedVersion])).count === 1;
-    },
-    async appendRunEvent(event) {
-      return (await run(SQL.appendRunEvent, runEventValues(event))).count === 1;
+    insertAttempt: (attempt, end) => writesOne("insertAttempt", attemptValues(attempt), end),
+    getAttempt: (id) => firstRead(SQL.getAttempt, [id], attemptFromRow),
+    updateAttempt: (attempt, expectedVersion, end) =>
+      writesOne("updateAttempt", [...attemptValues(attempt), expectedVersion], end),
+    async appendRunEvent(event, end) {
+      const options = end === undefined ? { prepare: true } : endOptions(end);
+      const written = await tx.unsafe(SQL.appendRunEvent, runEventValues(event) as Value[], options);
+      return written.count === 1;
     },
   };
 }

@@ -20,6 +20,7 @@ export function createSqliteRunTx(db: SqliteDb): RunStoreTx {
   const s = {
     insertRun: db.prepare(`INSERT INTO runs ${RUNS.sqlite.insert} ON CONFLICT DO NOTHING`),
     getRun: db.prepare("SELECT * FROM runs WHERE id = ?"),
+    getRunOfAttempt: db.prepare("SELECT * FROM runs WHERE id = (SELECT run_id FROM attempts WHERE id = ?)"),
     getRunByKey: db.prepare("SELECT * FROM runs WHERE idempotency_key = ?"),
     // Only the columns that change: SQLite maintains every index over a column in the SET list,
     // whether its value changed or not.
@@ -69,6 +70,10 @@ export function createSqliteRunTx(db: SqliteDb): RunStoreTx {
     },
     async getRun(id) {
       const row = s.getRun.get(id) as RunRow | undefined;
+      return row ? runFromRow(row) : null;
+    },
+    async getRunOfAttempt(attemptId) {
+      const row = s.getRunOfAttempt.get(attemptId) as RunRow | undefined;
       return row ? runFromRow(row) : null;
     },
     async getRunByIdempotencyKey(key) {

@@ -170,6 +170,80 @@ export function describeRuns(scope: ContractScope): void {
       expect(await store.runAttempts("r2")).toEqual([]);
     });
 
+    it("getRunOfAttempt: the attempt's run, null for an attempt that does not exist", async () => {
+      const store = scope.store();
+      const run = makeRun("r1", { status: "dispatching", generation: 1, currentAttemptId: "r1-g1" });
+      await insertRuns(store, [run, makeRun("r2")]);
+      await store.transaction((tx) => tx.insertAttempt(makeAttempt("r1", 1)));
+      const read = (attemptId: string) =>
+        store.transaction(async (tx) =>
+          Promise.all([tx.getAttempt(attemptId), tx.getRunOfAttempt(attemptId)]),
+        );
+      expect(await read("r1-g1")).toEqual([makeAttempt("r1", 1), run]);
+      expect(await read("missing")).toEqual([null, null]);
+    });
+
+    // A write marked as its work's last (or sent beside it) may have its COMMIT sent before its
+    // answer (PostgreSQL): a failed compare-and-set there must still fail the work, and commit none
+    // of the writes sent with it.
+    it("a last or beside write that loses its compare-and-set answers false and commits nothing beside it", async () => {
+      const store = scope.store();
+      const run = makeRun("r1");
+      await insertRuns(store, [run]);
+      await store.transaction((tx) => tx.insertAttempt(makeAttempt("r1", 1)));
+      const stale = { ...run, status: "dispatching" as const, version: 2 };
+      const staleAttempt = { ...makeAttempt("r1", 1), status: "running" as const, version: 2 };
+      const lost = (what: string) => new Error(`${what}: lost the compare-and-set`);
+      // Each work reads first, as the runs service's do: its writes then go out in a transaction
+      // already open, where the COMMIT may go with them.
+      const outcomes = await Promise.allSettled([
+        store.transaction(async (tx) => {
+          await tx.getRun("r1");
+          const [written] = await Promise.all([
+            tx.updateRun(stale, 7, "beside"),
+            tx.appendRunEvent(runEvent("r1", 1), "last"),
+          ]);
+          if (!written) throw lost("the run");
+        }),
+        store.transaction(async (tx) => {
+          await tx.getAttempt("r1-g1");
+          const [, written] = await Promise.all([
+            tx.appendRunEvent(runEvent("r1", 2), "beside"),
+            tx.updateAttempt(staleAttempt, 7, "last"),
+          ]);
+          if (!written) throw lost("the attempt");
+        }),
+        store.transaction(async (tx) => {
+          await tx.getRun("r1");
+          const [written] = await Promise.all([
+            tx.insertAttempt(makeAttempt("r1", 1, { id: "other" }), "beside"),
+            tx.appendRunEvent(runEvent("r1", 3), "last"),
+          ]);
+          if (!written) throw lost("the insert");
+        }),
+      ]);
+      expect(outcomes.map((o) => (o.status === "rejected" ? String(o.reason) : "committed"))).toEqual([
+        "Error: the run: lost the compare-and-set",
+        "Error: the attempt: lost the compare-and-set",
+        "Error: the insert: lost the compare-and-set",
+      ]);
+      expect(await store.runEvents("r1")).toEqual([]);
+      expect(await store.getRun("r1")).toEqual(run);
+      expect(await store.runAttempts("r1")).toEqual([makeAttempt("r1", 1)]);
+      // The same writes, winning: committed, each answered true.
+      await store.transaction(async (tx) => {
+        await tx.getRun("r1");
+        const written = await Promise.all([
+          tx.updateRun(stale, 1, "beside"),
+          tx.updateAttempt(staleAttempt, 1, "beside"),
+          tx.appendRunEvent(runEvent("r1", 1), "last"),
+        ]);
+        expect(written).toEqual([true, true, true]);
+      });
+      expect(await store.getRun("r1")).toEqual(stale);
+      expect((await store.runEvents("r1")).map((e) => e.type)).toEqual(["t1"]);
+    });
+
     it("run events: deduped by key, read in the order written, paged by seqNo", async () => {
       const store = scope.store();
       const written = await store.transaction(async (tx) => [
