@@ -104,9 +104,10 @@ describe("runs on PostgreSQL", () => {
       const counts = proxy.stop();
       expect(claimed?.attempt.status).toBe("claimed");
       expect((await migrated.getRun(claimed?.run.id as string))?.status).toBe("dispatching");
-      // BEGIN with the pick; three writes, the deadline check (finality_before) and the COMMIT
-      // behind them. One after another they were 6 round trips, then 3 with the COMMIT waiting.
-      expect(counts).toEqual({ statements: 7, roundTrips: 2 });
+      // BEGIN with the pick (sorting ruled out first: SET LOCAL); three writes, the deadline check
+      // (finality_before) and the COMMIT behind them. One after another they were 6 round trips,
+      // then 3 with the COMMIT waiting.
+      expect(counts).toEqual({ statements: 8, roundTrips: 2 });
       const attempt = claimed?.attempt as NonNullable<typeof claimed>["attempt"];
       proxy.start();
       await runs.heartbeat(attempt.id, { generation: attempt.generation });

@@ -40,6 +40,8 @@ const expectOne = (write: string, what: string) =>
   `WITH written AS (${write} RETURNING 1)
    SELECT finality_expect(count(*) = 1, '${what}') AS written FROM written`;
 
+export const PICK_NO_SORT = "SET LOCAL enable_sort = off";
+
 /** A claim's pick, by what the worker asks for (test/store/postgres-runs.test.ts reads their plans). */
 export const PICK_SQL = { any: SQL.pickAny, oneKind: SQL.pickByKind, kinds: SQL.pickByKinds } as const;
 
@@ -108,7 +110,15 @@ export function createPostgresRunTx(tx: TxSql): RunStoreTx {
     async pickClaimableRun(kinds, now) {
       if (kinds !== null && kinds.length === 0) return null;
       const { text, values } = pickStatement(kinds, new Date(now));
-      return firstRead(text, values, runFromRow);
+      // Sorting is ruled out for this claim's transaction (its writes sort nothing): a pick of any
+      // kind, or of several, then walks the queued index in run order and stops at the first it
+      // can lock, whatever the statistics say (without them it was planned as a sort of every
+      // queued run). In the same write as BEGIN; outside a transaction it would change nothing.
+      const [, run] = await Promise.all([
+        tx.unsafe(PICK_NO_SORT, [], { withBegin: true }),
+        firstRead(text, values, runFromRow),
+      ]);
+      return run;
     },
     insertAttempt: (attempt, end) => writesOne("insertAttempt", attemptValues(attempt), end),
     getAttempt: (id) => firstRead(SQL.getAttempt, [id], attemptFromRow),
