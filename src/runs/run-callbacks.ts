@@ -1,7 +1,9 @@
 import { FinalityError } from "../core/errors.js";
 import type { Attempt, Run } from "../core/run-model.js";
+import type { WriteEnd } from "../store/run-store.js";
 import type { StoreTx } from "../store/store.js";
 import {
+  attemptEventKey,
   loadAttempt,
   type RunContext,
   retryDelayFor,
@@ -37,7 +39,17 @@ export interface EventResult {
   run: Run;
 }
 
-type Fenced = { attempt: Attempt; run: Run };
+/** An attempt and its run that passed the fence; `seen`: the call's event key is recorded already. */
+type Fenced = { attempt: Attempt; run: Run; seen: boolean };
+
+/** A worker's call: the generation it claims, the kinds its pool may touch, what it records. */
+interface FencedCall {
+  generation: number;
+  scope: KindScope;
+  forHeartbeat: boolean;
+  /** The dedupe key of the event the call records, looked up with the loads (one round trip). */
+  eventKey?: string;
+}
 
 const REFUSAL_TEXT: Record<FenceRefusal, string> = {
   "stale-generation": "this generation is not the attempt's: another worker holds the run now",
@@ -48,26 +60,30 @@ const REFUSAL_TEXT: Record<FenceRefusal, string> = {
 };
 
 /**
- * Loads an attempt and its run and passes the fence. A lease found past its expiry is expired
- * here exactly as the sweeper would (same decision, same dedupe keys) before the call is
- * refused, so the 409 and the ledger agree and the run is free for another worker at once.
+ * Loads an attempt and its run (and whether the call's event is recorded already) and passes the
+ * fence. A lease found past its expiry is expired here exactly as the sweeper would (same
+ * decision, same dedupe keys) before the call is refused, so the 409 and the ledger agree and the
+ * run is free for another worker at once.
  */
 async function fenced(
   tx: StoreTx,
   ctx: RunContext,
   attemptId: string,
-  generation: number,
-  scope: KindScope,
-  forHeartbeat: boolean,
+  call: FencedCall,
   effects: TxSideEffects,
 ): Promise<Fenced | { refused: FenceRefusal }> {
-  const loaded = await loadAttempt(tx, attemptId);
-  if (loaded === null || (scope !== null && !scope.includes(loaded.run.kind))) {
+  // Read after the attempt's row lock, which every writer of its events holds: a key not seen
+  // here is not written by anyone else before this transaction ends.
+  const [loaded, seen] = await Promise.all([
+    loadAttempt(tx, attemptId),
+    call.eventKey === undefined ? false : tx.hasRunEvent(call.eventKey),
+  ]);
+  if (loaded === null || (call.scope !== null && !call.scope.includes(loaded.run.kind))) {
     throw new FinalityError("not-found", `no attempt ${attemptId}`, { details: { id: attemptId } });
   }
   const { attempt, run } = loaded;
-  const fence = checkFence(run, attempt, generation, ctx.finality.clock.now(), forHeartbeat);
-  if (fence.kind === "ok") return { attempt, run };
+  const fence = checkFence(run, attempt, call.generation, ctx.finality.clock.now(), call.forHeartbeat);
+  if (fence.kind === "ok") return { attempt, run, seen };
   if (fence.reason === "lease-expired") await expireInTx(tx, ctx, attemptId, effects);
   return { refused: fence.reason };
 }
@@ -82,11 +98,11 @@ type FencedWork<T> = (tx: StoreTx, effects: TxSideEffects, loaded: Fenced, now: 
 async function inFencedTx<T>(
   ctx: RunContext,
   attemptId: string,
-  call: { generation: number; scope: KindScope; forHeartbeat: boolean },
+  call: FencedCall,
   work: FencedWork<T>,
 ): Promise<T> {
   const result = await runInTx(ctx, async (tx, effects): Promise<{ refused: FenceRefusal } | { done: T }> => {
-    const loaded = await fenced(tx, ctx, attemptId, call.generation, call.scope, call.forHeartbeat, effects);
+    const loaded = await fenced(tx, ctx, attemptId, call, effects);
     if ("refused" in loaded) return loaded;
     return { done: await work(tx, effects, loaded, ctx.finality.clock.now()) };
   });
@@ -138,22 +154,29 @@ export async function recordWorkerEvent(
   event: WorkerEvent,
   scope: KindScope,
 ): Promise<EventResult> {
-  const call = { generation: event.generation, scope, forHeartbeat: false };
-  return inFencedTx(ctx, attemptId, call, async (tx, effects, { attempt, run }, now) => {
+  const eventKey = attemptEventKey(attemptId, `seq:${event.sequence}`);
+  const call = { generation: event.generation, scope, forHeartbeat: false, eventKey };
+  return inFencedTx(ctx, attemptId, call, async (tx, effects, { attempt, run, seen }, now) => {
+    if (seen) return { outcome: "duplicate" as const, attempt, run };
     const applies = workerEventApplies(attempt, event);
-    const recorded = await tx.appendRunEvent(
-      workerAttemptEvent(attempt, `seq:${event.sequence}`, `worker.${event.type}`, now, {
-        generation: event.generation,
-        sequence: event.sequence,
-        applied: applies,
-      }),
-    );
-    if (!recorded) return { outcome: "duplicate" as const, attempt, run };
-    if (!applies) return { outcome: "out_of_order" as const, attempt, run };
+    const record = (end: WriteEnd) =>
+      tx.appendRunEvent(
+        workerAttemptEvent(attempt, `seq:${event.sequence}`, `worker.${event.type}`, now, {
+          generation: event.generation,
+          sequence: event.sequence,
+          applied: applies,
+        }),
+        end,
+      );
+    if (!applies) {
+      await record("last");
+      return { outcome: "out_of_order" as const, attempt, run };
+    }
     const change = applyWorkerEvent(run, attempt, event, now, retryDelayFor(ctx, run));
-    // The attempt's write and the run's (with its mirror job) need nothing of each other, and end
-    // the call: sent together, the COMMIT with them.
+    // The event, the attempt's write and the run's (with its mirror job) need nothing of each
+    // other, and end the call: sent together, the COMMIT with them.
     await Promise.all([
+      record("beside"),
       writeAttempt(tx, attempt, change.attempt, change.run === null ? "last" : "beside"),
       change.run === null ? null : writeRunChange(tx, ctx, run, change.run, "worker", effects, true),
     ]);

@@ -103,6 +103,9 @@ export async function loadAttempt(
   return attempt === null || run === null ? null : { attempt, run };
 }
 
+/** The dedupe key of an attempt's event for `step` (see workerAttemptEvent). */
+export const attemptEventKey = (attemptId: string, step: string) => `attempt:${attemptId}:${step}`;
+
 /**
  * An event a worker's call records on its attempt, keyed `attempt:<id>:<step>`: the same call
  * made again (a retried request) records nothing.
@@ -115,7 +118,7 @@ export function workerAttemptEvent(
   detail: Record<string, unknown>,
 ): NewRunEvent {
   return {
-    dedupeKey: `attempt:${attempt.id}:${step}`,
+    dedupeKey: attemptEventKey(attempt.id, step),
     runId: attempt.runId,
     attemptId: attempt.id,
     actor: "worker",

@@ -40,11 +40,13 @@ export interface RunStoreTx {
   getAttempt(id: string): Promise<Attempt | null>;
   /** CAS on the attempt's version, like `updateRun`. */
   updateAttempt(attempt: Attempt, expectedVersion: number, end?: WriteEnd): Promise<boolean>;
-  /**
-   * Appends to the run's audit trail; false (and nothing written) if the dedupe key was used.
-   * With `end`, a used key is not checked: the answer may come after the COMMIT went out.
-   */
+  /** Appends to the run's audit trail; false (and nothing written) if the dedupe key was used. */
   appendRunEvent(event: NewRunEvent, end?: WriteEnd): Promise<boolean>;
+  /**
+   * Whether an event with this dedupe key is recorded; asked together with `getAttempt` (one
+   * round trip on PostgreSQL), after the attempt's row lock.
+   */
+  hasRunEvent(dedupeKey: string): Promise<boolean>;
 }
 
 /** Reads outside transactions (committed data only). */

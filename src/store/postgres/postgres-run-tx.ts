@@ -30,6 +30,7 @@ const SQL = {
   updateAttempt: `UPDATE attempts SET ${ATTEMPTS.postgres.assignments} WHERE id = $1 AND version = $${ATTEMPTS.postgres.columns.length + 1}`,
   appendRunEvent: `INSERT INTO run_events ${RUN_EVENTS.postgres.insert}
                    ON CONFLICT (dedupe_key) DO NOTHING`,
+  hasRunEvent: "SELECT true AS seen FROM run_events WHERE dedupe_key = $1",
 } as const;
 
 /**
@@ -61,6 +62,7 @@ const CHECKED = {
   updateRun: expectOne(SQL.updateRun, "the run changed concurrently"),
   insertAttempt: expectOne(SQL.insertAttempt, "the attempt was inserted concurrently"),
   updateAttempt: expectOne(SQL.updateAttempt, "the attempt changed concurrently"),
+  appendRunEvent: expectOne(SQL.appendRunEvent, "the run event was recorded already"),
 } as const;
 
 const endOptions = (end: WriteEnd) =>
@@ -124,10 +126,9 @@ export function createPostgresRunTx(tx: TxSql): RunStoreTx {
     getAttempt: (id) => firstRead(SQL.getAttempt, [id], attemptFromRow),
     updateAttempt: (attempt, expectedVersion, end) =>
       writesOne("updateAttempt", [...attemptValues(attempt), expectedVersion], end),
-    async appendRunEvent(event, end) {
-      const options = end === undefined ? { prepare: true } : endOptions(end);
-      const written = await tx.unsafe(SQL.appendRunEvent, runEventValues(event) as Value[], options);
-      return written.count === 1;
+    appendRunEvent: (event, end) => writesOne("appendRunEvent", runEventValues(event), end),
+    async hasRunEvent(dedupeKey) {
+      return (await firstRead(SQL.hasRunEvent, [dedupeKey], () => true)) === true;
     },
   };
 }

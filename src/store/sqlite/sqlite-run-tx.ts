@@ -48,6 +48,7 @@ export function createSqliteRunTx(db: SqliteDb): RunStoreTx {
       `INSERT INTO run_events ${RUN_EVENTS.sqlite.insert}
        ON CONFLICT (dedupe_key) DO NOTHING`,
     ),
+    hasRunEvent: db.prepare("SELECT 1 FROM run_events WHERE dedupe_key = ?"),
   };
 
   /**
@@ -101,6 +102,9 @@ export function createSqliteRunTx(db: SqliteDb): RunStoreTx {
     },
     async appendRunEvent(event) {
       return s.appendRunEvent.run(runEventParams(event)).changes === 1;
+    },
+    async hasRunEvent(dedupeKey) {
+      return s.hasRunEvent.get(dedupeKey) !== undefined;
     },
   };
 }

@@ -244,6 +244,25 @@ export function describeRuns(scope: ContractScope): void {
       expect((await store.runEvents("r1")).map((e) => e.type)).toEqual(["t1"]);
     });
 
+    it("a last event insert whose key is used answers false and commits nothing beside it", async () => {
+      const store = scope.store();
+      const run = makeRun("r1");
+      await insertRuns(store, [run]);
+      await store.transaction((tx) => tx.appendRunEvent(runEvent("r1", 1)));
+      const outcome = store.transaction(async (tx) => {
+        const [seen] = await Promise.all([tx.hasRunEvent("r1:1"), tx.getRun("r1")]);
+        const [, recorded] = await Promise.all([
+          tx.updateRun({ ...run, status: "dispatching", version: 2 }, 1, "beside"),
+          tx.appendRunEvent({ ...runEvent("r1", 1), type: "again" }, "last"),
+        ]);
+        if (!recorded) throw new Error(`recorded already (seen: ${seen})`);
+      });
+      await expect(outcome).rejects.toThrow("recorded already (seen: true)");
+      expect(await store.getRun("r1")).toEqual(run);
+      expect((await store.runEvents("r1")).map((e) => e.type)).toEqual(["t1"]);
+      expect(await store.transaction((tx) => tx.hasRunEvent("r1:2"))).toBe(false);
+    });
+
     it("run events: deduped by key, read in the order written, paged by seqNo", async () => {
       const store = scope.store();
       const written = await store.transaction(async (tx) => [
