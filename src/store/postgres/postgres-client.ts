@@ -111,8 +111,9 @@ interface TransactionSettings {
   together?: boolean;
   /**
    * (`together` only.) How many of the works sharing the transaction may still send a statement,
-   * or -1 once one of them has failed. When every statement held is a `last` one and they are as
-   * many as this, the COMMIT goes out with them (QueryOptions.last): no work is left to send more.
+   * or -1 once one of them has failed. When every statement held is a `last` one or sent `beside`
+   * one, and the `last` ones are as many as this, the COMMIT goes out with them (QueryOptions.last):
+   * no work is left to send more.
    */
   worksLeft?: () => number;
 }

@@ -30,7 +30,7 @@ const SQL = {
   updateAttempt: `UPDATE attempts SET ${ATTEMPTS.postgres.assignments} WHERE id = $1 AND version = $${ATTEMPTS.postgres.columns.length + 1}`,
   appendRunEvent: `INSERT INTO run_events ${RUN_EVENTS.postgres.insert}
                    ON CONFLICT (dedupe_key) DO NOTHING`,
-  hasRunEvent: "SELECT true AS seen FROM run_events WHERE dedupe_key = $1",
+  hasRunEvent: "SELECT 1 FROM run_events WHERE dedupe_key = $1",
 } as const;
 
 /**
@@ -127,8 +127,6 @@ export function createPostgresRunTx(tx: TxSql): RunStoreTx {
     updateAttempt: (attempt, expectedVersion, end) =>
       writesOne("updateAttempt", [...attemptValues(attempt), expectedVersion], end),
     appendRunEvent: (event, end) => writesOne("appendRunEvent", runEventValues(event), end),
-    async hasRunEvent(dedupeKey) {
-      return (await firstRead(SQL.hasRunEvent, [dedupeKey], () => true)) === true;
-    },
+    hasRunEvent: async (dedupeKey) => (await firstRead(SQL.hasRunEvent, [dedupeKey], () => true)) !== null,
   };
 }
