@@ -10,9 +10,9 @@ import { clampLimit, decodeCursor, encodeCursor } from "./json-column.js";
  *
  * Commit order is what makes the cursor safe: a reader that has seen cursor `c` has seen every
  * settlement that committed before the one at `c`, and no later commit gets a cursor before `c`.
- * SQLite has one writer, so its row numbers are commit order. PostgreSQL numbers the rows at
- * COMMIT under an advisory lock (migration 0007): a plain sequence, numbered at insert, could
- * commit 6 before 5, and a reader at 6 would never see 5.
+ * SQLite has one writer, so its row numbers are commit order. PostgreSQL numbers committed rows
+ * when a reader comes, under an advisory lock (migration 0016; 0007 numbered them at COMMIT): a
+ * plain sequence, numbered at insert, could commit 6 before 5, and a reader at 6 would never see 5.
  *
  * Kinds that arrive late. A job adopted from an early webhook settles with no kind; its kind comes
  * later, with a registration or an intent's attach. The database then writes an **amendment** in

@@ -92,3 +92,12 @@ export function useFreshSchema(admin: Sql): {
     },
   };
 }
+
+/** How many sessions named `applicationName` are waiting for a lock right now. */
+export async function lockWaiters(admin: Sql, applicationName: string): Promise<number | undefined> {
+  const [row] = await admin.unsafe<{ n: number }>(
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'",
+    [applicationName],
+  );
+  return row?.n;
+}

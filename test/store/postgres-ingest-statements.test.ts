@@ -68,9 +68,9 @@ describe("PostgreSQL ingest statements", () => {
     try {
       const { outcome, statements, roundTrips } = await ingest(webhook("job-1", "running", 1, "d-1"));
       expect(outcome).toMatchObject({ applied: true });
-      // BEGIN, the ingest, the check that the database is in time (finality_before), the
-      // group's lock_timeout reset and COMMIT.
-      expect(statements).toBe(5);
+      // BEGIN, the ingest, the check that the database is in time (finality_before) and COMMIT
+      // (no lock_timeout reset: a COMMIT takes no lock since settlements are numbered when read).
+      expect(statements).toBe(4);
       // All in one write: the ingest writes only inside BEGIN's transaction, and carries its own checks.
       expect(roundTrips).toBe(1);
     } finally {
@@ -84,7 +84,7 @@ describe("PostgreSQL ingest statements", () => {
       await ingest(webhook("job-1", "pending", 1, "d-1"));
       const { outcome, statements, roundTrips } = await ingest(webhook("job-1", "running", 2, "d-2"));
       expect(outcome).toMatchObject({ applied: true });
-      expect(statements).toBe(5);
+      expect(statements).toBe(4);
       expect(roundTrips).toBe(1);
     } finally {
       await close();
@@ -97,7 +97,7 @@ describe("PostgreSQL ingest statements", () => {
       await ingest(webhook("job-1", "running", 1, "d-1"));
       const { outcome, statements, roundTrips } = await ingest(webhook("job-1", "succeeded", 2, "d-2"));
       expect(outcome).toMatchObject({ applied: true, settled: true, effects: ["notify"] });
-      expect([statements, roundTrips]).toEqual([5, 1]);
+      expect([statements, roundTrips]).toEqual([4, 1]);
       const [row] = await store.transaction((tx) => tx.execute("SELECT count(*)::int AS n FROM outbox", []));
       expect(row?.n).toBe(1);
     } finally {
@@ -115,8 +115,8 @@ describe("PostgreSQL ingest statements", () => {
       await ingest(webhook("job-1", "running", 1, "d-1"));
       const { outcome, statements, roundTrips } = await ingest(webhook("job-1", "succeeded", 2, "d-2"));
       expect(outcome).toMatchObject({ applied: true, settled: true, effects: ["in-tx", "notify"] });
-      // BEGIN, the load, the update, the outbox row, the check, the lock_timeout reset and COMMIT.
-      expect(statements).toBe(7);
+      // BEGIN, the load, the update, the outbox row, the check and COMMIT.
+      expect(statements).toBe(6);
       // The outbox row goes when the update has answered (it may have found more to do), COMMIT
       // with it: 3 round trips, not 4.
       expect(roundTrips).toBe(3);
@@ -134,8 +134,8 @@ describe("PostgreSQL ingest statements", () => {
       const { outcome, statements, roundTrips } = await ingest(webhook("job-1", "running", 1, "d-1"));
       expect(outcome).toMatchObject({ applied: false, reason: "duplicate-delivery" });
       expect(outcome.job?.state).toBe("running");
-      // BEGIN, the ingest, the check, the reset and COMMIT.
-      expect(statements).toBe(5);
+      // BEGIN, the ingest, the check and COMMIT.
+      expect(statements).toBe(4);
       expect(roundTrips).toBe(1);
       const reasons = await store.transaction((tx) =>
         tx.execute("SELECT reason FROM events WHERE job_id = $1 ORDER BY event_no", ["job-1"]),
@@ -153,9 +153,9 @@ describe("PostgreSQL ingest statements", () => {
       const { outcomes, statements, roundTrips } = await ingestAll(webhooks);
       expect(outcomes.every((outcome) => outcome.applied)).toBe(true);
       expect(store.groupCommitStats().largestBatch).toBe(16);
-      // Each caller's ingest (16), BEGIN, the check, the lock_timeout reset and COMMIT: 20
-      // statements, sent one after another in one write.
-      expect(statements).toBe(20);
+      // Each caller's ingest (16), BEGIN, the check and COMMIT: 19 statements, sent one after
+      // another in one write.
+      expect(statements).toBe(19);
       expect(roundTrips).toBe(1);
     } finally {
       await close();
@@ -238,9 +238,9 @@ describe("PostgreSQL ingest statements", () => {
       await tombstone(store, "job-p");
       const { outcome, statements, roundTrips } = await ingest(webhook("job-p", "running", 1, "d-p"));
       expect(outcome).toMatchObject({ applied: false, reason: "already-settled-pruned", job: null });
-      // BEGIN+ingest+check+reset+COMMIT (answering ROLLBACK); then BEGIN+load, insert, the event,
-      // reset+COMMIT.
-      expect([statements, roundTrips]).toEqual([10, 5]);
+      // BEGIN+ingest+check+COMMIT (answering ROLLBACK); then BEGIN+load, insert, the event,
+      // COMMIT.
+      expect([statements, roundTrips]).toEqual([9, 5]);
       expect(await rowCount(store, "SELECT count(*)::int AS n FROM jobs WHERE id = $1", ["job-p"])).toBe(0);
       const reasons = await store.transaction((tx) =>
         tx.execute("SELECT reason FROM events WHERE job_id = $1 ORDER BY event_no", ["job-p"]),

@@ -4,7 +4,7 @@ import { jobLockOrder } from "../../src/store/store.js";
 import { dropSchema, POSTGRES_TEST_URL, postgresSuite, uniqueSchemaName } from "../helpers/postgres.js";
 import { makeJob } from "../helpers/records.js";
 
-// The settlement feed's cursor on PostgreSQL under concurrent commits (migration 0007): many
+// The settlement feed's cursor on PostgreSQL under concurrent commits (migrations 0007, 0016): many
 // connections on several replicas settle jobs with random delays inside their transactions, some
 // through the group commit, some roll back; a reader polling all the while must see every
 // committed settlement exactly once, in cursor order, and never one that rolled back.
@@ -150,9 +150,9 @@ describe("PostgreSQL settlement feed order", () => {
   it("the same race catches a sequence numbered at insert (the naive design): rows committed late are skipped", async () => {
     schema = uniqueSchemaName("finality_settle_naive");
     const first = await open();
-    // The mutant: number each row when it is inserted, not at COMMIT, and drop the commit-time step.
+    // The mutant: number each row when it is inserted, and make the reader's numbering step
+    // (migration 0016) number nothing.
     await first.transaction(async (tx) => {
-      await tx.execute("DROP TRIGGER settlements_numbered ON settlements");
       await tx.execute(
         `CREATE OR REPLACE FUNCTION settlement_recorded() RETURNS trigger LANGUAGE plpgsql AS $$
          BEGIN
@@ -160,6 +160,10 @@ describe("PostgreSQL settlement feed order", () => {
              VALUES (nextval('settlement_numbers'), NEW.provider, NEW.id, NEW.kind, NEW.state, NEW.settled_at, NEW.settled_by);
            RETURN NULL;
          END $$`,
+      );
+      await tx.execute(
+        `CREATE OR REPLACE FUNCTION finality_number_settlements() RETURNS bigint LANGUAGE sql AS $$
+           SELECT coalesce(max(settlement_no), 0) FROM settlements $$`,
       );
     });
     const { committed, seen } = await race("naive");

@@ -1,6 +1,12 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { openPostgresStore, type PostgresStore } from "../../src/store/postgres/postgres-store.js";
-import { dropSchema, POSTGRES_TEST_URL, postgresSuite, uniqueSchemaName } from "../helpers/postgres.js";
+import {
+  dropSchema,
+  lockWaiters,
+  POSTGRES_TEST_URL,
+  postgresSuite,
+  uniqueSchemaName,
+} from "../helpers/postgres.js";
 
 // takeParked is one round trip (migration 0012's take_parked): the advisory lock per job key, then
 // the DELETE, in a VOLATILE function so that the DELETE reads after the lock is held. A row parked
@@ -43,18 +49,7 @@ describe("PostgreSQL takeParked", () => {
     const taking = store.transaction((tx) => tx.takeParked({ provider: "generic", id: "j" }));
     try {
       // The taker waits on the parker's lock; only then does the parker commit.
-      await expect
-        .poll(
-          async () =>
-            (
-              await admin.unsafe<{ n: number }>(
-                "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'",
-                [name],
-              )
-            )[0]?.n,
-          { timeout: 5000 },
-        )
-        .toBe(1);
+      await expect.poll(() => lockWaiters(admin, name), { timeout: 5000 }).toBe(1);
     } finally {
       commit();
       await parker;

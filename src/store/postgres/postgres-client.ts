@@ -335,8 +335,6 @@ export function createClient(options: PostgresClientOptions): Sql {
     client: pg.PoolClient,
     settings: TransactionSettings,
     beginText: string,
-    /** What ends the transaction, COMMIT last. */
-    commitTexts: readonly string[],
   ): {
     tx: TxSql;
     opened: () => Promise<void>;
@@ -436,11 +434,6 @@ export function createClient(options: PostgresClientOptions): Sql {
             if (Number.isFinite(latest)) {
               inTime = query(client, "SELECT finality_before($1)", [latest], true, settings);
               inTime.catch(() => {}); // awaited by begin, which throws its failure
-            }
-            // Each text on its own: in a transaction a last statement aborted, the lock_timeout
-            // reset fails, and the COMMIT still runs (answering ROLLBACK), ending it.
-            for (const text of commitTexts.slice(0, -1)) {
-              query(client, text, undefined, false, settings).catch(() => {});
             }
             committing = query(client, "COMMIT", undefined, false, settings);
             committing.catch(() => {}); // awaited by begin, which deals with its failure
@@ -554,23 +547,18 @@ export function createClient(options: PostgresClientOptions): Sql {
       settings.lockTimeoutMs === undefined
         ? ""
         : `; SET LOCAL lock_timeout = ${Math.max(1, Math.round(settings.lockTimeoutMs))}`;
-    // The short lock_timeout is for the work's row locks. At COMMIT the settlement feed's trigger
-    // takes the schema's numbering lock (migration 0007), which every settling COMMIT holds for a
-    // moment: cut at 20 ms, a busy moment failed a whole group. Restored in the same round trip.
-    const commitTexts =
-      settings.lockTimeoutMs === undefined ? ["COMMIT"] : ["SET LOCAL lock_timeout TO DEFAULT", "COMMIT"];
-    const commit = commitTexts.join("; ");
+    // The short lock_timeout is for the work's row locks, and a COMMIT takes no lock: settlements
+    // are numbered when read (migration 0016), not under a lock at COMMIT as 0007 did.
     // Sent with the work's first statement (txSql): a withBegin one goes in the same round trip.
     const { tx, opened, committedAhead, lateness } = txSql(
       client,
       settings,
       `BEGIN${mode ? ` ${mode}` : ""}${local}; SET LOCAL finality.in_transaction = 'on'`,
-      commitTexts,
     );
     try {
       const result = await work(tx);
       await opened();
-      const committed = await (committedAhead() ?? query(client, commit, undefined, false, settings));
+      const committed = await (committedAhead() ?? query(client, "COMMIT", undefined, false, settings));
       // The database reached the COMMIT too late (finality_before): it rolled back, as it would
       // at a statement_timeout, and that is the error to give.
       await lateness();

@@ -1,6 +1,7 @@
 import type { HousekeepingStats, HousekeepingStore, PruneTarget } from "../housekeeping-store.js";
 import { pruneSettledJobs, type Query } from "./postgres-lifecycle.js";
 import { fromTime, toTime } from "./postgres-rows.js";
+import { numberSettlements } from "./postgres-settlements.js";
 
 type Read = <T>(what: string, text: string, values?: readonly unknown[]) => Promise<T[] & { count: number }>;
 /** Runs `work` in one READ COMMITTED transaction (retried like the store's own). */
@@ -46,7 +47,8 @@ const DOOMED: Record<PruneTarget, { from: string; key: string; oldest: string }>
     oldest: "SELECT min(parked_at) AS at FROM parked",
   },
   settlements: {
-    // Numbered rows only: an unnumbered one belongs to a transaction committing right now.
+    // Numbered rows only: prune() numbers the committed ones first (migration 0016), so what is
+    // left unnumbered belongs to a transaction that has not committed.
     from: "SELECT settlement_no FROM settlements WHERE settled_at < $1 AND settlement_no IS NOT NULL ORDER BY settled_at",
     key: "settlement_no",
     oldest: "SELECT min(settled_at) AS at FROM settlements",
@@ -89,11 +91,14 @@ export function createPostgresHousekeeping(read: Read, transact: Transact): Hous
           pruneSettledJobs(q, DOOMED.settledJobs.from, before, limit),
         );
       }
+      // Without readers, settlements would wait unnumbered, and unpruned, for ever.
+      if (target === "settlements") await numberSettlements(read);
       const result = await read(`prune ${target}`, deleteStatement(target), [toTime(before), limit]);
       return result.count;
     },
 
     async countPrunable(target, before) {
+      if (target === "settlements") await numberSettlements(read);
       const [row] = await read<{ n: string }>(
         `count ${target}`,
         `SELECT count(*) AS n FROM (${DOOMED[target].from}) t`,

@@ -17,8 +17,11 @@ const RELISTEN_MIN_MS = 250;
 const CHANNEL = "finality_settlements";
 
 /**
- * The settlement feed on PostgreSQL (migration 0007). Only numbered rows are read: a row's number
- * is set at its COMMIT, so an unnumbered one is another transaction's, still in flight.
+ * The settlement feed on PostgreSQL (migrations 0007 and 0016). A settling commit writes its rows
+ * unnumbered and takes no lock; a read first numbers every row committed since the last one
+ * (`finality_number_settlements()`, one short transaction under the schema's advisory lock), then
+ * reads numbered rows only. A row of a transaction still in flight is invisible to the numbering,
+ * so it is numbered after every row a reader has already passed.
  *
  * Waiters are woken by the NOTIFY each settling commit sends (any replica's, this one's too), on
  * one connection of its own opened at the first wait; a slow poll of the newest number stands
@@ -29,13 +32,7 @@ export function createPostgresSettlements(
   options: { url: string; schema?: string | undefined; settlementPollMs?: number | undefined },
 ) {
   let closed = false;
-  const signal = createSettlementSignal(async () => {
-    const [row] = await read<{ n: number }>(
-      "settlementsNewest",
-      "SELECT coalesce(max(settlement_no), 0)::bigint AS n FROM settlements",
-    );
-    return Number(row?.n ?? 0);
-  }, options.settlementPollMs ?? POLL_MS);
+  const signal = createSettlementSignal(() => numberSettlements(read), options.settlementPollMs ?? POLL_MS);
   const listener = createListener(
     options,
     () => signal.wakeAll(),
@@ -44,6 +41,7 @@ export function createPostgresSettlements(
 
   const reads: SettlementReads = {
     async readSettlements(query) {
+      await numberSettlements(read);
       const { sql, values } = settlementPageSql(query, (n) => `$${n}`);
       const rows = await read<SettlementRow<Date>>(
         "readSettlements",
@@ -73,6 +71,16 @@ export function createPostgresSettlements(
       await listener.stop();
     },
   };
+}
+
+/**
+ * Numbers every settlement committed unnumbered so far (migration 0016) and answers the newest
+ * number (0: none). Cheap when there is nothing to number: the partial index of unnumbered rows is
+ * empty, and a transaction that wrote nothing flushes no WAL.
+ */
+export async function numberSettlements(read: Read): Promise<number> {
+  const [row] = await read<{ n: string }>("numberSettlements", "SELECT finality_number_settlements() AS n");
+  return Number(row?.n ?? 0);
 }
 
 /** The settled jobs as they are now, by provider and id (retention may have deleted some). */
