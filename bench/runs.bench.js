@@ -9,7 +9,9 @@
  * talking to PostgreSQL directly (no HTTP hop: its best case). Ratios are printed.
  *
  * Knobs: BENCH_RUNS (default 3000), BENCH_RUN_WORKERS (default 20),
- * BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test).
+ * BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_FEED_READER=1 (a
+ * reader follows the settlement feed through the drain, as a settlement stream's consumer would:
+ * on PostgreSQL it is the reader that numbers settlements, migration 0016).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -23,7 +25,10 @@ import { fmt } from "./lib/stats.js";
 const RUNS = Number(process.env.BENCH_RUNS ?? 3000);
 const WORKERS = Number(process.env.BENCH_RUN_WORKERS ?? 20);
 const PG_URL = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-console.log(`runs: ${RUNS}; worker clients: ${WORKERS}; BENCH_POSTGRES_URL=${PG_URL}`);
+const FEED_READER = process.env.BENCH_FEED_READER === "1";
+console.log(
+  `runs: ${RUNS}; worker clients: ${WORKERS}; BENCH_POSTGRES_URL=${PG_URL}; feed reader: ${FEED_READER ? "on" : "off"}`,
+);
 
 const seconds = (started) => Number(process.hrtime.bigint() - started) / 1e9;
 
@@ -78,11 +83,29 @@ async function drain(url) {
   );
   const started = process.hrtime.bigint();
   for (const worker of workers) worker.start();
+  let draining = true;
+  const reading = FEED_READER ? followFeed(url, () => draining) : Promise.resolve(0);
   await allDone;
   const elapsed = seconds(started);
+  draining = false;
   await Promise.all(workers.map((worker) => worker.stop()));
   if (errors.length > 0) console.log(`  (${errors.length} client errors, first: ${errors[0]})`);
+  if (FEED_READER) console.log(`  the feed reader saw ${await reading} settlements during the drain`);
   return RUNS / elapsed;
+}
+
+/** Long-polls the settlement feed from its start while `going()`; resolves with how many it read. */
+async function followFeed(url, going) {
+  let after = "";
+  let seen = 0;
+  while (going()) {
+    const response = await fetch(`${url}/v1/settlements?limit=1000&wait=1${after ? `&after=${after}` : ""}`);
+    if (!response.ok) throw new Error(`the settlement feed answered ${response.status}`);
+    const page = await response.json();
+    seen += page.items.length;
+    after = page.cursor ?? "";
+  }
+  return seen;
 }
 
 async function finalityOn(label, spec) {
