@@ -11,7 +11,8 @@
  *   node bench/callgrind-js.js /tmp/p/finality.callgrind.out.<pid> /tmp/p/finality.perf-<pid>.map
  *
  * Knobs: BENCH_WEBHOOKS (3000: the window's webhooks, to divide by), BENCH_TOP (40 rows),
- * BENCH_MATCH (a regular expression: only functions whose name or file matches).
+ * BENCH_MATCH (a regular expression: only functions whose name or file matches), BENCH_CALLERS (a
+ * regular expression: for each function it matches, who called it and what those calls cost).
  * Inclusive figures of a function that is on the stack twice (recursion) count its work twice;
  * an async function's inclusive figure holds each of its resumptions (they run its code).
  */
@@ -68,6 +69,8 @@ function tidy(name) {
 const names = new Map();
 const self = new Map();
 const inclusive = new Map();
+/** Inclusive cost of calls, by caller and callee (`caller\u0000callee`). */
+const edges = new Map();
 let fn = "";
 let callee = "";
 let callLine = false;
@@ -85,6 +88,7 @@ for (const line of readFileSync(profilePath, "utf8").split("\n")) {
       callLine = false;
       // Inclusive cost of a call belongs to the caller's inclusive figure (not its self).
       if (callee !== fn) add(inclusive, fn, cost);
+      add(edges, `${fn}\u0000${callee}`, cost);
     } else {
       add(self, fn, cost);
       add(inclusive, fn, cost);
@@ -100,6 +104,11 @@ function named(text) {
 }
 
 // Addresses to JavaScript functions; everything else keeps callgrind's name.
+const nameOf = (name) => {
+  const address = /^0x[0-9a-f]+$/i.test(name) ? Number.parseInt(name, 16) : null;
+  const js = address === null ? null : jsName(address);
+  return js ?? (address === null ? name : "(JIT code the map does not name)");
+};
 const byFunction = { self: new Map(), inclusive: new Map() };
 const byFile = new Map();
 for (const [map, into] of [
@@ -107,11 +116,10 @@ for (const [map, into] of [
   [inclusive, byFunction.inclusive],
 ]) {
   for (const [name, n] of map) {
-    const address = /^0x[0-9a-f]+$/i.test(name) ? Number.parseInt(name, 16) : null;
-    const js = address === null ? null : jsName(address);
-    const key = js ?? (address === null ? name : "(JIT code the map does not name)");
+    const key = nameOf(name);
     add(into, key, n);
-    if (map === self) add(byFile, js ? js.replace(/^.* (\S+):\d+$/, "$1") : "(native)", n);
+    const js = /^0x/i.test(name) && !key.startsWith("(JIT");
+    if (map === self) add(byFile, js ? key.replace(/^.* (\S+):\d+$/, "$1") : "(native)", n);
   }
 }
 
@@ -132,3 +140,15 @@ console.log("\nself per webhook, by function");
 for (const [name, n] of rows(byFunction.self)) console.log(`${per(n)}  ${name}`);
 console.log("\nself per webhook, by file (compiled JavaScript; native code as one line)");
 for (const [name, n] of rows(byFile)) console.log(`${per(n)}  ${name}`);
+
+if (process.env.BENCH_CALLERS) {
+  const wanted = new RegExp(process.env.BENCH_CALLERS);
+  const callers = new Map();
+  for (const [edge, n] of edges) {
+    const [from, to] = edge.split("\u0000").map(nameOf);
+    if (wanted.test(to)) add(callers, `${to}  <-  ${from}`, n);
+  }
+  console.log(`\ncalls to functions matching ${wanted}, by caller (inclusive per webhook)`);
+  for (const [name, n] of [...callers].sort((a, b) => b[1] - a[1]).slice(0, TOP))
+    console.log(`${per(n)}  ${name}`);
+}

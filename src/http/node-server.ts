@@ -38,7 +38,18 @@ const REQUEST_TIMEOUT_MS = 30_000;
 export async function startNodeServer(app: Hono<AppEnv>, options: NodeServerOptions): Promise<NodeServer> {
   const listener = getRequestListener(app.fetch, { hostname: options.host });
   const fastPath = options.fastPath;
+  let stopping = false;
+  // Node's close() waits for keep-alive sockets to time out: while stopping, answers say
+  // `Connection: close` and each socket that turns idle (its answer sent, even one begun before
+  // stopping) is closed at once. One shared listener, added with `on`: a `once` per answer, and a
+  // second `request` listener, cost every request.
+  const closeIdleConnections = () => server.closeIdleConnections();
+  const afterAnswer = () => {
+    if (stopping) setImmediate(closeIdleConnections);
+  };
   const server = createServer((request, response) => {
+    if (stopping) response.shouldKeepAlive = false;
+    response.on("finish", afterAnswer);
     if (fastPath?.(request, response)) return;
     void listener(request, response);
   });
@@ -51,15 +62,6 @@ export async function startNodeServer(app: Hono<AppEnv>, options: NodeServerOpti
   server.keepAliveTimeout = keepAliveTimeout;
   server.headersTimeout = headersTimeout;
   server.requestTimeout = Math.max(REQUEST_TIMEOUT_MS, headersTimeout);
-  let stopping = false;
-  // Node's close() waits for keep-alive sockets to time out: while stopping, answers say
-  // `Connection: close` and each socket that turns idle is closed at once.
-  server.on("request", (_request, response) => {
-    if (stopping) response.shouldKeepAlive = false;
-    response.once("finish", () => {
-      if (stopping) setImmediate(() => server.closeIdleConnections());
-    });
-  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, () => {

@@ -77,3 +77,41 @@ describe("idle keep-alive connections", () => {
     expect(idle).toBeLessThan(4_000);
   }, 20_000);
 });
+
+describe("stopping", () => {
+  it("closes a connection busy at close() once its answer is sent, not at the keep-alive timeout", async () => {
+    const app = new Hono<AppEnv>();
+    let entered!: () => void;
+    const inHandler = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    app.get("/hold", async (c) => {
+      entered();
+      await released;
+      return c.text("held");
+    });
+    // The default keep-alive (65 s) and a force timeout far past this test's own: only the
+    // server closing the socket as soon as it turns idle lets close() resolve in time.
+    server = await startNodeServer(app, { host: "127.0.0.1", port: 0 });
+    const { hostname, port } = new URL(server.url);
+    const socket = connect(Number(port), hostname);
+    await once(socket, "connect");
+    let received = "";
+    socket.on("data", (chunk) => {
+      received += chunk.toString("latin1");
+    });
+    const socketClosed = once(socket, "close");
+    socket.write("GET /hold HTTP/1.1\r\nhost: finality\r\n\r\n");
+    await inHandler;
+    const closing = server.close(120_000);
+    release();
+    await socketClosed;
+    await closing;
+    expect(received.split("\r\n")[0]).toBe("HTTP/1.1 200 OK");
+    expect(received.endsWith("held")).toBe(true);
+  }, 20_000);
+});
