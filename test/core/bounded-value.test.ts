@@ -74,6 +74,14 @@ describe("storableDeliveryId and storableText", () => {
     expect(storableDeliveryId(long)).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(storableDeliveryId(long)).toBe(storableDeliveryId(long));
     expect(storableDeliveryId("a\u0000b")).toMatch(/^sha256:/);
+    expect(storableDeliveryId("a\u009fb")).toMatch(/^sha256:/);
+  });
+
+  it("hashes an id with half of a surrogate pair, keeps one with a whole pair", () => {
+    expect(storableDeliveryId("a\ud800")).toMatch(/^sha256:/);
+    expect(storableDeliveryId("\udc00b")).toMatch(/^sha256:/);
+    expect(storableDeliveryId("a\udc00\ud800b")).toMatch(/^sha256:/);
+    expect(storableDeliveryId("msg_😀")).toBe("msg_😀");
   });
 
   it("never cuts between the halves of a surrogate pair", () => {
