@@ -7,7 +7,12 @@ import { problemHeaders, toProblem } from "./problem.js";
 import { tooLarge } from "./read-body.js";
 import type { Logger } from "./request-log.js";
 import type { ServiceMetrics } from "./service-metrics.js";
-import type { AfterVerify, WebhookAnswer, WebhookIntake } from "./webhook-intake.js";
+import {
+  type AfterVerify,
+  type WebhookAnswer,
+  type WebhookIntake,
+  webhookAnswerJson,
+} from "./webhook-intake.js";
 import { continueVerifiedTrace, traceWebhook, WEBHOOK_ROUTE } from "./webhook-tracing.js";
 
 /** Only plain provider names take the fast path; anything odd goes to the router. */
@@ -70,7 +75,7 @@ export function createNodeWebhookHandler(options: {
         send(response, problem.status, problemHeaders(problem), JSON.stringify(problem));
       }
       if (answer !== undefined) {
-        const body = JSON.stringify(answer);
+        const body = webhookAnswerJson(answer);
         if (tracingOn()) resumeIn(traced, () => inSpanSync("answer", () => sendJson(response, body)));
         else sendJson(response, body);
       }
