@@ -12,7 +12,8 @@
  *
  * Knobs: BENCH_WEBHOOKS (3000: the window's webhooks, to divide by), BENCH_TOP (40 rows),
  * BENCH_MATCH (a regular expression: only functions whose name or file matches), BENCH_CALLERS (a
- * regular expression: for each function it matches, who called it and what those calls cost).
+ * regular expression: for each function it matches, who called it and what those calls cost),
+ * BENCH_CALLEES (the same, for what each function it matches called).
  * Inclusive figures of a function that is on the stack twice (recursion) count its work twice;
  * an async function's inclusive figure holds each of its resumptions (they run its code).
  */
@@ -71,6 +72,8 @@ const self = new Map();
 const inclusive = new Map();
 /** Inclusive cost of calls, by caller and callee (`caller\u0000callee`). */
 const edges = new Map();
+/** How many calls, by caller and callee. */
+const callCounts = new Map();
 let fn = "";
 let callee = "";
 let callLine = false;
@@ -82,6 +85,7 @@ for (const line of readFileSync(profilePath, "utf8").split("\n")) {
     callee = named(line.slice(4));
   } else if (line.startsWith("calls=")) {
     callLine = true;
+    add(callCounts, `${fn}\u0000${callee}`, Number(line.slice(6).split(" ")[0]));
   } else if (/^[+\-*0-9]/.test(line)) {
     const cost = Number(line.split(" ")[1] ?? 0);
     if (callLine) {
@@ -141,14 +145,22 @@ for (const [name, n] of rows(byFunction.self)) console.log(`${per(n)}  ${name}`)
 console.log("\nself per webhook, by file (compiled JavaScript; native code as one line)");
 for (const [name, n] of rows(byFile)) console.log(`${per(n)}  ${name}`);
 
-if (process.env.BENCH_CALLERS) {
-  const wanted = new RegExp(process.env.BENCH_CALLERS);
-  const callers = new Map();
+for (const [knob, side, arrow, title] of [
+  ["BENCH_CALLERS", 1, "<-", "calls to functions matching {}, by caller"],
+  ["BENCH_CALLEES", 0, "->", "calls from functions matching {}, by callee"],
+]) {
+  if (!process.env[knob]) continue;
+  const wanted = new RegExp(process.env[knob]);
+  const found = new Map();
+  const calls = new Map();
   for (const [edge, n] of edges) {
-    const [from, to] = edge.split("\u0000").map(nameOf);
-    if (wanted.test(to)) add(callers, `${to}  <-  ${from}`, n);
+    const ends = edge.split("\u0000").map(nameOf);
+    const [near, far] = side === 1 ? ends.reverse() : ends;
+    if (!wanted.test(near)) continue;
+    add(found, `${near}  ${arrow}  ${far}`, n);
+    add(calls, `${near}  ${arrow}  ${far}`, callCounts.get(edge) ?? 0);
   }
-  console.log(`\ncalls to functions matching ${wanted}, by caller (inclusive per webhook)`);
-  for (const [name, n] of [...callers].sort((a, b) => b[1] - a[1]).slice(0, TOP))
-    console.log(`${per(n)}  ${name}`);
+  console.log(`\n${title.replace("{}", String(wanted))} (inclusive per webhook; calls per webhook)`);
+  for (const [name, n] of [...found].sort((a, b) => b[1] - a[1]).slice(0, TOP))
+    console.log(`${per(n)}  ${((calls.get(name) ?? 0) / WEBHOOKS).toFixed(2).padStart(6)}  ${name}`);
 }
