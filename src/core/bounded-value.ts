@@ -102,10 +102,10 @@ export function storableText(text: string, max: number): string {
 
 /**
  * A sender's delivery id as the ledger can key it: itself when it is at most
- * `LIMITS.deliveryIdLength` characters of well-formed text without control characters, else `sha256:` and
- * the hash of it. Stable (a redelivery gets the same key, so it is still a duplicate), and short
- * enough for any index (PostgreSQL refuses a btree entry over ~2.7 KB: such an id failed the
- * write on every retry).
+ * `LIMITS.deliveryIdLength` characters of well-formed text without control characters, else
+ * `sha256:` and the hash of it. Stable (a redelivery gets the same key, so it is still a
+ * duplicate), and short enough for any index (PostgreSQL refuses a btree entry over ~2.7 KB: such
+ * an id failed the write on every retry).
  */
 export function storableDeliveryId(id: string): string {
   if (
