@@ -104,6 +104,7 @@ export function addWorkerRoutes(app: Hono<AppEnv>, options: WorkerRouteOptions):
       kinds: kindsFor(pool, body.kinds),
       leaseSeconds: body.leaseSeconds,
       waitSeconds: body.waitSeconds,
+      start: body.start,
       signal: c.req.raw.signal,
     });
     if (claimed === null) return c.body(null, 204);

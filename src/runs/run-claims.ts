@@ -7,14 +7,22 @@ import {
   workerAttemptEvent,
   writeAttempt,
   writeRun,
+  writeRunChange,
 } from "./run-context.js";
 import { claimRun, releaseLease, requeueRun } from "./run-transitions.js";
+import { applyWorkerEvent, CLAIM_START_SEQUENCE } from "./worker-event.js";
 
 interface ClaimRequest {
   workerId: string;
   /** Kinds the worker takes; null for any kind. */
   kinds: readonly string[] | null;
   leaseMs: number;
+  /**
+   * The worker starts the run as soon as it has it: the claim also records its `started` report
+   * (sequence 0), so the run is `running` when the claim answers and the worker sends no
+   * `started` of its own. One call and one transaction fewer per run.
+   */
+  start: boolean;
 }
 
 export interface Claimed {
@@ -25,10 +33,12 @@ export interface Claimed {
 /**
  * Claims the oldest claimable run in one write transaction: pick (locked), bump its generation,
  * insert the attempt with its lease, record the claim. Null when nothing is claimable. The
- * mirror job is not touched: queued and dispatching both show as `pending`.
+ * mirror job is not touched (queued and dispatching both show as `pending`), unless the claim
+ * starts the run too (`start`): then the worker's `started` is recorded with it and the mirror
+ * job moves to `running`, as the worker's own `started` would have moved it.
  */
 function claimOnce(ctx: RunContext, request: ClaimRequest, signal?: AbortSignal): Promise<Claimed | null> {
-  return runInTx(ctx, async (tx) => {
+  return runInTx(ctx, async (tx, effects) => {
     // Looked at again inside the transaction: a client gone by now must not take a run.
     if (signal?.aborted) return null;
     const now = ctx.finality.clock.now();
@@ -39,27 +49,53 @@ function claimOnce(ctx: RunContext, request: ClaimRequest, signal?: AbortSignal)
       { attemptId: ctx.newId(), workerId: request.workerId, leaseMs: request.leaseMs },
       now,
     );
-    // Three writes that need nothing of each other's answers, and the claim's last: sent together,
-    // the COMMIT with them (on PostgreSQL, one round trip for the three and the COMMIT). Any
-    // failure rolls the transaction back, whichever came first.
-    const [, inserted] = await Promise.all([
-      writeRun(tx, run, claimed.run, "beside"),
-      tx.insertAttempt(claimed.attempt, "beside"),
-      tx.appendRunEvent(
-        workerAttemptEvent(claimed.attempt, "claimed", "attempt.claimed", now, {
-          workerId: request.workerId,
-          generation: claimed.attempt.generation,
-          leaseExpiresAt: claimed.attempt.leaseExpiresAt,
-        }),
-        "last",
-      ),
-    ]);
-    if (!inserted) {
-      throw new FinalityError("version-conflict", `run ${run.id} was claimed concurrently`, {
-        details: { id: run.id },
-      });
+    const claimedEvent = workerAttemptEvent(claimed.attempt, "claimed", "attempt.claimed", now, {
+      workerId: request.workerId,
+      generation: claimed.attempt.generation,
+      leaseExpiresAt: claimed.attempt.leaseExpiresAt,
+    });
+    // Writes that need nothing of each other's answers, and the claim's last: sent together, the
+    // COMMIT with them (on PostgreSQL, one round trip for them and the COMMIT). Any failure rolls
+    // the transaction back, whichever came first.
+    if (!request.start) {
+      const [, inserted] = await Promise.all([
+        writeRun(tx, run, claimed.run, "beside"),
+        tx.insertAttempt(claimed.attempt, "beside"),
+        tx.appendRunEvent(claimedEvent, "last"),
+      ]);
+      if (!inserted) throw claimedConcurrently(run.id);
+      return claimed;
     }
-    return claimed;
+    const started = applyWorkerEvent(
+      claimed.run,
+      claimed.attempt,
+      { generation: claimed.attempt.generation, sequence: CLAIM_START_SEQUENCE, type: "started" },
+      now,
+      0,
+    );
+    const startedRun = started.run ?? claimed.run;
+    const [inserted] = await Promise.all([
+      tx.insertAttempt(started.attempt, "beside"),
+      tx.appendRunEvent(claimedEvent, "beside"),
+      tx.appendRunEvent(
+        workerAttemptEvent(claimed.attempt, `seq:${CLAIM_START_SEQUENCE}`, "worker.started", now, {
+          generation: claimed.attempt.generation,
+          sequence: CLAIM_START_SEQUENCE,
+          applied: true,
+          withClaim: true,
+        }),
+        "beside",
+      ),
+      writeRunChange(tx, ctx, run, startedRun, "worker", effects, true),
+    ]);
+    if (!inserted) throw claimedConcurrently(run.id);
+    return { run: startedRun, attempt: started.attempt };
+  });
+}
+
+function claimedConcurrently(runId: string): FinalityError {
+  return new FinalityError("version-conflict", `run ${runId} was claimed concurrently`, {
+    details: { id: runId },
   });
 }
 
@@ -112,7 +148,9 @@ export async function claimUnlessAborted(
  * Gives back a claim its client will never receive (it went away while the claim committed):
  * the attempt is `released`, the run queued again at once with the attempt refunded, as when a
  * lease runs out before the first heartbeat — without waiting for that lease. Changes nothing
- * if the attempt has moved on meanwhile (a worker cannot have it: its answer was never sent).
+ * if the attempt has moved on meanwhile (its version is not the claim's: a worker cannot have
+ * moved it, its answer was never sent, but a sweep may have). A claim that started the run is
+ * given back the same way: the worker never had it.
  */
 async function withdrawClaim(ctx: RunContext, claimed: Claimed): Promise<void> {
   await runInTx(ctx, async (tx, effects) => {
@@ -120,15 +158,22 @@ async function withdrawClaim(ctx: RunContext, claimed: Claimed): Promise<void> {
     if (loaded === null) return;
     const { attempt, run } = loaded;
     const holds =
-      attempt.status === "claimed" && run.status === "dispatching" && run.generation === attempt.generation;
+      attempt.version === claimed.attempt.version &&
+      run.generation === attempt.generation &&
+      (run.status === "dispatching" || run.status === "running");
     if (!holds) return;
     const now = ctx.finality.clock.now();
     await writeAttempt(tx, attempt, releaseLease(attempt, "released", now));
-    // Dispatching and queued both show as `pending` on the mirror job: nothing to ingest.
-    await writeRun(tx, run, {
-      ...requeueRun(run, now, now),
-      attemptCount: Math.max(0, run.attemptCount - 1),
-    });
+    // Dispatching and queued both show as `pending` on the mirror job: nothing to ingest. A run
+    // the claim started goes back to `queued`; its mirror stays `running`, as for any retry.
+    await writeRunChange(
+      tx,
+      ctx,
+      run,
+      { ...requeueRun(run, now, now), attemptCount: Math.max(0, run.attemptCount - 1) },
+      "worker",
+      effects,
+    );
     await tx.appendRunEvent(
       workerAttemptEvent(attempt, "withdrawn", "attempt.withdrawn", now, {
         workerId: attempt.workerId,
@@ -136,6 +181,5 @@ async function withdrawClaim(ctx: RunContext, claimed: Claimed): Promise<void> {
         reason: "client-gone",
       }),
     );
-    effects.runQueued = true;
   });
 }

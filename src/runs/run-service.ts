@@ -60,6 +60,12 @@ export interface ClaimOptions {
   leaseSeconds?: number | undefined;
   /** 0 (default): answer at once. */
   waitSeconds?: number | undefined;
+  /**
+   * True: the claim also records the worker's `started` (sequence 0), so the run is `running`
+   * when it answers and the worker sends no `started` itself. Its lease running out is then a
+   * lost attempt, not a release before start.
+   */
+  start?: boolean | undefined;
   signal?: AbortSignal | undefined;
 }
 
@@ -187,6 +193,7 @@ export function createRunService(options: RunServiceOptions): RunService {
         workerId: claim.workerId,
         kinds: claim.kinds ?? null,
         leaseMs: claim.leaseSeconds !== undefined ? leaseMsOf(claim.leaseSeconds) : defaultLeaseMs,
+        start: claim.start === true,
       };
       const waitMs = Math.min(Math.max(0, (claim.waitSeconds ?? 0) * 1000), maxWaitMs);
       if (waitMs === 0 || ctx.notifier.closed) return claimUnlessAborted(ctx, request, claim.signal);

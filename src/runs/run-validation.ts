@@ -77,6 +77,12 @@ export const claimSchema = z.strictObject({
   kinds: z.array(kindSchema).min(1).max(RUN_LIMITS.kindsPerClaim).optional(),
   waitSeconds: z.number().finite().min(0).max(RUN_LIMITS.maxWaitSeconds).optional(),
   leaseSeconds: leaseSeconds.optional(),
+  start: z
+    .boolean()
+    .describe(
+      "true: the claim records the worker's `started` too (sequence 0): the run answers `running`, and the worker sends its own reports from sequence 1",
+    )
+    .optional(),
 });
 
 export const heartbeatSchema = z.strictObject({

@@ -47,8 +47,9 @@ export interface RunningAttempt {
 }
 
 /**
- * Runs one claimed attempt: reports `started`, runs the handler while heartbeating, and reports
- * `succeeded`, `failed` or `cancelled` with increasing sequence numbers. A 409 on any call means
+ * Runs one claimed attempt, claimed with `start` (the claim recorded `started`, sequence 0): runs
+ * the handler while heartbeating, and reports `succeeded`, `failed` or `cancelled` with
+ * increasing sequence numbers from 1. A 409 on any call means
  * the lease is gone (expired, or another worker holds the run): the handler's signal fires and
  * nothing more is sent. Reports are sent one at a time, in order; a lost answer is retried with
  * the same sequence, which the server records once.
@@ -111,7 +112,6 @@ export function runAttempt(run: ClaimedRun, options: AttemptRunnerOptions): Runn
     }
   }, heartbeatMs);
 
-  void report("started");
   const done = (async () => {
     let outcome: { ok: true; output: unknown } | { ok: false; error: unknown };
     try {

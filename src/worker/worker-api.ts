@@ -37,7 +37,7 @@ interface WorkerApiOptions {
 export interface WorkerApi {
   claim(
     workerId: string,
-    body: { kinds?: readonly string[]; waitSeconds: number; leaseSeconds: number },
+    body: { kinds?: readonly string[]; waitSeconds: number; leaseSeconds: number; start?: boolean },
     signal: AbortSignal,
   ): Promise<CallResult<ClaimedRun | null>>;
   heartbeat(attemptId: string, generation: number): Promise<CallResult<{ cancelRequested: boolean }>>;

@@ -89,7 +89,13 @@ export function createWorker(options: WorkerOptions): Worker {
   async function slot(): Promise<void> {
     let failures = 0;
     while (running) {
-      const body = { waitSeconds, leaseSeconds, ...(options.kinds ? { kinds: options.kinds } : {}) };
+      // `start`: the claim records the run's `started` too; the handler runs as soon as it is here.
+      const body = {
+        waitSeconds,
+        leaseSeconds,
+        start: true,
+        ...(options.kinds ? { kinds: options.kinds } : {}),
+      };
       const result = await api.claim(options.workerId, body, stopping.signal);
       if (!running) return;
       if (result.kind !== "ok") {

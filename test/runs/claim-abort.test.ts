@@ -133,9 +133,14 @@ describe("a long-poll claim whose client has gone", () => {
     expect(attempts.map((a) => a.workerId)).toEqual(["w2"]);
   });
 
-  it.each([0, 5])(
-    "a claim (waitSeconds %i) whose client leaves while the claim commits is given back at once, with its attempt refunded",
-    async (waitSeconds) => {
+  it.each([
+    [0, false],
+    [5, false],
+    [0, true],
+    [5, true],
+  ])(
+    "a claim (waitSeconds %i, start %s) whose client leaves while the claim commits is given back at once, with its attempt refunded",
+    async (waitSeconds, start) => {
       const dir = tempDir("finality-claim-abort-");
       cleanups.push(() => dir.cleanup());
       const controller = new AbortController();
@@ -153,14 +158,19 @@ describe("a long-poll claim whose client has gone", () => {
       cleanups.push(() => runs.close());
       const { run } = await runs.enqueue({ kind: "render" });
 
-      const aborted = await runs.claim({ workerId: "w1", waitSeconds, signal: controller.signal });
+      const aborted = await runs.claim({ workerId: "w1", waitSeconds, start, signal: controller.signal });
       expect(aborted).toBeNull();
       const afterAbort = await engineOf(finality).store.getRun(run.id);
       expect(afterAbort).toMatchObject({ status: "queued", attemptCount: 0, currentAttemptId: null });
       const [withdrawn] = await engineOf(finality).store.runAttempts(run.id);
       expect(withdrawn).toMatchObject({ workerId: "w1", status: "released", leaseExpiresAt: null });
-      expect((await engineOf(finality).store.runEvents(run.id)).map((e) => e.type)).toContain(
-        "attempt.withdrawn",
+      const events = (await engineOf(finality).store.runEvents(run.id)).map((e) => e.type);
+      expect(events).toContain("attempt.withdrawn");
+      // A claim that started the run recorded the start; its mirror job stays `running`, as for
+      // any run queued again after it ran.
+      expect(events.includes("worker.started")).toBe(start);
+      expect((await finality.getJob({ provider: "runs", id: run.id }))?.state).toBe(
+        start ? "running" : "pending",
       );
 
       const next = await runs.claim({ workerId: "w2" });

@@ -45,21 +45,39 @@ function onEachClaim(store: Store, onClaimed: () => void): Store {
 describe("runs on PostgreSQL", () => {
   const { open, schema } = useFreshSchema(admin);
 
-  it("a claim whose client leaves while it commits is withdrawn; the next worker gets the run", async () => {
-    const controller = new AbortController();
-    const store = onEachClaim(await open(), () => controller.abort());
-    const finality = finalityOn({ store });
-    const runs = createRunService({ finality });
-    try {
-      const { run } = await runs.enqueue({ kind: "render" });
-      expect(await runs.claim({ workerId: "w1", waitSeconds: 5, signal: controller.signal })).toBeNull();
-      expect(await store.getRun(run.id)).toMatchObject({ status: "queued", attemptCount: 0 });
-      expect((await store.runAttempts(run.id)).map((a) => a.status)).toEqual(["released"]);
-      expect((await runs.claim({ workerId: "w2" }))?.run.id).toBe(run.id);
-    } finally {
-      runs.close();
-    }
-  });
+  /** A migrated store, and a second one on the same schema whose statements a proxy counts. */
+  async function throughCountingProxy() {
+    const migrated = await open();
+    const target = new URL(POSTGRES_TEST_URL);
+    const proxy = await countingProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    const store = await openPostgresStore({
+      url: proxy.url(POSTGRES_TEST_URL),
+      schema: schema(),
+      migrate: false,
+    });
+    return { migrated, proxy, store };
+  }
+
+  it.each([false, true])(
+    "a claim (start %s) whose client leaves while it commits is withdrawn; the next worker gets the run",
+    async (start) => {
+      const controller = new AbortController();
+      const store = onEachClaim(await open(), () => controller.abort());
+      const finality = finalityOn({ store });
+      const runs = createRunService({ finality });
+      try {
+        const { run } = await runs.enqueue({ kind: "render" });
+        expect(
+          await runs.claim({ workerId: "w1", waitSeconds: 5, start, signal: controller.signal }),
+        ).toBeNull();
+        expect(await store.getRun(run.id)).toMatchObject({ status: "queued", attemptCount: 0 });
+        expect((await store.runAttempts(run.id)).map((a) => a.status)).toEqual(["released"]);
+        expect((await runs.claim({ workerId: "w2" }))?.run.id).toBe(run.id);
+      } finally {
+        runs.close();
+      }
+    },
+  );
 
   it("a run released before start maxUnstartedReleases times ends lost at the next expiry", async () => {
     const store = await open();
@@ -87,14 +105,7 @@ describe("runs on PostgreSQL", () => {
   });
 
   it("a claim costs 2 round trips (BEGIN with the pick; the writes with the COMMIT); a heartbeat 2, a completion 2", async () => {
-    const migrated = await open();
-    const target = new URL(POSTGRES_TEST_URL);
-    const proxy = await countingProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    const store = await openPostgresStore({
-      url: proxy.url(POSTGRES_TEST_URL),
-      schema: schema(),
-      migrate: false,
-    });
+    const { migrated, proxy, store } = await throughCountingProxy();
     const finality = finalityOn({ store });
     const runs = createRunService({ finality });
     try {
@@ -129,6 +140,27 @@ describe("runs on PostgreSQL", () => {
       expect(await migrated.getJob({ provider: "runs", id: attempt.runId })).toMatchObject({
         state: "succeeded",
       });
+    } finally {
+      runs.close();
+      await store.close();
+      await proxy.close();
+    }
+  });
+
+  it("a claim that starts the run costs 2 round trips too, and takes the worker's started call away", async () => {
+    const { migrated, proxy, store } = await throughCountingProxy();
+    const runs = createRunService({ finality: finalityOn({ store }) });
+    try {
+      const { run } = await runs.enqueue({ kind: "render" });
+      proxy.start();
+      const claimed = await runs.claim({ workerId: "w1", start: true });
+      const counts = proxy.stop();
+      expect(claimed?.attempt).toMatchObject({ status: "running", lastSequence: 0 });
+      // BEGIN with the pick (and SET LOCAL); the attempt, two events, the run's write and the
+      // mirror job's ingest (finality_ingest), the deadline check and the COMMIT behind them.
+      expect(counts).toEqual({ statements: 10, roundTrips: 2 });
+      expect(await migrated.getRun(run.id)).toMatchObject({ status: "running" });
+      expect(await migrated.getJob({ provider: "runs", id: run.id })).toMatchObject({ state: "running" });
     } finally {
       runs.close();
       await store.close();

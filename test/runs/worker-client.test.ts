@@ -27,6 +27,48 @@ describe("the worker client under trouble", () => {
       return run.settledAt ? run : undefined;
     });
 
+  it("claims with start: two calls per run (claim, succeeded), the started recorded by the claim, reports numbered from 1", async () => {
+    const calls: string[] = [];
+    const worker = createWorker({
+      baseUrl: url,
+      workerId: "w-two-calls",
+      kinds: ["two-calls"],
+      waitSeconds: 1,
+      // Long enough that no heartbeat falls inside the run.
+      leaseSeconds: 60,
+      fetch: async (input, init) => {
+        const path = new URL(String(input)).pathname.replace(/\/(workers|attempts)\/[^/]+/, "/$1/:id");
+        calls.push(`${path} ${String(init?.body ?? "")}`);
+        return fetch(input, init);
+      },
+      handler: async (run) => ({ echo: run.input }),
+    });
+    worker.start();
+    try {
+      const { body: queued } = await api.enqueue({ kind: "two-calls", input: { n: 1 } });
+      const run = await settled(queued.id);
+      expect(run).toMatchObject({ status: "succeeded", output: { echo: { n: 1 } } });
+      const claims = calls.filter((call) => call.startsWith("/v1/workers/:id/claim"));
+      expect(claims.every((call) => call.includes('"start":true'))).toBe(true);
+      const reports = calls.filter((call) => call.startsWith("/v1/attempts/:id/events"));
+      expect(reports).toHaveLength(1);
+      expect(JSON.parse(reports[0]!.slice(reports[0]!.indexOf(" ") + 1))).toMatchObject({
+        sequence: 1,
+        type: "succeeded",
+      });
+      const events = (await api.events(queued.id)) as { type: string; detail: Record<string, unknown> }[];
+      expect(events.map((e) => e.type)).toEqual([
+        "run.queued",
+        "attempt.claimed",
+        "worker.started",
+        "worker.succeeded",
+      ]);
+      expect(events[2]?.detail).toMatchObject({ sequence: 0, withClaim: true });
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it("fails a run once, saying why, when the server refuses its result (over the body limit), instead of running it again", async () => {
     let executions = 0;
     const errors: string[] = [];

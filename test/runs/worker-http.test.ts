@@ -195,6 +195,9 @@ describe("runs over HTTP, with worker processes", () => {
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ code: "invalid-request", field: "kind" });
     expect((await api.call("GET", "/v1/runs?status=bogus")).status).toBe(400);
+    const badStart = await api.claim("w-bad", { start: "yes" });
+    expect(badStart.status).toBe(400);
+    expect(badStart.body).toMatchObject({ code: "invalid-request", field: "start" });
     const list = await api.call("GET", "/v1/runs?kind=effects");
     expect(list.body.items).toHaveLength(1);
   });

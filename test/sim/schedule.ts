@@ -64,6 +64,9 @@ export function generateSchedule(seed: number): Schedule {
     job.progressAfterEnd = job.withSeq && isTerminal(job.timeline.at(-1)!.state) && progress() < 0.3;
   const runs = int(random, 0, 3);
   const attemptPlans = Array.from({ length: runs * SIM.maxAttempts + 4 }, () => attemptPlan(random));
+  // Claims that start the run (the worker client's way), from a stream of their own too.
+  const startWithClaim = seededRandom(seed ^ 0x5ca1d);
+  for (const plan of attemptPlans) plan.startsWithClaim = startWithClaim() < 0.4;
   const workers = runs === 0 ? 0 : int(random, 1, 3);
   const steps: Step[] = [];
   const count = int(random, 20, 60);
@@ -196,6 +199,7 @@ function attemptPlan(random: Random): AttemptPlan {
     }),
     progressUpdates: int(random, 0, 2),
     diesBeforeStart: random() < 0.08,
+    startsWithClaim: false,
   };
 }
 

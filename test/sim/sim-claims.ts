@@ -16,6 +16,8 @@ export async function abortedClaim(
   const worker = world.workers[step.worker];
   if (worker === undefined || worker.dead || worker.holding !== null) return;
   const workerId = `${worker.id}-gone-${world.claims}`;
+  // Every other one claims with `start`: a claim that started the run is withdrawn the same way.
+  const start = world.abortedClaims++ % 2 === 1;
   const controller = new AbortController();
   // A run ready to claim is claimed before the client could leave a wait: it leaves mid-commit.
   const ready = (await world.proc.runs.listRuns({ status: "queued", limit: 500 })).items.some(
@@ -31,6 +33,7 @@ export async function abortedClaim(
       workerId,
       leaseSeconds: SIM.leaseSeconds,
       waitSeconds: 30,
+      start,
       signal: controller.signal,
     });
   } catch (error) {
@@ -41,7 +44,7 @@ export async function abortedClaim(
   }
   world.count(during ? "claim-aborted-mid-commit" : "claim-aborted");
   world.log(
-    `  ${workerId} went away during its claim → ${claimed === null ? "nothing claimed" : "claimed!"}`,
+    `  ${workerId} went away during its claim${start ? " (with start)" : ""} → ${claimed === null ? "nothing claimed" : "claimed!"}`,
   );
   if (world.power.dead) return;
   const fail = (detail: string): never => {

@@ -86,6 +86,11 @@ export interface AttemptPlan {
   progressUpdates: number;
   /** The worker dies right after the claim, before its first heartbeat or `started`. */
   diesBeforeStart: boolean;
+  /**
+   * The claim starts the run (`start: true`, as the worker client claims): it records `started`
+   * (sequence 0) and the worker sends none; a death right after it is then a lost attempt.
+   */
+  startsWithClaim: boolean;
 }
 
 export const NET_FAULTS = ["none", "drop", "duplicate", "delay"] as const;

@@ -58,24 +58,30 @@ export async function workersAct(
 
 async function claim(world: SimWorld, worker: SimWorker): Promise<void> {
   try {
-    const claimed = await world.proc.runs.claim({ workerId: worker.id, leaseSeconds: SIM.leaseSeconds });
-    if (claimed === null || world.power.dead) return;
     const plans = world.schedule.attemptPlans;
-    const plan = plans[world.claims++ % plans.length]!;
+    const plan = plans[world.claims % plans.length]!;
+    const claimed = await world.proc.runs.claim({
+      workerId: worker.id,
+      leaseSeconds: SIM.leaseSeconds,
+      start: plan.startsWithClaim,
+    });
+    if (claimed === null || world.power.dead) return;
+    world.claims++;
     worker.holding = {
       attemptId: claimed.attempt.id,
       runId: claimed.run.id,
       generation: claimed.attempt.generation,
       claimedAt: world.now(),
       plan,
+      // A claim that started the run recorded its `started` as sequence 0.
       nextSequence: 1,
-      startedSent: false,
+      startedSent: plan.startsWithClaim,
       progressSent: 0,
       nextHeartbeatAt: world.now() + HEARTBEAT_EVERY_MS,
       cancelSeen: false,
     };
     world.log(
-      `  ${worker.id} claimed ${claimed.run.id} gen=${claimed.attempt.generation} plan=${plan.outcome}`,
+      `  ${worker.id} claimed ${claimed.run.id} gen=${claimed.attempt.generation} plan=${plan.outcome}${plan.startsWithClaim ? " (started with the claim)" : ""}`,
     );
     if (plan.diesBeforeStart) {
       // It crashes on its input before its first heartbeat; its supervisor starts a fresh one.

@@ -109,6 +109,8 @@ export class SimWorld {
   submitted = 0;
   enqueued = 0;
   claims = 0;
+  /** Claims whose client went away; every other one asks to start the run too. */
+  abortedClaims = 0;
   healAt = 0;
   proc!: SimProcess;
   /** Faults for the operation in progress; the heal phase has none. */

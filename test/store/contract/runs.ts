@@ -397,6 +397,49 @@ export function describeRuns(scope: ContractScope): void {
       });
     });
 
+    it("a claim with start: the run is running when it answers, its started recorded as sequence 0; its lease running out is a lost attempt", async () => {
+      const store = scope.store();
+      const { runs, clock, finality } = service(store);
+      await closing(runs, async () => {
+        const { run } = await runs.enqueue({ kind: "render" });
+        const claimed = await runs.claim({ workerId: "w1", leaseSeconds: 10, start: true });
+        expect(claimed?.run).toMatchObject({ id: run.id, status: "running", generation: 1, attemptCount: 1 });
+        expect(claimed?.attempt).toMatchObject({ status: "running", lastSequence: 0, startedAt: T0 });
+        expect(await store.getRun(run.id)).toMatchObject({
+          status: "running",
+          version: claimed?.run.version,
+        });
+        expect((await store.runAttempts(run.id))[0]).toMatchObject({ status: "running", lastSequence: 0 });
+        expect(await finality.getJob({ provider: RUNS_PROVIDER, id: run.id })).toMatchObject({
+          state: "running",
+        });
+        expect(
+          (await store.runEvents(run.id)).map((e) => [
+            e.type,
+            (e.detail as { sequence?: number }).sequence ?? null,
+          ]),
+        ).toEqual([
+          ["run.queued", null],
+          ["attempt.claimed", null],
+          ["worker.started", 0],
+        ]);
+        const attemptId = claimed?.attempt.id as string;
+        // A worker that sends its own started 0 as well changes nothing; its reports from 1 apply.
+        const again = await runs.recordEvent(attemptId, { generation: 1, sequence: 0, type: "started" });
+        expect(again.outcome).toBe("duplicate");
+        const progress = await runs.recordEvent(attemptId, {
+          generation: 1,
+          sequence: 1,
+          type: "progress",
+          progress: { half: true },
+        });
+        expect(progress).toMatchObject({ outcome: "applied", attempt: { progress: { half: true } } });
+        clock.advance(10_000);
+        expect(nonZero(await runs.sweepOnce())).toEqual({ lost_retry: 1 });
+        expect(await store.getRun(run.id)).toMatchObject({ status: "queued", attemptCount: 1 });
+      });
+    });
+
     it("cancel: a queued run at once, never claimed; a running one flagged until its worker acknowledges", async () => {
       const store = scope.store();
       const { runs } = service(store);
