@@ -28,6 +28,8 @@ export type RunHandler = (run: ClaimedRun, context: HandlerContext) => Promise<u
 
 interface AttemptRunnerOptions {
   api: WorkerApi;
+  /** The claim recorded `started` (sequence 0); otherwise it is reported first, as sequence 1. */
+  startedByClaim: boolean;
   handler: RunHandler;
   /** Heartbeat every lease × this (default 1/3): two may be lost before the lease runs out. */
   heartbeatFraction: number;
@@ -47,9 +49,9 @@ export interface RunningAttempt {
 }
 
 /**
- * Runs one claimed attempt, claimed with `start` (the claim recorded `started`, sequence 0): runs
- * the handler while heartbeating, and reports `succeeded`, `failed` or `cancelled` with
- * increasing sequence numbers from 1. A 409 on any call means
+ * Runs one claimed attempt: reports `started` unless the claim did (`startedByClaim`), runs the
+ * handler while heartbeating, and reports `succeeded`, `failed` or `cancelled` with increasing
+ * sequence numbers from 1. A 409 on any call means
  * the lease is gone (expired, or another worker holds the run): the handler's signal fires and
  * nothing more is sent. Reports are sent one at a time, in order; a lost answer is retried with
  * the same sequence, which the server records once.
@@ -112,6 +114,7 @@ export function runAttempt(run: ClaimedRun, options: AttemptRunnerOptions): Runn
     }
   }, heartbeatMs);
 
+  if (!options.startedByClaim) void report("started");
   const done = (async () => {
     let outcome: { ok: true; output: unknown } | { ok: false; error: unknown };
     try {

@@ -1,3 +1,4 @@
+import { FinalityClientError } from "../client/http-call.js";
 import { type RunHandler, type RunningAttempt, runAttempt } from "./attempt-runner.js";
 import { type ClaimedRun, createWorkerApi } from "./worker-api.js";
 
@@ -68,6 +69,8 @@ export function createWorker(options: WorkerOptions): Worker {
   let stopping = new AbortController();
   let slots: Promise<void>[] = [];
   let running = false;
+  /** Whether claims ask the server to start their runs; cleared once a server says it cannot. */
+  let claimStarts = true;
   let abandoned: Promise<void> = new Promise(() => {});
   let abandonAll = () => {};
 
@@ -90,14 +93,21 @@ export function createWorker(options: WorkerOptions): Worker {
     let failures = 0;
     while (running) {
       // `start`: the claim records the run's `started` too; the handler runs as soon as it is here.
+      const start = claimStarts;
       const body = {
         waitSeconds,
         leaseSeconds,
-        start: true,
+        ...(start ? { start: true } : {}),
         ...(options.kinds ? { kinds: options.kinds } : {}),
       };
       const result = await api.claim(options.workerId, body, stopping.signal);
       if (!running) return;
+      if (start && result.kind === "refused" && refusesStart(result.error)) {
+        // A server older than `start` names it as an unknown field: claim as before, and report
+        // `started` from here.
+        claimStarts = false;
+        continue;
+      }
       if (result.kind !== "ok") {
         onError(result.kind === "stale" ? new Error(result.reason) : result.error);
         failures += 1;
@@ -108,6 +118,7 @@ export function createWorker(options: WorkerOptions): Worker {
       if (result.value === null) continue;
       const attempt = runAttempt(result.value, {
         api,
+        startedByClaim: start,
         handler: options.handler,
         heartbeatFraction: 1 / 3,
         reportTries: 8,
@@ -176,4 +187,9 @@ export function rateLimitedErrorLog(
 
 function clamp(value: number, min: number, max: number): number {
   return Math.min(max, Math.max(min, value));
+}
+
+/** A 400 naming `start`: the server predates claims that start their runs. */
+function refusesStart(error: Error): boolean {
+  return error instanceof FinalityClientError && error.status === 400 && error.problem?.field === "start";
 }

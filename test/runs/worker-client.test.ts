@@ -69,6 +69,55 @@ describe("the worker client under trouble", () => {
     }
   });
 
+  it("against a server older than `start` (400 naming the field), claims as before and reports started itself", async () => {
+    const calls: string[] = [];
+    const errors: Error[] = [];
+    const worker = createWorker({
+      baseUrl: url,
+      workerId: "w-old-server",
+      kinds: ["old-server"],
+      waitSeconds: 1,
+      leaseSeconds: 60,
+      onError: (error) => errors.push(error),
+      fetch: async (input, init) => {
+        const body = String(init?.body ?? "");
+        calls.push(`${new URL(String(input)).pathname.split("/")[2]} ${body}`);
+        // What a server before `start` answered: its claim schema is strict, the key unknown.
+        if (body.includes('"start"'))
+          return new Response(
+            JSON.stringify({
+              type: "urn:finality:problem:invalid-request",
+              title: "Invalid request",
+              status: 400,
+              detail: "start: unknown field",
+              code: "invalid-request",
+              retryable: false,
+              field: "start",
+            }),
+            { status: 400, headers: { "content-type": "application/problem+json" } },
+          );
+        return fetch(input, init);
+      },
+      handler: async () => ({ ok: true }),
+    });
+    worker.start();
+    try {
+      const { body: queued } = await api.enqueue({ kind: "old-server" });
+      expect((await settled(queued.id)).status).toBe("succeeded");
+      expect(calls.filter((call) => call.includes('"start"'))).toHaveLength(1);
+      expect(errors).toEqual([]);
+      const events = (await api.events(queued.id)) as { type: string; detail: Record<string, unknown> }[];
+      expect(events.map((e) => [e.type, e.detail.sequence ?? null])).toEqual([
+        ["run.queued", null],
+        ["attempt.claimed", null],
+        ["worker.started", 1],
+        ["worker.succeeded", 2],
+      ]);
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it("fails a run once, saying why, when the server refuses its result (over the body limit), instead of running it again", async () => {
     let executions = 0;
     const errors: string[] = [];
