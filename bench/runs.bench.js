@@ -11,7 +11,8 @@
  * Knobs: BENCH_RUNS (default 3000), BENCH_RUN_WORKERS (default 20),
  * BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_FEED_READER=1 (a
  * reader follows the settlement feed through the drain, as a settlement stream's consumer would:
- * on PostgreSQL it is the reader that numbers settlements, migration 0016).
+ * on PostgreSQL it is the reader that numbers settlements, migration 0016), BENCH_NODE_FLAGS (given to
+ * the server's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -26,6 +27,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3000);
 const WORKERS = Number(process.env.BENCH_RUN_WORKERS ?? 20);
 const PG_URL = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const FEED_READER = process.env.BENCH_FEED_READER === "1";
+const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean);
 console.log(
   `runs: ${RUNS}; worker clients: ${WORKERS}; BENCH_POSTGRES_URL=${PG_URL}; feed reader: ${FEED_READER ? "on" : "off"}`,
 );
@@ -110,6 +112,7 @@ async function followFeed(url, going) {
 
 async function finalityOn(label, spec) {
   const server = await startServer(process.execPath, [
+    ...NODE_FLAGS,
     new URL("./servers/runs-server.js", import.meta.url).pathname,
     JSON.stringify(spec),
   ]);
