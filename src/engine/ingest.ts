@@ -230,30 +230,8 @@ export async function registerInTx(
 ): Promise<RegisterOutcome> {
   const current = await tx.getJob(reg);
   refuseUnpollable(reg, current, ctx);
-  if (current === null) {
-    const tombstone = await tx.getTombstone(reg);
-    if (tombstone !== null) {
-      throw new FinalityError(
-        "conflict",
-        `job ${reg.provider}/${reg.id} settled (${tombstone.state}) and was pruned; its id cannot be registered again`,
-        {
-          details: {
-            provider: reg.provider,
-            id: reg.id,
-            reason: "already-settled-pruned",
-            tombstone: { state: tombstone.state, settledAt: new Date(tombstone.settledAt).toISOString() },
-          },
-        },
-      );
-    }
-  }
   const result = register(current, reg, ctx.now);
-  let job = current;
-  if (result.next !== null) {
-    job = current === null ? withFirstCheck(result.next, ctx) : result.next;
-    await writeJob(tx, current, job);
-  }
-  await tx.appendEvent({
+  const event: Omit<JobEvent, "seqNo"> = {
     provider: reg.provider,
     id: reg.id,
     source,
@@ -265,12 +243,43 @@ export async function registerInTx(
     dedupeKey: null,
     at: ctx.now,
     detail: { registration: true },
-  });
+  };
+  // A new job's insert reads the tombstone and takes its parked observations in the same
+  // statement where the store offers that (StoreTx.writeJobWithEvent), as ingest's insert does;
+  // else the tombstone is read in a statement of its own first (see ingestInTx).
+  const insertReadsTombstone = current === null && tx.writeJobWithEvent !== undefined;
+  if (current === null && !insertReadsTombstone) {
+    const tombstone = await tx.getTombstone(reg);
+    if (tombstone !== null) throw prunedRegistration(reg, tombstone);
+  }
+  let job = current;
+  let taken: ParkedObservation[] | undefined;
+  if (result.next !== null) {
+    job = current === null ? withFirstCheck(result.next, ctx) : result.next;
+    const written = await writeJob(tx, current, job, event);
+    if (written.pruned !== undefined) throw prunedRegistration(reg, written.pruned);
+    taken = written.parked;
+  } else await tx.appendEvent(event);
   if (job === null) throw new Error("unreachable: registration left no job");
   const effects = current === null ? [] : await fireNewlyMatching(tx, current, job, ctx);
-  const parked = await applyAllParked(tx, job, ctx);
+  const parked = await applyAllParked(tx, job, ctx, taken);
   effects.push(...parked.effects);
   return { created: result.created, job: parked.job, effects, parked: parked.count };
+}
+
+function prunedRegistration(reg: Registration, tombstone: Tombstone): FinalityError {
+  return new FinalityError(
+    "conflict",
+    `job ${reg.provider}/${reg.id} settled (${tombstone.state}) and was pruned; its id cannot be registered again`,
+    {
+      details: {
+        provider: reg.provider,
+        id: reg.id,
+        reason: "already-settled-pruned",
+        tombstone: { state: tombstone.state, settledAt: new Date(tombstone.settledAt).toISOString() },
+      },
+    },
+  );
 }
 
 /**

@@ -167,4 +167,23 @@ describe("runs on PostgreSQL", () => {
       await proxy.close();
     }
   });
+
+  it("an enqueue costs 6 round trips: the run, its event, and its mirror job's read and insert (the tombstone read and the parked taken with it)", async () => {
+    const { migrated, proxy, store } = await throughCountingProxy();
+    const runs = createRunService({ finality: finalityOn({ store }) });
+    try {
+      proxy.start();
+      const { run } = await runs.enqueue({ kind: "render" });
+      const counts = proxy.stop();
+      // BEGIN, the run, its event, the mirror job's read, its insert with its event (reading the
+      // tombstone and taking parked observations: writeJobWithEvent), COMMIT. It was 9: the
+      // tombstone's read and the parked observations' take were statements of their own.
+      expect(counts).toEqual({ statements: 6, roundTrips: 6 });
+      expect(await migrated.getJob({ provider: "runs", id: run.id })).toMatchObject({ state: "pending" });
+    } finally {
+      runs.close();
+      await store.close();
+      await proxy.close();
+    }
+  });
 });
