@@ -9,8 +9,8 @@ import {
   writeRun,
   writeRunChange,
 } from "./run-context.js";
-import { claimRun, releaseLease, requeueRun } from "./run-transitions.js";
-import { applyWorkerEvent, CLAIM_START_SEQUENCE } from "./worker-event.js";
+import { claimRun, releaseLease, requeueRun, settleRun } from "./run-transitions.js";
+import { applyWorkerEvent } from "./worker-event.js";
 
 interface ClaimRequest {
   workerId: string;
@@ -18,9 +18,10 @@ interface ClaimRequest {
   kinds: readonly string[] | null;
   leaseMs: number;
   /**
-   * The worker starts the run as soon as it has it: the claim also records its `started` report
-   * (sequence 0), so the run is `running` when the claim answers and the worker sends no
-   * `started` of its own. One call and one transaction fewer per run.
+   * The worker starts the run as soon as it has it: the claim also records its `started`, so
+   * the run is `running` when the claim answers and the worker sends no `started` of its own.
+   * One call and one transaction fewer per run. It takes no sequence: the worker numbers its
+   * reports as it likes.
    */
   start: boolean;
 }
@@ -69,18 +70,20 @@ function claimOnce(ctx: RunContext, request: ClaimRequest, signal?: AbortSignal)
     const started = applyWorkerEvent(
       claimed.run,
       claimed.attempt,
-      { generation: claimed.attempt.generation, sequence: CLAIM_START_SEQUENCE, type: "started" },
+      { generation: claimed.attempt.generation, sequence: 0, type: "started" },
       now,
       0,
     );
+    // No sequence of the worker's is used up (nor recorded under its key): the worker numbers its
+    // reports as it likes, and its own sequence 0 is judged like any other, not as a duplicate.
+    const startedAttempt = { ...started.attempt, lastSequence: null };
     const startedRun = started.run ?? claimed.run;
     const [inserted] = await Promise.all([
-      tx.insertAttempt(started.attempt, "beside"),
+      tx.insertAttempt(startedAttempt, "beside"),
       tx.appendRunEvent(claimedEvent, "beside"),
       tx.appendRunEvent(
-        workerAttemptEvent(claimed.attempt, `seq:${CLAIM_START_SEQUENCE}`, "worker.started", now, {
+        workerAttemptEvent(claimed.attempt, "claim-started", "worker.started", now, {
           generation: claimed.attempt.generation,
-          sequence: CLAIM_START_SEQUENCE,
           applied: true,
           withClaim: true,
         }),
@@ -89,7 +92,7 @@ function claimOnce(ctx: RunContext, request: ClaimRequest, signal?: AbortSignal)
       writeRunChange(tx, ctx, run, startedRun, "worker", effects, true),
     ]);
     if (!inserted) throw claimedConcurrently(run.id);
-    return { run: startedRun, attempt: started.attempt };
+    return { run: startedRun, attempt: startedAttempt };
   });
 }
 
@@ -150,7 +153,9 @@ export async function claimUnlessAborted(
  * lease runs out before the first heartbeat — without waiting for that lease. Changes nothing
  * if the attempt has moved on meanwhile (its version is not the claim's: a worker cannot have
  * moved it, its answer was never sent, but a sweep may have). A claim that started the run is
- * given back the same way: the worker never had it.
+ * given back the same way: the worker never had it. A cancel asked for since the claim
+ * committed ends the run `cancelled` instead: a queued run with a cancel pending is never
+ * claimed again, and no worker will ever acknowledge it.
  */
 async function withdrawClaim(ctx: RunContext, claimed: Claimed): Promise<void> {
   await runInTx(ctx, async (tx, effects) => {
@@ -165,21 +170,23 @@ async function withdrawClaim(ctx: RunContext, claimed: Claimed): Promise<void> {
     const now = ctx.finality.clock.now();
     await writeAttempt(tx, attempt, releaseLease(attempt, "released", now));
     // Dispatching and queued both show as `pending` on the mirror job: nothing to ingest. A run
-    // the claim started goes back to `queued`; its mirror stays `running`, as for any retry.
-    await writeRunChange(
-      tx,
-      ctx,
-      run,
-      { ...requeueRun(run, now, now), attemptCount: Math.max(0, run.attemptCount - 1) },
-      "worker",
-      effects,
-    );
+    // the claim started goes back to `queued`; its mirror stays `running`, as for any retry. A
+    // cancelled run's mirror settles with it.
+    const next = run.cancelRequested
+      ? settleRun(run, "cancelled", now, { error: { code: "CANCELLED", message: "cancel requested" } })
+      : { ...requeueRun(run, now, now), attemptCount: Math.max(0, run.attemptCount - 1) };
+    await writeRunChange(tx, ctx, run, next, "worker", effects);
     await tx.appendRunEvent(
       workerAttemptEvent(attempt, "withdrawn", "attempt.withdrawn", now, {
         workerId: attempt.workerId,
         generation: attempt.generation,
         reason: "client-gone",
+        runStatus: next.status,
       }),
     );
+    if (next.status === "cancelled")
+      await tx.appendRunEvent(
+        workerAttemptEvent(attempt, "withdrawn-cancelled", "run.cancelled", now, { runStatus: "cancelled" }),
+      );
   });
 }

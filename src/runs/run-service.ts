@@ -61,9 +61,10 @@ export interface ClaimOptions {
   /** 0 (default): answer at once. */
   waitSeconds?: number | undefined;
   /**
-   * True: the claim also records the worker's `started` (sequence 0), so the run is `running`
-   * when it answers and the worker sends no `started` itself. Its lease running out is then a
-   * lost attempt, not a release before start.
+   * True: the claim also records the worker's `started`, so the run is `running` when it
+   * answers and the worker sends no `started` itself (its reports take any sequence). Its lease
+   * running out is then a lost attempt, not a release before start: the worker begins as soon
+   * as it has the answer, so the server counts the attempt from the claim.
    */
   start?: boolean | undefined;
   signal?: AbortSignal | undefined;

@@ -80,7 +80,7 @@ export const claimSchema = z.strictObject({
   start: z
     .boolean()
     .describe(
-      "true: the claim records the worker's `started` too (sequence 0): the run answers `running`, and the worker sends its own reports from sequence 1",
+      "true: the claim records the worker's `started` too: the run answers `running`, and the worker sends no `started` of its own (its reports take any sequence)",
     )
     .optional(),
 });

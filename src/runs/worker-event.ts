@@ -11,13 +11,6 @@ import { releaseLease, requeueRun, settleRun } from "./run-transitions.js";
 export const WORKER_EVENT_TYPES = ["started", "progress", "succeeded", "failed", "cancelled"] as const;
 export type WorkerEventType = (typeof WORKER_EVENT_TYPES)[number];
 
-/**
- * The sequence of the `started` a claim records when it starts the run (`start: true`): below
- * every sequence a worker sends after it (the worker client numbers its reports from 1), so
- * none of them is taken for a duplicate of it.
- */
-export const CLAIM_START_SEQUENCE = 0;
-
 /** A callback from the worker holding an attempt. */
 export interface WorkerEvent {
   generation: number;

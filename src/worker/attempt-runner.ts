@@ -28,7 +28,7 @@ export type RunHandler = (run: ClaimedRun, context: HandlerContext) => Promise<u
 
 interface AttemptRunnerOptions {
   api: WorkerApi;
-  /** The claim recorded `started` (sequence 0); otherwise it is reported first, as sequence 1. */
+  /** The claim recorded `started`; otherwise it is reported first, as sequence 1. */
   startedByClaim: boolean;
   handler: RunHandler;
   /** Heartbeat every lease × this (default 1/3): two may be lost before the lease runs out. */

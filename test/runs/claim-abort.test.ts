@@ -21,9 +21,16 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** Calls `onEmptyClaim` after each committed transaction in which a claim found nothing. */
-function watchedStore(store: Store, hooks: { onEmptyClaim?: () => void; inClaim?: () => void }): Store {
+/**
+ * Calls `onEmptyClaim` after each committed transaction in which a claim found nothing,
+ * `inClaim` when a claim picks a run, and `beforeTransaction` before each transaction begins.
+ */
+function watchedStore(
+  store: Store,
+  hooks: { onEmptyClaim?: () => void; inClaim?: () => void; beforeTransaction?: () => Promise<void> },
+): Store {
   const transaction: Store["transaction"] = async (work) => {
+    await hooks.beforeTransaction?.();
     let emptyClaim = false;
     const result = await store.transaction((tx) => {
       emptyClaim = false;
@@ -176,6 +183,45 @@ describe("a long-poll claim whose client has gone", () => {
       const next = await runs.claim({ workerId: "w2" });
       expect(next?.run.id).toBe(run.id);
       expect(next?.run.attemptCount).toBe(1);
+    },
+  );
+
+  // Defect: the withdrawal queued the run again whatever a cancel had asked meanwhile, and a
+  // queued run with a cancel pending is never claimed: it sat queued for ever.
+  it.each([false, true])(
+    "a cancel asked for between the claim's commit and its withdrawal (start %s) ends the run cancelled",
+    async (start) => {
+      const dir = tempDir("finality-claim-abort-");
+      cleanups.push(() => dir.cleanup());
+      const controller = new AbortController();
+      let runs: RunService | undefined;
+      let runId = "";
+      let cancelNext = false;
+      const finality = ledger(
+        watchedStore(createSqliteStore({ path: dir.file("ledger.db") }), {
+          inClaim: () => {
+            controller.abort();
+            cancelNext = true;
+          },
+          // The transaction after the claim's is its withdrawal: the cancel commits first.
+          beforeTransaction: async () => {
+            if (!cancelNext) return;
+            cancelNext = false;
+            expect((await runs?.cancel(runId))?.cancelRequested).toBe(true);
+          },
+        }),
+      );
+      runs = createRunService({ finality });
+      cleanups.push(() => runs?.close());
+      runId = (await runs.enqueue({ kind: "render" })).run.id;
+
+      expect(await runs.claim({ workerId: "w1", start, signal: controller.signal })).toBeNull();
+      const store = engineOf(finality).store;
+      expect(await store.getRun(runId)).toMatchObject({ status: "cancelled", error: { code: "CANCELLED" } });
+      expect(await store.runAttempts(runId)).toMatchObject([{ status: "released", leaseExpiresAt: null }]);
+      const events = (await store.runEvents(runId)).map((e) => e.type);
+      expect(events.slice(-2)).toEqual(["attempt.withdrawn", "run.cancelled"]);
+      expect((await finality.getJob({ provider: "runs", id: runId }))?.state).toBe("cancelled");
     },
   );
 

@@ -155,7 +155,7 @@ describe("runs on PostgreSQL", () => {
       proxy.start();
       const claimed = await runs.claim({ workerId: "w1", start: true });
       const counts = proxy.stop();
-      expect(claimed?.attempt).toMatchObject({ status: "running", lastSequence: 0 });
+      expect(claimed?.attempt).toMatchObject({ status: "running", lastSequence: null });
       // BEGIN with the pick (and SET LOCAL); the attempt, two events, the run's write and the
       // mirror job's ingest (finality_ingest), the deadline check and the COMMIT behind them.
       expect(counts).toEqual({ statements: 10, roundTrips: 2 });

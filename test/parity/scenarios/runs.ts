@@ -12,7 +12,8 @@ interface Claim {
 /**
  * Runs: a claim, heartbeats and events finish a run; a claim that starts its run (`start`) and
  * whose worker then goes silent loses its lease, its late heartbeat is refused (409 stale-generation, nothing changed) and the run is
- * claimed again with a higher generation.
+ * claimed again with a higher generation, by a claim with `start` whose worker reports from
+ * sequence 0 (the claim uses up none of the worker's sequences).
  */
 export const runs: Scenario = {
   name: "runs-claim-heartbeat-expiry",
@@ -88,10 +89,13 @@ export const runs: Scenario = {
     );
     expect(late.status).toBe(409);
     expect(late.type).toMatch(/^application\/problem\+json/);
-    const again = await claim(30);
+    const again = await claim(30, true);
     expect(again.run.id).toBe(lost.run.id);
     expect(again.attempt.generation).toBeGreaterThan(lost.attempt.generation);
-    expect((await event(again, 1, "succeeded", { output: { ok: 2 } })).status).toBe(200);
+    // The claim's `started` uses up no sequence: a worker numbering from 0 is heard.
+    expect((await event(again, 0, "succeeded", { output: { ok: 2 } })).body).toMatchObject({
+      outcome: "applied",
+    });
     expect((await json(running, `/v1/runs/${lost.run.id}`)).body).toMatchObject({ status: "succeeded" });
     // The run is mirrored as a job of provider `runs`.
     expect((await json(running, `/v1/jobs/runs/${lost.run.id}`)).body).toMatchObject({ state: "succeeded" });

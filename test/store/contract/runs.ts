@@ -397,19 +397,19 @@ export function describeRuns(scope: ContractScope): void {
       });
     });
 
-    it("a claim with start: the run is running when it answers, its started recorded as sequence 0; its lease running out is a lost attempt", async () => {
+    it("a claim with start: the run is running when it answers, its started recorded with no sequence; its lease running out is a lost attempt", async () => {
       const store = scope.store();
       const { runs, clock, finality } = service(store);
       await closing(runs, async () => {
         const { run } = await runs.enqueue({ kind: "render" });
         const claimed = await runs.claim({ workerId: "w1", leaseSeconds: 10, start: true });
         expect(claimed?.run).toMatchObject({ id: run.id, status: "running", generation: 1, attemptCount: 1 });
-        expect(claimed?.attempt).toMatchObject({ status: "running", lastSequence: 0, startedAt: T0 });
+        expect(claimed?.attempt).toMatchObject({ status: "running", lastSequence: null, startedAt: T0 });
         expect(await store.getRun(run.id)).toMatchObject({
           status: "running",
           version: claimed?.run.version,
         });
-        expect((await store.runAttempts(run.id))[0]).toMatchObject({ status: "running", lastSequence: 0 });
+        expect((await store.runAttempts(run.id))[0]).toMatchObject({ status: "running", lastSequence: null });
         expect(await finality.getJob({ provider: RUNS_PROVIDER, id: run.id })).toMatchObject({
           state: "running",
         });
@@ -421,12 +421,13 @@ export function describeRuns(scope: ContractScope): void {
         ).toEqual([
           ["run.queued", null],
           ["attempt.claimed", null],
-          ["worker.started", 0],
+          ["worker.started", null],
         ]);
         const attemptId = claimed?.attempt.id as string;
-        // A worker that sends its own started 0 as well changes nothing; its reports from 1 apply.
+        // No sequence is the claim's: a worker that sends its own started 0 as well is heard
+        // (it used to be answered `duplicate`, and so was a `succeeded` numbered 0: lost).
         const again = await runs.recordEvent(attemptId, { generation: 1, sequence: 0, type: "started" });
-        expect(again.outcome).toBe("duplicate");
+        expect(again).toMatchObject({ outcome: "applied", attempt: { status: "running", lastSequence: 0 } });
         const progress = await runs.recordEvent(attemptId, {
           generation: 1,
           sequence: 1,
@@ -437,6 +438,26 @@ export function describeRuns(scope: ContractScope): void {
         clock.advance(10_000);
         expect(nonZero(await runs.sweepOnce())).toEqual({ lost_retry: 1 });
         expect(await store.getRun(run.id)).toMatchObject({ status: "queued", attemptCount: 1 });
+      });
+    });
+
+    it("after a claim with start, a worker that numbers its reports from 0 is heard: its succeeded 0 settles the run", async () => {
+      const store = scope.store();
+      const { runs } = service(store);
+      await closing(runs, async () => {
+        const { run } = await runs.enqueue({ kind: "render" });
+        const claimed = await runs.claim({ workerId: "w1", start: true });
+        const done = await runs.recordEvent(claimed?.attempt.id as string, {
+          generation: 1,
+          sequence: 0,
+          type: "succeeded",
+          output: { first: true },
+        });
+        expect(done).toMatchObject({
+          outcome: "applied",
+          run: { status: "succeeded", output: { first: true } },
+        });
+        expect(await store.getRun(run.id)).toMatchObject({ status: "succeeded" });
       });
     });
 
