@@ -101,7 +101,11 @@ export function createWorker(options: WorkerOptions): Worker {
         ...(options.kinds ? { kinds: options.kinds } : {}),
       };
       const result = await api.claim(options.workerId, body, stopping.signal);
-      if (!running) return;
+      // A run answered as the worker stops is handled like any other when stop() lets handlers
+      // finish (it used to be dropped: its lease ran out and the attempt was spent for nothing).
+      // When stop() abandons handlers, it is abandoned with them, to its lease.
+      const handed = result.kind === "ok" && result.value !== null;
+      if (!running && !(handed && options.onStop !== "abandon")) return;
       if (start && result.kind === "refused" && refusesStart(result.error)) {
         // A server older than `start` names it as an unknown field: claim as before, and report
         // `started` from here.
@@ -144,8 +148,8 @@ export function createWorker(options: WorkerOptions): Worker {
     },
     async stop() {
       running = false;
-      // Ends the long-polls now. A claim the server granted just as it was cut off is never
-      // seen here: its lease runs out unstarted and the run goes back to the queue.
+      // Ends the long-polls now. A claim whose request is cut off while it commits is given back
+      // by the server; one answered just before is handled (see slot()).
       stopping.abort();
       if (options.onStop === "abandon") {
         for (const attempt of inHand) attempt.abandon();

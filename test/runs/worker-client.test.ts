@@ -63,11 +63,59 @@ describe("the worker client under trouble", () => {
         "worker.started",
         "worker.succeeded",
       ]);
-      expect(events[2]?.detail).toMatchObject({ sequence: 0, withClaim: true });
+      expect(events[2]?.detail).toMatchObject({ withClaim: true });
+      expect(events[2]?.detail).not.toHaveProperty("sequence");
     } finally {
       await worker.stop();
     }
   });
+
+  // The claim's answer arrives after stop() began (the server never saw the client leave).
+  // "finish": the run is handled like any in hand, and stop() waits for it (it used to be dropped,
+  // its attempt spent when the lease ran out). "abandon": it is abandoned with the rest, unrun.
+  it.each(["finish", "abandon"] as const)(
+    "a run answered as the worker stops (onStop %s) is handled, or abandoned unrun",
+    async (onStop) => {
+      const kind = `stop-race-${onStop}`;
+      const { body: queued } = await api.enqueue({ kind, maxAttempts: 1 });
+      let stopped: Promise<void> | undefined;
+      // Settles when the stop() called on the claim's answer has finished.
+      let stopDone: (stop: Promise<void>) => void = () => {};
+      const done = new Promise<void>((resolve) => {
+        stopDone = resolve;
+      });
+      let handled = 0;
+      const worker = createWorker({
+        baseUrl: url,
+        workerId: `w-${kind}`,
+        kinds: [kind],
+        waitSeconds: 1,
+        leaseSeconds: 60,
+        onStop,
+        fetch: async (input, init) => {
+          if (stopped !== undefined || !String(input).endsWith("/claim")) return fetch(input, init);
+          const { signal: _unseen, ...rest } = init ?? {};
+          const answer = await fetch(input, rest);
+          stopped = worker.stop();
+          stopDone(stopped);
+          return answer;
+        },
+        handler: async () => {
+          handled += 1;
+          return { handled: true };
+        },
+      });
+      worker.start();
+      await done;
+      if (onStop === "finish") {
+        expect(handled).toBe(1);
+        expect(await api.run(queued.id)).toMatchObject({ status: "succeeded", output: { handled: true } });
+        return;
+      }
+      expect(handled).toBe(0);
+      expect(await api.run(queued.id)).toMatchObject({ status: "running", attemptCount: 1 });
+    },
+  );
 
   it("against a server older than `start` (400 naming the field), claims as before and reports started itself", async () => {
     const calls: string[] = [];
