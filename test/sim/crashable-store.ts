@@ -17,12 +17,47 @@ export interface CrashSwitch {
   onCrash: (mode: CrashMode, midSweep: boolean) => void;
   /** Transactions committed or attempted, for the summary. */
   transactions: number;
-  /** Called (once, then cleared) as the next transaction starts: a client leaving mid-commit. */
-  beforeTx: (() => void) | null;
+  /**
+   * Called (once, then cleared) as the next transaction starts: a client leaving mid-commit, or
+   * another call committing first (awaited, then the transaction starts).
+   */
+  beforeTx: (() => void | Promise<void>) | null;
+  /**
+   * Called (once, then cleared) when a transaction has looked for a claimable run, saying
+   * whether it found one: a client leaving while its claim commits, past the claim's own look
+   * at its signal, or once its claim waits.
+   */
+  onPick: ((found: boolean) => void) | null;
 }
 
 export function newCrashSwitch(onCrash: CrashSwitch["onCrash"]): CrashSwitch {
-  return { dead: false, armed: null, sweeping: false, onCrash, transactions: 0, beforeTx: null };
+  return {
+    dead: false,
+    armed: null,
+    sweeping: false,
+    onCrash,
+    transactions: 0,
+    beforeTx: null,
+    onPick: null,
+  };
+}
+
+/** `tx`, calling `power.onPick` (once) when it looks for a run to claim. */
+function watchPick(tx: StoreTx, power: CrashSwitch): StoreTx {
+  const pickClaimableRun: StoreTx["pickClaimableRun"] = async (...args) => {
+    const run = await tx.pickClaimableRun(...args);
+    const hook = power.onPick;
+    power.onPick = null;
+    hook?.(run !== null);
+    return run;
+  };
+  return new Proxy(tx, {
+    get(target, prop, receiver) {
+      if (prop === "pickClaimableRun") return pickClaimableRun;
+      const value = Reflect.get(target, prop, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
 }
 
 export function crashableStore(inner: Store, power: CrashSwitch): Store {
@@ -31,10 +66,15 @@ export function crashableStore(inner: Store, power: CrashSwitch): Store {
   }
   function transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
     if (power.dead) return down();
-    power.transactions++;
     const before = power.beforeTx;
     power.beforeTx = null;
-    before?.();
+    const first = before?.();
+    return first instanceof Promise ? first.then(() => begin(work)) : begin(work);
+  }
+  function begin<T>(given: (tx: StoreTx) => Promise<T>): Promise<T> {
+    if (power.dead) return down();
+    power.transactions++;
+    const work = power.onPick === null ? given : (tx: StoreTx) => given(watchPick(tx, power));
     const arm = power.armed;
     if (arm === null) return inner.transaction(work);
     if (arm.afterTx > 0) {

@@ -179,13 +179,23 @@ async function runsSettled(world: SimWorld, byKey: Map<string, Job>): Promise<vo
         );
     }
   }
+  // A killed worker's attempt that had started (by a heartbeat, a report, or a claim with
+  // `start`) is lost, an attempt spent; one that had not is given back. The second check goes by
+  // the worker's own record (it claimed without `start`, and sent nothing), not by the ledger's
+  // fields the expiry rule reads.
   for (const killed of world.killedHolds) {
     const attempt = (await store.runAttempts(killed.runId)).find((a) => a.id === killed.attemptId);
-    const started = attempt?.startedAt != null || attempt?.heartbeatAt != null;
-    if (started && attempt?.status === "released")
+    if (attempt === undefined) continue;
+    const started = attempt.startedAt !== null || attempt.heartbeatAt !== null;
+    if (started && attempt.status === "released")
       fail(
         "lost-worker-declared-lost",
         `attempt ${killed.attemptId} of killed ${killed.workerId} had started but was released, not lost`,
+      );
+    if (!killed.plan.startsWithClaim && !killed.sentAny && attempt.status === "lost")
+      fail(
+        "unstarted-attempt-refunded",
+        `attempt ${killed.attemptId} of killed ${killed.workerId} was claimed without start and sent no heartbeat nor report, yet was lost (an attempt spent)`,
       );
   }
 }

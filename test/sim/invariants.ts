@@ -14,6 +14,8 @@ export const INVARIANTS = [
   "acked-webhook-kept",
   "stuck-alerted-once",
   "lost-worker-declared-lost",
+  "unstarted-attempt-refunded",
+  "callback-heard",
   "no-stale-callback-applied",
   "runs-settle",
   "no-5xx",

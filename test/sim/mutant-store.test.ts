@@ -36,6 +36,9 @@ const CASES: {
     alsoSeen: "parked-applied-on-register",
   },
   { mutant: "leases-never-due", invariant: "runs-settle", start: 1, count: 1 },
+  // 2026-12-06: a worker that never began costs no attempt; a report is never taken for another.
+  { mutant: "claim-counts-as-alive", invariant: "unstarted-attempt-refunded", start: 1, count: 1 },
+  { mutant: "seq-zero-taken", invariant: "callback-heard", start: 1, count: 1 },
   // A process mutant (test/sim/mutant/process-mutants.ts): the run service as the edge calls it.
   { mutant: "claim-deaf-to-abort", invariant: "aborted-claim-claims-nothing", start: 7, count: 1 },
 ];

@@ -67,6 +67,10 @@ export function generateSchedule(seed: number): Schedule {
   // Claims that start the run (the worker client's way), from a stream of their own too.
   const startWithClaim = seededRandom(seed ^ 0x5ca1d);
   for (const plan of attemptPlans) plan.startsWithClaim = startWithClaim() < 0.4;
+  // Where a worker numbers its reports from: the worker client from 1, others from 0 (no
+  // sequence is the claim's, even when it starts the run).
+  const firstSequence = seededRandom(seed ^ 0x5e90);
+  for (const plan of attemptPlans) plan.firstSequence = firstSequence() < 0.3 ? 0 : 1;
   const workers = runs === 0 ? 0 : int(random, 1, 3);
   const steps: Step[] = [];
   const count = int(random, 20, 60);
@@ -200,6 +204,7 @@ function attemptPlan(random: Random): AttemptPlan {
     progressUpdates: int(random, 0, 2),
     diesBeforeStart: random() < 0.08,
     startsWithClaim: false,
+    firstSequence: 1,
   };
 }
 

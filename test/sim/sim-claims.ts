@@ -17,16 +17,49 @@ export async function abortedClaim(
   if (worker === undefined || worker.dead || worker.holding !== null) return;
   const workerId = `${worker.id}-gone-${world.claims}`;
   // Every other one claims with `start`: a claim that started the run is withdrawn the same way.
-  const start = world.abortedClaims++ % 2 === 1;
+  // Schedules hold one or two aborted claims: the seed spreads the ways over them.
+  const nth = world.abortedClaims++ + world.processSeed;
+  const start = nth % 2 === 1;
   const controller = new AbortController();
   // A run ready to claim is claimed before the client could leave a wait: it leaves mid-commit.
   const ready = (await world.proc.runs.listRuns({ status: "queued", limit: 500 })).items.some(
     (r) => r.availableAt <= world.now(),
   );
   const during = step.during || ready;
-  if (during) world.power.beforeTx = () => controller.abort();
-  // Once the claim waits (or if no transaction ran), the client leaves.
-  const leave = setImmediate(() => controller.abort());
+  // Mid-commit, the client leaves as the transaction starts (the claim sees it and claims
+  // nothing) or, every other time, once the claim is under way (it commits, then is withdrawn).
+  const afterLook = during && Math.floor(nth / 2) % 2 === 1;
+  // Every other such withdrawal meets a cancel of its run, committed between the claim and the
+  // withdrawal: the run must end cancelled (`runs-settle`), not sit queued for ever.
+  const cancelMidWithdrawal = Math.floor(nth / 4) % 2 === 1;
+  const cancelClaimed = async () => {
+    const store = engineOf(world.proc.finality).store;
+    for (const runId of world.runIds)
+      for (const attempt of await store.runAttempts(runId))
+        if (attempt.workerId === workerId && isLiveAttempt(attempt.status)) {
+          world.count("cancel-before-withdrawal");
+          world.log(`  ${runId} cancelled between the claim of ${workerId} and its withdrawal`);
+          await world.proc.runs.cancel(runId);
+        }
+  };
+  // Whether the claim found a run before its client left: the claim commits, then is withdrawn.
+  let found = false;
+  const leaveMidCommit = (picked = false) => {
+    found = picked;
+    controller.abort();
+    if (picked && cancelMidWithdrawal) world.power.beforeTx = cancelClaimed;
+  };
+  // Not mid-commit: the client leaves once its claim has found nothing and waits (a run found
+  // after all is left mid-commit). On SQLite, the group commit runs the transaction on a later
+  // turn of the event loop than the call: a leave on the next turn came before it.
+  let leave: NodeJS.Immediate | undefined;
+  if (afterLook) world.power.onPick = leaveMidCommit;
+  else if (during) world.power.beforeTx = leaveMidCommit;
+  else
+    world.power.onPick = (picked) => {
+      if (picked) leaveMidCommit(true);
+      else leave = setImmediate(() => controller.abort());
+    };
   let claimed: unknown = null;
   try {
     claimed = await world.proc.runs.claim({
@@ -39,12 +72,13 @@ export async function abortedClaim(
   } catch (error) {
     if (!(error instanceof SimCrash || world.power.dead)) throw error;
   } finally {
-    clearImmediate(leave);
+    if (leave !== undefined) clearImmediate(leave);
     world.power.beforeTx = null;
+    world.power.onPick = null;
   }
-  world.count(during ? "claim-aborted-mid-commit" : "claim-aborted");
+  world.count(found ? "claim-withdrawn" : during ? "claim-aborted-mid-commit" : "claim-aborted");
   world.log(
-    `  ${workerId} went away during its claim${start ? " (with start)" : ""} → ${claimed === null ? "nothing claimed" : "claimed!"}`,
+    `  ${workerId} went away during its claim${start ? " (with start)" : ""}${found ? ", once its claim had a run (withdrawn)" : during ? ", as its claim began" : ", as its claim waited"} → ${claimed === null ? "nothing claimed" : "claimed!"}`,
   );
   if (world.power.dead) return;
   const fail = (detail: string): never => {

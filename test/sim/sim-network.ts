@@ -180,12 +180,20 @@ async function deliverCallback(
     attempt.generation === run.generation &&
     !isRevokedAttempt(attempt.status) &&
     (attempt.leaseExpiresAt === null || attempt.leaseExpiresAt > now);
+  const tried = `${attemptId}:${event.sequence}`;
+  const triedBefore = world.callbacksTried.has(tried);
+  world.callbacksTried.add(tried);
   try {
     const result = await world.proc.runs.recordEvent(attemptId, event);
     if (world.power.dead) return senderRetry(world, message);
     world.log(
       `  callback ${event.type} gen=${event.generation} seq=${event.sequence} (${message.workerId}) → ${result.outcome}`,
     );
+    if (result.outcome === "duplicate" && !triedBefore)
+      throw new InvariantViolation({
+        invariant: "callback-heard",
+        detail: `${event.type} ${event.sequence} of attempt ${attemptId}, sent for the first time, was answered duplicate`,
+      });
     if (result.outcome === "applied" && !fresh) {
       throw new InvariantViolation({
         invariant: "no-stale-callback-applied",

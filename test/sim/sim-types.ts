@@ -88,9 +88,12 @@ export interface AttemptPlan {
   diesBeforeStart: boolean;
   /**
    * The claim starts the run (`start: true`, as the worker client claims): it records `started`
-   * (sequence 0) and the worker sends none; a death right after it is then a lost attempt.
+   * and the worker sends none. Until the worker's first heartbeat or report, a death is still a
+   * release before start (`lease-unconfirmed-refunded`), as for a claim without `start`.
    */
   startsWithClaim: boolean;
+  /** The sequence of the worker's first report: 0 or 1. */
+  firstSequence: 0 | 1;
 }
 
 export const NET_FAULTS = ["none", "drop", "duplicate", "delay"] as const;
@@ -201,6 +204,8 @@ export const FAULT_KINDS = [
   "replica-dispatch-in-flight",
   "claim-aborted",
   "claim-aborted-mid-commit",
+  "claim-withdrawn",
+  "cancel-before-withdrawal",
   "worker-died-before-start",
   "run-lost-before-start",
   "broker-down",

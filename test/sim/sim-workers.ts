@@ -15,6 +15,11 @@ interface Holding {
   progressSent: number;
   nextHeartbeatAt: number;
   cancelSeen: boolean;
+  /**
+   * A heartbeat or a report of this hold was sent (it may have reached the server). While
+   * false, the server has heard nothing from the worker since the claim.
+   */
+  sentAny: boolean;
 }
 
 /** A worker of the application's own pool: claims, heartbeats, reports through the network. */
@@ -35,6 +40,8 @@ export interface KilledHold {
   workerId: string;
   attemptId: string;
   runId: string;
+  plan: AttemptPlan;
+  sentAny: boolean;
 }
 
 const HEARTBEAT_EVERY_MS = (SIM.leaseSeconds * 1000) / 3;
@@ -73,12 +80,13 @@ async function claim(world: SimWorld, worker: SimWorker): Promise<void> {
       generation: claimed.attempt.generation,
       claimedAt: world.now(),
       plan,
-      // A claim that started the run recorded its `started` as sequence 0.
-      nextSequence: 1,
+      // A claim that started the run took no sequence: the worker numbers from where it likes.
+      nextSequence: plan.firstSequence,
       startedSent: plan.startsWithClaim,
       progressSent: 0,
       nextHeartbeatAt: world.now() + HEARTBEAT_EVERY_MS,
       cancelSeen: false,
+      sentAny: false,
     };
     world.log(
       `  ${worker.id} claimed ${claimed.run.id} gen=${claimed.attempt.generation} plan=${plan.outcome}${plan.startsWithClaim ? " (started with the claim)" : ""}`,
@@ -124,6 +132,7 @@ async function actOnHolding(world: SimWorld, worker: SimWorker, hold: Holding, d
     world.count("heartbeat-dropped");
     return;
   }
+  hold.sentAny = true;
   try {
     const beat = await world.proc.runs.heartbeat(hold.attemptId, { generation: hold.generation });
     if (beat.run.cancelRequested) hold.cancelSeen = true;
@@ -153,6 +162,7 @@ function finalEvent(outcome: AttemptPlan["outcome"], workerId: string): EventBod
 }
 
 function send(world: SimWorld, worker: SimWorker, hold: Holding, body: EventBody): void {
+  hold.sentAny = true;
   world.network.push({
     kind: "callback",
     workerId: worker.id,

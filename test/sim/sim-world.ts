@@ -98,6 +98,11 @@ export class SimWorld {
   readonly pendingEnqueues: string[] = [];
   readonly workers: SimWorker[] = [];
   readonly killedHolds: KilledHold[] = [];
+  /**
+   * Worker reports (`attemptId:sequence`) handed to the server at least once, committed or not:
+   * only these may be answered `duplicate` (`callback-heard`).
+   */
+  readonly callbacksTried = new Set<string>();
   readonly power: CrashSwitch;
   phase: "chaos" | "heal" = "chaos";
   skewMs = 0;
@@ -128,7 +133,7 @@ export class SimWorld {
   /** A violation seen where it cannot be thrown (inside an effect handler); the checker throws it. */
   deferred: Violation | null = null;
   private idCounter = 0;
-  private readonly processSeed: number;
+  readonly processSeed: number;
 
   constructor(
     readonly schedule: Schedule,

@@ -43,6 +43,17 @@ export const STORE_MUTANTS = {
    * worker died is never expired, retried or declared lost, and stays running for good.
    */
   "leases-never-due": { store: { dueLeases: async () => [] }, tx: {} },
+  /**
+   * A claim is stored as a sign of life (`starting`, as after a heartbeat): a worker that dies
+   * before it began costs the run an attempt, and a run that kills its worker at once is retried
+   * by attempts, not bounded by releases before start.
+   */
+  "claim-counts-as-alive": { store: {}, tx: {} },
+  /**
+   * Sequence 0 is taken as already recorded (the claim with `start` once used the worker's
+   * sequence 0): a worker numbering its reports from 0 has its first one answered `duplicate`.
+   */
+  "seq-zero-taken": { store: {}, tx: {} },
 } as const satisfies Record<string, { store: Partial<Store>; tx: Partial<StoreTx> }>;
 
 export type StoreMutantName = keyof typeof STORE_MUTANTS;
@@ -64,6 +75,15 @@ export function mutateStore(store: Store, name = process.env.FINALITY_SIM_MUTANT
       return {
         appendEvent: async (event) =>
           event.source === "webhook" && event.state === "running" ? true : tx.appendEvent(event),
+      };
+    if (name === "claim-counts-as-alive")
+      return {
+        insertAttempt: (attempt, end) =>
+          tx.insertAttempt(attempt.status === "claimed" ? { ...attempt, status: "starting" } : attempt, end),
+      };
+    if (name === "seq-zero-taken")
+      return {
+        hasRunEvent: async (key) => key.endsWith(":seq:0") || tx.hasRunEvent(key),
       };
     if (name === "lost-without-code")
       return {
