@@ -1,5 +1,6 @@
 import { boundObservation, truncatedFields } from "../core/bounded-value.js";
 import { FinalityError } from "../core/errors.js";
+import { inSendingOrder } from "../core/in-sending-order.js";
 import type { IgnoreReason, Job, JobEvent, Observation, UnknownJobPolicy } from "../core/model.js";
 import { DEFAULT_MAX_CLOCK_SKEW_MS, orderingTimeOf, type TimeAdjustment } from "../core/ordering-time.js";
 import { type Registration, reduce, register } from "../core/reducer.js";
@@ -227,8 +228,26 @@ export async function registerInTx(
   ctx: IngestContext,
   /** Who registers: the API and library (`api`), or an intent's attach (`intent`). */
   source: "api" | "intent" = "api",
+  options: {
+    /**
+     * The caller sends nothing after this registration in its transaction: a store may send the
+     * COMMIT behind a new job's write, before its answer (StoreTx.writeJobWithEvent's `last`).
+     */
+    endsTransaction?: boolean;
+    /**
+     * The caller's own writes, sent beside the job's write (each `WriteEnd` "beside" it): called
+     * once the job has been read, just before its write goes out, so that they share its round
+     * trip (and its COMMIT, with `endsTransaction`).
+     */
+    beside?: () => Promise<unknown>;
+  } = {},
 ): Promise<RegisterOutcome> {
-  const current = await tx.getJob(reg);
+  // The read may go out with the transaction's BEGIN where the store offers it: loadForIngest
+  // without a delivery id reads (and locks) the job as getJob does, and writes nothing.
+  const current =
+    tx.loadForIngest !== undefined
+      ? (await tx.loadForIngest(reg, undefined, ctx.now)).job
+      : await tx.getJob(reg);
   refuseUnpollable(reg, current, ctx);
   const result = register(current, reg, ctx.now);
   const event: Omit<JobEvent, "seqNo"> = {
@@ -254,12 +273,16 @@ export async function registerInTx(
   }
   let job = current;
   let taken: ParkedObservation[] | undefined;
+  // Nothing follows a new job's write unless it comes back pruned or with parked observations,
+  // and then the store has the transaction run again without the COMMIT ahead.
+  const last = options.endsTransaction === true && current === null;
   if (result.next !== null) {
-    job = current === null ? withFirstCheck(result.next, ctx) : result.next;
-    const written = await writeJob(tx, current, job, event);
+    const next = current === null ? withFirstCheck(result.next, ctx) : result.next;
+    job = next;
+    const [, written] = await inSendingOrder([options.beside?.(), writeJob(tx, current, next, event, last)]);
     if (written.pruned !== undefined) throw prunedRegistration(reg, written.pruned);
     taken = written.parked;
-  } else await tx.appendEvent(event);
+  } else await inSendingOrder([options.beside?.(), tx.appendEvent(event)]);
   if (job === null) throw new Error("unreachable: registration left no job");
   const effects = current === null ? [] : await fireNewlyMatching(tx, current, job, ctx);
   const parked = await applyAllParked(tx, job, ctx, taken);

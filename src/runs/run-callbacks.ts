@@ -1,4 +1,5 @@
 import { FinalityError } from "../core/errors.js";
+import { inSendingOrder } from "../core/in-sending-order.js";
 import type { Attempt, Run } from "../core/run-model.js";
 import type { WriteEnd } from "../store/run-store.js";
 import type { StoreTx } from "../store/store.js";
@@ -126,7 +127,7 @@ export async function heartbeat(
     const next = extendLease(attempt, request.leaseMs ?? attempt.leaseMs, now);
     const starting = attempt.status === "claimed";
     // Independent writes, the call's last, sent together with the COMMIT (one round trip on PostgreSQL).
-    await Promise.all([
+    await inSendingOrder([
       writeAttempt(tx, attempt, next, starting ? "beside" : "last"),
       starting
         ? tx.appendRunEvent(
@@ -175,7 +176,7 @@ export async function recordWorkerEvent(
     const change = applyWorkerEvent(run, attempt, event, now, retryDelayFor(ctx, run));
     // The event, the attempt's write and the run's (with its mirror job) need nothing of each
     // other, and end the call: sent together, the COMMIT with them.
-    await Promise.all([
+    await inSendingOrder([
       record("beside"),
       writeAttempt(tx, attempt, change.attempt, change.run === null ? "last" : "beside"),
       change.run === null ? null : writeRunChange(tx, ctx, run, change.run, "worker", effects, true),

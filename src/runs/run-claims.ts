@@ -1,4 +1,5 @@
 import { FinalityError } from "../core/errors.js";
+import { inSendingOrder } from "../core/in-sending-order.js";
 import type { Attempt, Run } from "../core/run-model.js";
 import {
   loadAttempt,
@@ -59,7 +60,7 @@ function claimOnce(ctx: RunContext, request: ClaimRequest, signal?: AbortSignal)
     // COMMIT with them (on PostgreSQL, one round trip for them and the COMMIT). Any failure rolls
     // the transaction back, whichever came first.
     if (!request.start) {
-      const [, inserted] = await Promise.all([
+      const [, inserted] = await inSendingOrder([
         writeRun(tx, run, claimed.run, "beside"),
         tx.insertAttempt(claimed.attempt, "beside"),
         tx.appendRunEvent(claimedEvent, "last"),
@@ -78,7 +79,7 @@ function claimOnce(ctx: RunContext, request: ClaimRequest, signal?: AbortSignal)
     // reports as it likes, and its own sequence 0 is judged like any other, not as a duplicate.
     const startedAttempt = { ...started.attempt, lastSequence: null };
     const startedRun = started.run ?? claimed.run;
-    const [inserted] = await Promise.all([
+    const [inserted] = await inSendingOrder([
       tx.insertAttempt(startedAttempt, "beside"),
       tx.appendRunEvent(claimedEvent, "beside"),
       tx.appendRunEvent(

@@ -1,5 +1,6 @@
 import type { Random } from "../core/clock.js";
 import { FinalityError } from "../core/errors.js";
+import { inSendingOrder } from "../core/in-sending-order.js";
 import { type Attempt, canonicalOf, type NewRunEvent, RUNS_PROVIDER, type Run } from "../core/run-model.js";
 import type { Source } from "../core/states.js";
 import type { FinalityEngine } from "../engine/finality-engine.js";
@@ -160,7 +161,7 @@ export async function writeRunChange(
   }
   const now = ctx.finality.clock.now();
   // The run's write and its mirror's ingest need nothing of each other: sent together.
-  const [, outcome] = await Promise.all([
+  const [, outcome] = await inSendingOrder([
     writeRun(tx, before, after, endsWork ? "beside" : undefined),
     ingestInTx(
       tx,

@@ -1,6 +1,7 @@
 import { uuidv7 } from "uuidv7";
 import type { Random } from "../core/clock.js";
 import { FinalityError } from "../core/errors.js";
+import { inSendingOrder } from "../core/in-sending-order.js";
 import {
   type Attempt,
   DEFAULT_MAX_UNSTARTED_RELEASES,
@@ -137,28 +138,37 @@ export function createRunService(options: RunServiceOptions): RunService {
         },
         now,
       );
-      if (!(await tx.insertRun(run))) {
-        throw new FinalityError(
-          "version-conflict",
-          "a run with this id or idempotency key was just inserted",
-          {
-            details: { id: run.id },
-          },
-        );
-      }
-      await tx.appendRunEvent({
+      const queued = {
         dedupeKey: `run:${run.id}:queued`,
         runId: run.id,
         attemptId: null,
-        actor: "api",
+        actor: "api" as const,
         type: "run.queued",
         at: now,
         detail: { kind: run.kind, maxAttempts: run.maxAttempts },
-      });
+      };
+      // The mirror job's read goes first (on PostgreSQL with BEGIN); the run and its event go out
+      // beside the mirror's insert, and the COMMIT behind them: two round trips in all.
+      const insertRunAndEvent = async () => {
+        const [inserted] = await inSendingOrder([
+          tx.insertRun(run, "beside"),
+          tx.appendRunEvent(queued, "beside"),
+        ]);
+        if (!inserted)
+          throw new FinalityError(
+            "version-conflict",
+            "a run with this id or idempotency key was just inserted",
+            {
+              details: { id: run.id },
+            },
+          );
+      };
       await registerInTx(
         tx,
         { provider: RUNS_PROVIDER, id: run.id, kind: run.kind },
         finality.contextFor(RUNS_PROVIDER, now),
+        "api",
+        { endsTransaction: true, beside: insertRunAndEvent },
       );
       effects.runQueued = true;
       return { run, created: true };

@@ -17,7 +17,7 @@ export type WriteEnd = "last" | "beside";
 
 export interface RunStoreTx {
   /** Inserts a run; false when its id or idempotency key exists already (a race: re-run). */
-  insertRun(run: Run): Promise<boolean>;
+  insertRun(run: Run, end?: WriteEnd): Promise<boolean>;
   /** The run, locked for this transaction where the database locks rows (PostgreSQL: FOR UPDATE). */
   getRun(id: string): Promise<Run | null>;
   /**

@@ -59,6 +59,7 @@ export function pickStatement(
 }
 
 const CHECKED = {
+  insertRun: expectOne(SQL.insertRun, "the run was inserted concurrently"),
   updateRun: expectOne(SQL.updateRun, "the run changed concurrently"),
   insertAttempt: expectOne(SQL.insertAttempt, "the attempt was inserted concurrently"),
   updateAttempt: expectOne(SQL.updateAttempt, "the attempt changed concurrently"),
@@ -101,9 +102,7 @@ export function createPostgresRunTx(tx: TxSql): RunStoreTx {
   }
 
   return {
-    async insertRun(value) {
-      return (await run(SQL.insertRun, runValues(value))).count === 1;
-    },
+    insertRun: (value, end) => writesOne("insertRun", runValues(value), end),
     getRun: (id) => one(SQL.getRun, [id], runFromRow),
     getRunOfAttempt: (attemptId) => firstRead(SQL.getRunOfAttempt, [attemptId], runFromRow),
     getRunByIdempotencyKey: (key) => one(SQL.getRunByKey, [key], runFromRow),

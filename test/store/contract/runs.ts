@@ -374,6 +374,26 @@ export function describeRuns(scope: ContractScope): void {
       });
     });
 
+    // On PostgreSQL the enqueues share a group, each sending its run's insert beside the mirror
+    // job's with the COMMIT behind them: a loser's insert fails there (FNL01), runs again the
+    // ordinary way, and finds the winner's run by its key.
+    it("enqueues racing with one idempotency key make one run and one mirror job; every one answers it", async () => {
+      const store = scope.store();
+      const { runs, finality } = service(store);
+      await closing(runs, async () => {
+        const answers = await Promise.all(
+          Array.from({ length: 8 }, () => runs.enqueue({ kind: "render", idempotencyKey: "raced" })),
+        );
+        const ids = new Set(answers.map((a) => a.run.id));
+        expect(ids.size).toBe(1);
+        expect(answers.filter((a) => a.created)).toHaveLength(1);
+        const [id] = [...ids] as [string];
+        expect((await runs.listRuns({ limit: 50 })).items.map((r) => r.id)).toEqual([id]);
+        expect(await finality.getJob({ provider: RUNS_PROVIDER, id })).toMatchObject({ state: "pending" });
+        expect((await store.runEvents(id)).map((e) => e.type)).toEqual(["run.queued"]);
+      });
+    });
+
     it("a lease that runs out before start releases the run; the old attempt is fenced off", async () => {
       const store = scope.store();
       const { runs, clock } = service(store);
