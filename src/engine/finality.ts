@@ -175,8 +175,11 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
     async register(input) {
       const registration = refuseRunsProvider(parseRegistration(input), "invalid-request");
       const ctx = contextFor(registration.provider, clock.now());
-      // A late kind or a parked completion may have enqueued effects.
-      return writeJob(jobLockOrder(registration), (tx) => registerInTx(tx, registration, ctx));
+      // A late kind or a parked completion may have enqueued effects. Nothing follows the
+      // registration in its transaction: a new job's insert may carry the COMMIT.
+      return writeJob(jobLockOrder(registration), (tx) =>
+        registerInTx(tx, registration, ctx, "api", { endsTransaction: true }),
+      );
     },
     async getJob(key) {
       return store.getJob(parseJobKey(key.provider, key.id));

@@ -192,6 +192,35 @@ describe("PostgreSQL ingest statements", () => {
     }
   });
 
+  it("registering a new job costs 2 round trips: BEGIN with its read, then its insert with the COMMIT; one with parked observations runs again the ordinary way", async () => {
+    const { store, close } = await counted([], { generic: { unknownJobs: "registered-only" } });
+    const target = new URL(POSTGRES_TEST_URL);
+    const proxy = await countingProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    const counting = await openPostgresStore({ url: proxy.url(POSTGRES_TEST_URL), schema, migrate: false });
+    stores.push(counting);
+    try {
+      const engine = engineOf(
+        createFinality({ store: counting, providers: { generic: { unknownJobs: "registered-only" } } }),
+      );
+      await counting.transaction(async (tx) => tx.getJob({ provider: "generic", id: "warm" }));
+      proxy.start();
+      const fresh = await engine.register({ provider: "generic", id: "job-new", kind: "render" });
+      expect(proxy.stop()).toEqual({ statements: 5, roundTrips: 2 });
+      expect(fresh).toMatchObject({ created: true, job: { state: "pending", kind: "render" } });
+      // A completion parked before its job: the insert finds it, fails (FNL01), and the work runs
+      // again with the COMMIT waiting, applying it.
+      await engineOf(
+        createFinality({ store, providers: { generic: { unknownJobs: "registered-only" } } }),
+      ).ingestTrusted(webhook("job-parked", "succeeded", 1, "p-1"));
+      const parked = await engine.register({ provider: "generic", id: "job-parked" });
+      expect(parked).toMatchObject({ created: true, parked: 1, job: { state: "succeeded" } });
+      expect(await rowCount(store, "SELECT count(*)::int AS n FROM parked", [])).toBe(0);
+    } finally {
+      await proxy.close();
+      await close();
+    }
+  });
+
   it("batch-mates of one job run one after another in the group: the second reads what the first wrote", async () => {
     const { ingestAll, store, close } = await counted();
     try {
