@@ -15,7 +15,9 @@ export async function abortedClaim(
 ): Promise<void> {
   const worker = world.workers[step.worker];
   if (worker === undefined || worker.dead || worker.holding !== null) return;
-  const workerId = `${worker.id}-gone-${world.claims}`;
+  // Its own id for each aborted claim: a claim whose withdrawal a crash cut off is left to its
+  // lease, and must not be taken for the next aborted claim's.
+  const workerId = `${worker.id}-gone-${world.abortedClaims}`;
   // Every other one claims with `start`: a claim that started the run is withdrawn the same way.
   // Schedules hold one or two aborted claims: the seed spreads the ways over them.
   const nth = world.abortedClaims++ + world.processSeed;
