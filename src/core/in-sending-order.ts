@@ -6,8 +6,8 @@
  * Why: on PostgreSQL, once a statement of a transaction fails, every statement sent after it
  * fails too (25P02, "current transaction is aborted"). Which rejection `Promise.all` sees first
  * depends on how many awaits lie on each call's path, so a work could throw a collateral 25P02
- * instead of its cause (a lost race answered FNL01, which has the work run again), and the
- * group commit, seeing nothing but collateral, failed the caller.
+ * instead of its cause (a lost race answered FNL01, which has the work run again): the store,
+ * not seeing FNL01, failed the caller instead of running the work again.
  */
 export async function inSendingOrder<T extends readonly unknown[]>(
   calls: T,
