@@ -3,6 +3,7 @@ import { inSendingOrder } from "../core/in-sending-order.js";
 import type { Attempt, Run } from "../core/run-model.js";
 import type { WriteEnd } from "../store/run-store.js";
 import type { StoreTx } from "../store/store.js";
+import { type Claimed, claimInTx, withdrawClaim } from "./run-claims.js";
 import {
   attemptEventKey,
   loadAttempt,
@@ -38,10 +39,27 @@ export interface EventResult {
   outcome: EventOutcome;
   attempt: Attempt;
   run: Run;
+  /** What the call claimed with its end (`next`): a run and its lease, or null; absent unless asked. */
+  next?: Claimed | null;
 }
 
-/** An attempt and its run that passed the fence; `seen`: the call's event key is recorded already. */
-type Fenced = { attempt: Attempt; run: Run; seen: boolean };
+/**
+ * A claim asked for with a worker's end (`next`), for the same worker: made in the end's own
+ * transaction, the worker's next run comes back with the answer to its last.
+ */
+export interface NextClaim {
+  kinds: readonly string[] | null;
+  leaseMs: number;
+  start: boolean;
+  /** Aborts when the caller has gone away: no claim is made, and one made meanwhile is given back. */
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * An attempt and its run that passed the fence; `seen`: the detail of the call's event when it is
+ * recorded already (a retried call), else null.
+ */
+type Fenced = { attempt: Attempt; run: Run; seen: Record<string, unknown> | null };
 
 /** A worker's call: the generation it claims, the kinds its pool may touch, what it records. */
 interface FencedCall {
@@ -77,7 +95,7 @@ async function fenced(
   // here is not written by anyone else before this transaction ends.
   const [loaded, seen] = await Promise.all([
     loadAttempt(tx, attemptId),
-    call.eventKey === undefined ? false : tx.hasRunEvent(call.eventKey),
+    call.eventKey === undefined ? null : tx.runEventDetail(call.eventKey),
   ]);
   if (loaded === null || (call.scope !== null && !call.scope.includes(loaded.run.kind))) {
     throw new FinalityError("not-found", `no attempt ${attemptId}`, { details: { id: attemptId } });
@@ -148,39 +166,110 @@ export async function heartbeat(
  * changes nothing; an event that does not move the attempt forward (by status rank, then
  * sequence) is recorded as `out_of_order`; otherwise attempt and run change together, and the
  * mirror job follows.
+ *
+ * `next` (an end only: `succeeded`, `failed`, `cancelled`): the same transaction claims the
+ * worker's next run, and its event names the attempt claimed (`nextAttemptId`). A retried end
+ * (`duplicate`) claims nothing: it answers the claim its first call made while that attempt
+ * still holds its lease, else null, so an answer lost on the way strands no run.
  */
 export async function recordWorkerEvent(
   ctx: RunContext,
   attemptId: string,
   event: WorkerEvent,
   scope: KindScope,
+  next?: NextClaim,
 ): Promise<EventResult> {
+  if (next !== undefined && !isEndEvent(event.type))
+    throw new FinalityError(
+      "invalid-request",
+      `next: only an end (succeeded, failed, cancelled) claims the next run`,
+      {
+        details: { field: "next" },
+      },
+    );
   const eventKey = attemptEventKey(attemptId, `seq:${event.sequence}`);
   const call = { generation: event.generation, scope, forHeartbeat: false, eventKey };
-  return inFencedTx(ctx, attemptId, call, async (tx, effects, { attempt, run, seen }, now) => {
-    if (seen) return { outcome: "duplicate" as const, attempt, run };
-    const applies = workerEventApplies(attempt, event);
-    const record = (end: WriteEnd) =>
-      tx.appendRunEvent(
-        workerAttemptEvent(attempt, `seq:${event.sequence}`, `worker.${event.type}`, now, {
-          generation: event.generation,
-          sequence: event.sequence,
-          applied: applies,
-        }),
-        end,
-      );
-    if (!applies) {
-      await record("last");
-      return { outcome: "out_of_order" as const, attempt, run };
-    }
-    const change = applyWorkerEvent(run, attempt, event, now, retryDelayFor(ctx, run));
-    // The event, the attempt's write and the run's (with its mirror job) need nothing of each
-    // other, and end the call: sent together, the COMMIT with them.
-    await inSendingOrder([
-      record("beside"),
-      writeAttempt(tx, attempt, change.attempt, change.run === null ? "last" : "beside"),
-      change.run === null ? null : writeRunChange(tx, ctx, run, change.run, "worker", effects, true),
-    ]);
-    return { outcome: "applied" as const, attempt: change.attempt, run: change.run ?? run };
-  });
+  const result = await inFencedTx(
+    ctx,
+    attemptId,
+    call,
+    async (tx, effects, { attempt, run, seen }, now): Promise<EventResult> => {
+      if (seen !== null) {
+        const duplicate: EventResult = { outcome: "duplicate", attempt, run };
+        if (next === undefined) return duplicate;
+        return { ...duplicate, next: await claimedBefore(tx, seen.nextAttemptId, now) };
+      }
+      const applies = workerEventApplies(attempt, event);
+      const record = (end: WriteEnd | undefined, claimed?: Claimed | null) =>
+        tx.appendRunEvent(
+          workerAttemptEvent(attempt, `seq:${event.sequence}`, `worker.${event.type}`, now, {
+            generation: event.generation,
+            sequence: event.sequence,
+            applied: applies,
+            ...(claimed ? { nextAttemptId: claimed.attempt.id } : {}),
+          }),
+          end,
+        );
+      const change = applies ? applyWorkerEvent(run, attempt, event, now, retryDelayFor(ctx, run)) : null;
+      const outcome = applies ? ("applied" as const) : ("out_of_order" as const);
+      const answer =
+        change === null
+          ? { outcome, attempt, run }
+          : { outcome, attempt: change.attempt, run: change.run ?? run };
+      if (next === undefined || next.signal?.aborted) {
+        // The event, the attempt's write and the run's (with its mirror job) need nothing of each
+        // other, and end the call: sent together, the COMMIT with them.
+        if (change === null) await record("last");
+        else
+          await inSendingOrder([
+            record("beside"),
+            writeAttempt(tx, attempt, change.attempt, change.run === null ? "last" : "beside"),
+            change.run === null ? null : writeRunChange(tx, ctx, run, change.run, "worker", effects, true),
+          ]);
+        return next === undefined ? answer : { ...answer, next: null };
+      }
+      // The end's writes go out with the next claim's pick; its event, naming what was claimed,
+      // with the claim's writes and the COMMIT.
+      const request = {
+        workerId: attempt.workerId,
+        kinds: next.kinds,
+        leaseMs: next.leaseMs,
+        start: next.start,
+      };
+      const [, , claimed] = await inSendingOrder([
+        change === null ? null : writeAttempt(tx, attempt, change.attempt),
+        change?.run == null ? null : writeRunChange(tx, ctx, run, change.run, "worker", effects),
+        claimInTx(ctx, tx, effects, request, now, (claimed, end) => record(end, claimed)),
+      ]);
+      return { ...answer, next: claimed };
+    },
+  );
+  if (next?.signal?.aborted && result.next) {
+    // The caller left while the end committed: its next run would never reach it.
+    await withdrawClaim(ctx, result.next);
+    return { ...result, next: null };
+  }
+  return result;
+}
+
+function isEndEvent(type: WorkerEvent["type"]): boolean {
+  return type === "succeeded" || type === "failed" || type === "cancelled";
+}
+
+/**
+ * What a retried end answers for its `next`: the attempt its first call claimed (`id`, from that
+ * call's event), if it still holds the run with a live lease; else null (nothing is claimed anew:
+ * a worker that lost two answers in a row would otherwise strand a run each time).
+ */
+async function claimedBefore(tx: StoreTx, id: unknown, now: number): Promise<Claimed | null> {
+  if (typeof id !== "string") return null;
+  const loaded = await loadAttempt(tx, id);
+  if (loaded === null) return null;
+  const { attempt, run } = loaded;
+  const holds =
+    attempt.generation === run.generation &&
+    (attempt.status === "claimed" || attempt.status === "starting" || attempt.status === "running") &&
+    attempt.leaseExpiresAt !== null &&
+    attempt.leaseExpiresAt > now;
+  return holds ? { attempt, run } : null;
 }

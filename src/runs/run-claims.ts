@@ -1,10 +1,13 @@
 import { FinalityError } from "../core/errors.js";
 import { inSendingOrder } from "../core/in-sending-order.js";
 import type { Attempt, Run } from "../core/run-model.js";
+import type { WriteEnd } from "../store/run-store.js";
+import type { StoreTx } from "../store/store.js";
 import {
   loadAttempt,
   type RunContext,
   runInTx,
+  type TxSideEffects,
   workerAttemptEvent,
   writeAttempt,
   writeRun,
@@ -13,7 +16,7 @@ import {
 import { claimRun, releaseLease, requeueRun, settleRun } from "./run-transitions.js";
 import { applyWorkerEvent } from "./worker-event.js";
 
-interface ClaimRequest {
+export interface ClaimRequest {
   workerId: string;
   /** Kinds the worker takes; null for any kind. */
   kinds: readonly string[] | null;
@@ -34,67 +37,88 @@ export interface Claimed {
 
 /**
  * Claims the oldest claimable run in one write transaction: pick (locked), bump its generation,
- * insert the attempt with its lease, record the claim. Null when nothing is claimable. The
- * mirror job is not touched (queued and dispatching both show as `pending`), unless the claim
- * starts the run too (`start`): then the worker's `started` is recorded with it and the mirror
- * job moves to `running`, as the worker's own `started` would have moved it.
+ * insert the attempt with its lease, record the claim. Null when nothing is claimable.
  */
 function claimOnce(ctx: RunContext, request: ClaimRequest, signal?: AbortSignal): Promise<Claimed | null> {
   return runInTx(ctx, async (tx, effects) => {
     // Looked at again inside the transaction: a client gone by now must not take a run.
     if (signal?.aborted) return null;
-    const now = ctx.finality.clock.now();
-    const run = await tx.pickClaimableRun(request.kinds, now);
-    if (run === null) return null;
-    const claimed = claimRun(
-      run,
-      { attemptId: ctx.newId(), workerId: request.workerId, leaseMs: request.leaseMs },
-      now,
-    );
-    const claimedEvent = workerAttemptEvent(claimed.attempt, "claimed", "attempt.claimed", now, {
-      workerId: request.workerId,
-      generation: claimed.attempt.generation,
-      leaseExpiresAt: claimed.attempt.leaseExpiresAt,
-    });
-    // Writes that need nothing of each other's answers, and the claim's last: sent together, the
-    // COMMIT with them (on PostgreSQL, one round trip for them and the COMMIT). Any failure rolls
-    // the transaction back, whichever came first.
-    if (!request.start) {
-      const [, inserted] = await inSendingOrder([
-        writeRun(tx, run, claimed.run, "beside"),
-        tx.insertAttempt(claimed.attempt, "beside"),
-        tx.appendRunEvent(claimedEvent, "last"),
-      ]);
-      if (!inserted) throw claimedConcurrently(run.id);
-      return claimed;
-    }
-    const started = applyWorkerEvent(
-      claimed.run,
-      claimed.attempt,
-      { generation: claimed.attempt.generation, sequence: 0, type: "started" },
-      now,
-      0,
-    );
-    // No sequence of the worker's is used up (nor recorded under its key): the worker numbers its
-    // reports as it likes, and its own sequence 0 is judged like any other, not as a duplicate.
-    const startedAttempt = { ...started.attempt, lastSequence: null };
-    const startedRun = started.run ?? claimed.run;
-    const [inserted] = await inSendingOrder([
-      tx.insertAttempt(startedAttempt, "beside"),
-      tx.appendRunEvent(claimedEvent, "beside"),
-      tx.appendRunEvent(
-        workerAttemptEvent(claimed.attempt, "claim-started", "worker.started", now, {
-          generation: claimed.attempt.generation,
-          applied: true,
-          withClaim: true,
-        }),
-        "beside",
-      ),
-      writeRunChange(tx, ctx, run, startedRun, "worker", effects, true),
+    return claimInTx(ctx, tx, effects, request, ctx.finality.clock.now());
+  });
+}
+
+/**
+ * A claim in the caller's transaction, its writes the last the transaction sends (a claim on its
+ * own, or the one a worker's end asks for with it). The mirror job is not touched (queued and
+ * dispatching both show as `pending`), unless the claim starts the run too (`start`): then the
+ * worker's `started` is recorded with it and the mirror job moves to `running`, as the worker's
+ * own `started` would have moved it. `alsoWrite`: the caller's last write, told what was claimed
+ * and where it stands (`last` when nothing was, else `beside` the claim's): it goes out with the
+ * claim's writes and the COMMIT (a worker's end: its event names the attempt claimed with it).
+ */
+export async function claimInTx(
+  ctx: RunContext,
+  tx: StoreTx,
+  effects: TxSideEffects,
+  request: ClaimRequest,
+  now: number,
+  alsoWrite?: (claimed: Claimed | null, end: WriteEnd) => Promise<unknown>,
+): Promise<Claimed | null> {
+  const run = await tx.pickClaimableRun(request.kinds, now);
+  if (run === null) {
+    await alsoWrite?.(null, "last");
+    return null;
+  }
+  const claimed = claimRun(
+    run,
+    { attemptId: ctx.newId(), workerId: request.workerId, leaseMs: request.leaseMs },
+    now,
+  );
+  const claimedEvent = workerAttemptEvent(claimed.attempt, "claimed", "attempt.claimed", now, {
+    workerId: request.workerId,
+    generation: claimed.attempt.generation,
+    leaseExpiresAt: claimed.attempt.leaseExpiresAt,
+  });
+  // Writes that need nothing of each other's answers, and the claim's last: sent together, the
+  // COMMIT with them (on PostgreSQL, one round trip for them and the COMMIT). Any failure rolls
+  // the transaction back, whichever came first.
+  if (!request.start) {
+    const [, inserted] = await inSendingOrder([
+      writeRun(tx, run, claimed.run, "beside"),
+      tx.insertAttempt(claimed.attempt, "beside"),
+      alsoWrite?.(claimed, "beside"),
+      tx.appendRunEvent(claimedEvent, "last"),
     ]);
     if (!inserted) throw claimedConcurrently(run.id);
-    return { run: startedRun, attempt: startedAttempt };
-  });
+    return claimed;
+  }
+  const started = applyWorkerEvent(
+    claimed.run,
+    claimed.attempt,
+    { generation: claimed.attempt.generation, sequence: 0, type: "started" },
+    now,
+    0,
+  );
+  // No sequence of the worker's is used up (nor recorded under its key): the worker numbers its
+  // reports as it likes, and its own sequence 0 is judged like any other, not as a duplicate.
+  const startedAttempt = { ...started.attempt, lastSequence: null };
+  const startedRun = started.run ?? claimed.run;
+  const [inserted] = await inSendingOrder([
+    tx.insertAttempt(startedAttempt, "beside"),
+    tx.appendRunEvent(claimedEvent, "beside"),
+    tx.appendRunEvent(
+      workerAttemptEvent(claimed.attempt, "claim-started", "worker.started", now, {
+        generation: claimed.attempt.generation,
+        applied: true,
+        withClaim: true,
+      }),
+      "beside",
+    ),
+    alsoWrite?.({ run: startedRun, attempt: startedAttempt }, "beside"),
+    writeRunChange(tx, ctx, run, startedRun, "worker", effects, true),
+  ]);
+  if (!inserted) throw claimedConcurrently(run.id);
+  return { run: startedRun, attempt: startedAttempt };
 }
 
 function claimedConcurrently(runId: string): FinalityError {
@@ -158,7 +182,7 @@ export async function claimUnlessAborted(
  * committed ends the run `cancelled` instead: a queued run with a cancel pending is never
  * claimed again, and no worker will ever acknowledge it.
  */
-async function withdrawClaim(ctx: RunContext, claimed: Claimed): Promise<void> {
+export async function withdrawClaim(ctx: RunContext, claimed: Claimed): Promise<void> {
   await runInTx(ctx, async (tx, effects) => {
     const loaded = await loadAttempt(tx, claimed.attempt.id);
     if (loaded === null) return;

@@ -71,6 +71,14 @@ export interface ClaimOptions {
   signal?: AbortSignal | undefined;
 }
 
+/** The claim a worker's end asks for with it: as a claim's options, for the end's worker, without a wait. */
+export interface NextClaimOptions {
+  kinds?: readonly string[] | null | undefined;
+  leaseSeconds?: number | undefined;
+  start?: boolean | undefined;
+  signal?: AbortSignal | undefined;
+}
+
 export interface RunWithAttempts {
   run: Run;
   attempts: Attempt[];
@@ -84,7 +92,16 @@ export interface RunService {
     request: { generation: number; leaseSeconds?: number | undefined },
     scope?: KindScope,
   ): Promise<HeartbeatResult>;
-  recordEvent(attemptId: string, event: WorkerEvent, scope?: KindScope): Promise<EventResult>;
+  /**
+   * Records a worker's report; with `next` (an end only), claims the same worker's next run in
+   * the same transaction (`EventResult.next`; a retried end answers the claim its first made).
+   */
+  recordEvent(
+    attemptId: string,
+    event: WorkerEvent,
+    scope?: KindScope,
+    next?: NextClaimOptions,
+  ): Promise<EventResult>;
   /** Cancels a queued run at once; flags a dispatched or running one for its worker. */
   cancel(runId: string): Promise<Run>;
   getRun(runId: string): Promise<RunWithAttempts | null>;
@@ -214,8 +231,14 @@ export function createRunService(options: RunServiceOptions): RunService {
       const leaseMs = request.leaseSeconds !== undefined ? leaseMsOf(request.leaseSeconds) : undefined;
       return heartbeat(ctx, attemptId, { generation: request.generation, leaseMs }, scope);
     },
-    recordEvent(attemptId, event, scope = null) {
-      return recordWorkerEvent(ctx, attemptId, event, scope);
+    recordEvent(attemptId, event, scope = null, next) {
+      if (next === undefined) return recordWorkerEvent(ctx, attemptId, event, scope);
+      return recordWorkerEvent(ctx, attemptId, event, scope, {
+        kinds: next.kinds ?? null,
+        leaseMs: next.leaseSeconds !== undefined ? leaseMsOf(next.leaseSeconds) : defaultLeaseMs,
+        start: next.start === true,
+        signal: next.signal,
+      });
     },
     async getRun(runId) {
       const run = await finality.store.getRun(runId);

@@ -43,10 +43,11 @@ export interface RunStoreTx {
   /** Appends to the run's audit trail; false (and nothing written) if the dedupe key was used. */
   appendRunEvent(event: NewRunEvent, end?: WriteEnd): Promise<boolean>;
   /**
-   * Whether an event with this dedupe key is recorded; asked together with `getAttempt` (one
-   * round trip on PostgreSQL), after the attempt's row lock.
+   * The detail of the event recorded with this dedupe key (`{}` when it has none), null when no
+   * event has the key; asked together with `getAttempt` (one round trip on PostgreSQL), after the
+   * attempt's row lock. (A retried worker call reads in it what its first call did.)
    */
-  hasRunEvent(dedupeKey: string): Promise<boolean>;
+  runEventDetail(dedupeKey: string): Promise<Record<string, unknown> | null>;
 }
 
 /** Reads outside transactions (committed data only). */
@@ -80,4 +81,9 @@ export interface RunQuery {
 export interface RunPage {
   items: Run[];
   nextCursor: string | null;
+}
+
+/** A run event's detail as a worker call reads it back (`runEventDetail`): an object, `{}` for none. */
+export function detailOf(detail: unknown): Record<string, unknown> {
+  return typeof detail === "object" && detail !== null ? (detail as Record<string, unknown>) : {};
 }

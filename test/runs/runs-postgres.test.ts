@@ -5,42 +5,12 @@ import { LEASE_EXPIRED_BEFORE_START_CODE } from "../../src/core/run-model.js";
 import { finalityOn } from "../../src/engine/finality.js";
 import { createRunService } from "../../src/runs/run-service.js";
 import { openPostgresStore } from "../../src/store/postgres/postgres-store.js";
-import type { Store } from "../../src/store/store.js";
 import { POSTGRES_TEST_URL, postgresSuite, useFreshSchema } from "../helpers/postgres.js";
+import { onEachPick } from "./pick-watch.js";
 
 // The two run fixes of issue 15 on PostgreSQL, where a claim's transaction does real I/O and a
 // client can leave while it commits: a withdrawn claim, and the bound on releases before start.
 const { admin } = await postgresSuite("runs on PostgreSQL: withdrawn claims, releases before start");
-
-/** The store, with `onClaimed` called inside the transaction of each claim that found a run. */
-function onEachClaim(store: Store, onClaimed: () => void): Store {
-  return new Proxy(store, {
-    get(target, prop, receiver) {
-      if (prop !== "transaction") {
-        const value = Reflect.get(target, prop, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
-      }
-      const transaction: Store["transaction"] = (work) =>
-        target.transaction((tx) =>
-          work(
-            new Proxy(tx, {
-              get(inner, name, r) {
-                if (name === "pickClaimableRun")
-                  return async (...args: Parameters<typeof inner.pickClaimableRun>) => {
-                    const run = await inner.pickClaimableRun(...args);
-                    if (run !== null) onClaimed();
-                    return run;
-                  };
-                const value = Reflect.get(inner, name, r);
-                return typeof value === "function" ? value.bind(inner) : value;
-              },
-            }),
-          ),
-        );
-      return transaction;
-    },
-  });
-}
 
 describe("runs on PostgreSQL", () => {
   const { open, schema } = useFreshSchema(admin);
@@ -62,7 +32,7 @@ describe("runs on PostgreSQL", () => {
     "a claim (start %s) whose client leaves while it commits is withdrawn; the next worker gets the run",
     async (start) => {
       const controller = new AbortController();
-      const store = onEachClaim(await open(), () => controller.abort());
+      const store = onEachPick(await open(), () => controller.abort());
       const finality = finalityOn({ store });
       const runs = createRunService({ finality });
       try {
@@ -161,6 +131,44 @@ describe("runs on PostgreSQL", () => {
       expect(counts).toEqual({ statements: 10, roundTrips: 2 });
       expect(await migrated.getRun(run.id)).toMatchObject({ status: "running" });
       expect(await migrated.getJob({ provider: "runs", id: run.id })).toMatchObject({ state: "running" });
+    } finally {
+      runs.close();
+      await store.close();
+      await proxy.close();
+    }
+  });
+
+  it("an end that claims the next run (`next`, both with start) is one transaction of 4 round trips, where an end and a claim are two of 2 each", async () => {
+    const { migrated, proxy, store } = await throughCountingProxy();
+    const runs = createRunService({ finality: finalityOn({ store }) });
+    try {
+      const first = await runs.enqueue({ kind: "render" });
+      const second = await runs.enqueue({ kind: "render" });
+      const claimed = await runs.claim({ workerId: "w1", start: true });
+      const attempt = claimed?.attempt as NonNullable<typeof claimed>["attempt"];
+      proxy.start();
+      const ended = await runs.recordEvent(
+        attempt.id,
+        { generation: attempt.generation, sequence: 1, type: "succeeded" },
+        null,
+        { start: true },
+      );
+      const counts = proxy.stop();
+      expect(ended.next?.run.id).toBe(second.run.id);
+      // BEGIN with the loads and the event's lookup; the end's attempt and run writes, its mirror
+      // job's read and the pick (SET LOCAL first); the mirror's write with the end's event, the
+      // claim's writes and the next run's mirror ingest (finality_ingest); the deadline check and
+      // the COMMIT, which wait for the mirror's write (it is not a checked last write: the
+      // ordinary ingest may enqueue effects after it).
+      expect(counts).toEqual({ statements: 17, roundTrips: 4 });
+      expect(await migrated.getRun(first.run.id)).toMatchObject({ status: "succeeded" });
+      expect(await migrated.getRun(second.run.id)).toMatchObject({ status: "running" });
+      expect(await migrated.getJob({ provider: "runs", id: first.run.id })).toMatchObject({
+        state: "succeeded",
+      });
+      expect(await migrated.getJob({ provider: "runs", id: second.run.id })).toMatchObject({
+        state: "running",
+      });
     } finally {
       runs.close();
       await store.close();

@@ -1,7 +1,14 @@
-import type { RunStoreTx, WriteEnd } from "../run-store.js";
+import { detailOf, type RunStoreTx, type WriteEnd } from "../run-store.js";
 import { ATTEMPTS, RUN_EVENTS, RUNS } from "../tables.js";
 import type { TxSql } from "./postgres-client.js";
-import { attemptFromRow, attemptValues, runEventValues, runFromRow, runValues } from "./postgres-rows.js";
+import {
+  attemptFromRow,
+  attemptValues,
+  runEventFromRow,
+  runEventValues,
+  runFromRow,
+  runValues,
+} from "./postgres-rows.js";
 
 const SQL = {
   insertRun: `INSERT INTO runs ${RUNS.postgres.insert} ON CONFLICT DO NOTHING`,
@@ -30,7 +37,7 @@ const SQL = {
   updateAttempt: `UPDATE attempts SET ${ATTEMPTS.postgres.assignments} WHERE id = $1 AND version = $${ATTEMPTS.postgres.columns.length + 1}`,
   appendRunEvent: `INSERT INTO run_events ${RUN_EVENTS.postgres.insert}
                    ON CONFLICT (dedupe_key) DO NOTHING`,
-  hasRunEvent: "SELECT 1 FROM run_events WHERE dedupe_key = $1",
+  runEventByKey: "SELECT * FROM run_events WHERE dedupe_key = $1",
 } as const;
 
 /**
@@ -126,6 +133,9 @@ export function createPostgresRunTx(tx: TxSql): RunStoreTx {
     updateAttempt: (attempt, expectedVersion, end) =>
       writesOne("updateAttempt", [...attemptValues(attempt), expectedVersion], end),
     appendRunEvent: (event, end) => writesOne("appendRunEvent", runEventValues(event), end),
-    hasRunEvent: async (dedupeKey) => (await firstRead(SQL.hasRunEvent, [dedupeKey], () => true)) !== null,
+    runEventDetail: (dedupeKey) =>
+      firstRead(SQL.runEventByKey, [dedupeKey], (row: Record<string, unknown>) =>
+        detailOf(runEventFromRow(row as never).detail),
+      ),
   };
 }

@@ -1,11 +1,13 @@
-import type { RunStoreTx } from "../run-store.js";
+import { detailOf, type RunStoreTx } from "../run-store.js";
 import { ATTEMPTS, RUN_EVENTS, RUNS } from "../tables.js";
 import type { SqliteDb } from "./sqlite-driver.js";
 import {
   type AttemptRow,
   attemptFromRow,
   attemptParams,
+  type RunEventRow,
   type RunRow,
+  runEventFromRow,
   runEventParams,
   runFromRow,
   runParams,
@@ -48,7 +50,7 @@ export function createSqliteRunTx(db: SqliteDb): RunStoreTx {
       `INSERT INTO run_events ${RUN_EVENTS.sqlite.insert}
        ON CONFLICT (dedupe_key) DO NOTHING`,
     ),
-    hasRunEvent: db.prepare("SELECT 1 FROM run_events WHERE dedupe_key = ?"),
+    runEventByKey: db.prepare("SELECT * FROM run_events WHERE dedupe_key = ?"),
   };
 
   /**
@@ -103,8 +105,9 @@ export function createSqliteRunTx(db: SqliteDb): RunStoreTx {
     async appendRunEvent(event) {
       return s.appendRunEvent.run(runEventParams(event)).changes === 1;
     },
-    async hasRunEvent(dedupeKey) {
-      return s.hasRunEvent.get(dedupeKey) !== undefined;
+    async runEventDetail(dedupeKey) {
+      const row = s.runEventByKey.get(dedupeKey) as RunEventRow | undefined;
+      return row === undefined ? null : detailOf(runEventFromRow(row).detail);
     },
   };
 }

@@ -83,7 +83,7 @@ export function mutateStore(store: Store, name = process.env.FINALITY_SIM_MUTANT
       };
     if (name === "seq-zero-taken")
       return {
-        hasRunEvent: async (key) => key.endsWith(":seq:0") || tx.hasRunEvent(key),
+        runEventDetail: async (key) => (key.endsWith(":seq:0") ? {} : tx.runEventDetail(key)),
       };
     if (name === "lost-without-code")
       return {

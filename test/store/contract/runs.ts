@@ -250,7 +250,8 @@ export function describeRuns(scope: ContractScope): void {
       await insertRuns(store, [run]);
       await store.transaction((tx) => tx.appendRunEvent(runEvent("r1", 1)));
       const outcome = store.transaction(async (tx) => {
-        const [seen] = await Promise.all([tx.hasRunEvent("r1:1"), tx.getRun("r1")]);
+        const [detail] = await Promise.all([tx.runEventDetail("r1:1"), tx.getRun("r1")]);
+        const seen = detail !== null;
         const [, recorded] = await Promise.all([
           tx.updateRun({ ...run, status: "dispatching", version: 2 }, 1, "beside"),
           tx.appendRunEvent({ ...runEvent("r1", 1), type: "again" }, "last"),
@@ -260,7 +261,11 @@ export function describeRuns(scope: ContractScope): void {
       await expect(outcome).rejects.toThrow("recorded already (seen: true)");
       expect(await store.getRun("r1")).toEqual(run);
       expect((await store.runEvents("r1")).map((e) => e.type)).toEqual(["t1"]);
-      expect(await store.transaction((tx) => tx.hasRunEvent("r1:2"))).toBe(false);
+      expect(await store.transaction((tx) => tx.runEventDetail("r1:2"))).toBeNull();
+      // What a retried worker call reads back of its first: the event's detail, as written.
+      expect(await store.transaction((tx) => tx.runEventDetail("r1:1"))).toEqual({ n: 1 });
+      await store.transaction((tx) => tx.appendRunEvent({ ...runEvent("r1", 4), detail: null }));
+      expect(await store.transaction((tx) => tx.runEventDetail("r1:4"))).toEqual({});
     });
 
     it("run events: deduped by key, read in the order written, paged by seqNo", async () => {
