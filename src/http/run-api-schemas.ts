@@ -92,6 +92,12 @@ export const workerEventAnswerSchema = z.strictObject({
   runId: z.string(),
   runStatus: z.enum(RUN_STATUSES),
   cancelRequested: z.boolean(),
+  next: claimAnswerSchema
+    .nullable()
+    .optional()
+    .describe(
+      "when the report asked for `next`: the worker's next run and its lease, or null (nothing to claim)",
+    ),
 });
 
 export type Run = z.output<typeof runSchema>;

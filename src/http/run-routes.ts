@@ -129,8 +129,18 @@ export function addWorkerRoutes(app: Hono<AppEnv>, options: WorkerRouteOptions):
   app.post("/v1/attempts/:id/events", async (c) => {
     c.set("route", "/v1/attempts/:id/events");
     const { pool, id, body } = await readAttemptCall(c, workerEventSchema);
+    const { next, ...event } = body;
+    const nextClaim =
+      next === undefined
+        ? undefined
+        : {
+            kinds: kindsFor(pool, next.kinds),
+            leaseSeconds: next.leaseSeconds,
+            start: next.start,
+            signal: c.req.raw.signal,
+          };
     const result = await traceWorkerCallback(c.var.traceContext, id, body.type, () =>
-      runs.recordEvent(id, body, pool.kinds),
+      runs.recordEvent(id, event, pool.kinds, nextClaim),
     );
     options.metrics?.eventRecorded("worker", result.outcome === "applied", result.outcome);
     c.var.log.outcome = result.outcome;
@@ -143,6 +153,9 @@ export function addWorkerRoutes(app: Hono<AppEnv>, options: WorkerRouteOptions):
       runId: result.run.id,
       runStatus: result.run.status,
       cancelRequested: result.run.cancelRequested,
+      ...(next === undefined
+        ? {}
+        : { next: result.next ? claimToJson(result.next.run, result.next.attempt) : null }),
     });
   });
 }

@@ -90,6 +90,17 @@ export const heartbeatSchema = z.strictObject({
   leaseSeconds: leaseSeconds.optional(),
 });
 
+/** The claim a worker's end asks for with it (`next`): a claim's body without its wait. */
+export const nextClaimSchema = z
+  .strictObject({
+    kinds: claimSchema.shape.kinds,
+    leaseSeconds: claimSchema.shape.leaseSeconds,
+    start: claimSchema.shape.start,
+  })
+  .describe(
+    "with an end (succeeded, failed, cancelled) only: claim this worker's next run in the same transaction, answered as `next` (a retried end answers the claim its first call made, while it holds)",
+  );
+
 export const workerEventSchema = z.strictObject({
   generation,
   sequence: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
@@ -97,6 +108,7 @@ export const workerEventSchema = z.strictObject({
   output: reported,
   error: reported,
   progress: reported,
+  next: nextClaimSchema.optional(),
 });
 
 export const runListQuerySchema = z.strictObject({

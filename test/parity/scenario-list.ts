@@ -8,7 +8,7 @@ import { newProviders } from "./scenarios/new-providers.js";
 import { probesAndWaits } from "./scenarios/probes-and-waits.js";
 import { registration } from "./scenarios/registration.js";
 import { retentionTombstones } from "./scenarios/retention-tombstones.js";
-import { runs } from "./scenarios/runs.js";
+import { runs, runsEndClaimsNext } from "./scenarios/runs.js";
 import { settlementFeed } from "./scenarios/settlement-feed.js";
 import { webhookSchemes } from "./scenarios/webhook-schemes.js";
 
@@ -24,6 +24,7 @@ export const SCENARIOS: Scenario[] = [
   discovery,
   discoveredIntentSettles,
   runs,
+  runsEndClaimsNext,
   probesAndWaits,
   newProviders,
   dashboard,

@@ -101,3 +101,69 @@ export const runs: Scenario = {
     expect((await json(running, `/v1/jobs/runs/${lost.run.id}`)).body).toMatchObject({ state: "succeeded" });
   },
 };
+
+/**
+ * A worker's end that claims its next run in the same call (`next`): the answer carries the next
+ * run, started (`start`); the same end sent again (its answer lost) is a duplicate that answers
+ * the same claim, and claims nothing more; with nothing queued `next` is null; a report that is
+ * not an end may not ask (400, problem+json, field `next`), nor may a fenced-off end (409), and
+ * neither claims anything.
+ */
+export const runsEndClaimsNext: Scenario = {
+  name: "runs-end-claims-next",
+  config: () => ({ workers: { pools: { default: { token: POOL_TOKEN } } } }),
+  async run(running) {
+    const kinds = ["parity-next"];
+    const enqueue = async (n: number) => {
+      const answer = await post(running, "/v1/runs", { kind: kinds[0], input: { n } });
+      expect(answer.status).toBe(201);
+      return answer.body.id as string;
+    };
+    const end = (c: Claim, sequence: number, type: string, next?: Record<string, unknown>) =>
+      post(
+        running,
+        `/v1/attempts/${c.attempt.id}/events`,
+        { generation: c.attempt.generation, sequence, type, ...(next ? { next } : {}) },
+        asPool,
+      );
+    const ids = [await enqueue(1), await enqueue(2), await enqueue(3)];
+    const claimed = await post(running, "/v1/workers/parity-n/claim", { kinds, start: true }, asPool);
+    expect(claimed.status).toBe(200);
+    const first = claimed.body as unknown as Claim;
+    expect(first.run.id).toBe(ids[0]);
+
+    const notAnEnd = await end(first, 1, "progress", { kinds });
+    expect(notAnEnd.status).toBe(400);
+    expect(notAnEnd.type).toMatch(/^application\/problem\+json/);
+    expect(notAnEnd.body).toMatchObject({ field: "next" });
+    const stale = await post(
+      running,
+      `/v1/attempts/${first.attempt.id}/events`,
+      { generation: first.attempt.generation + 1, sequence: 1, type: "succeeded", next: { kinds } },
+      asPool,
+    );
+    expect(stale.status).toBe(409);
+
+    const ended = await end(first, 1, "succeeded", { kinds, start: true, leaseSeconds: 60 });
+    expect(ended.status).toBe(200);
+    expect(ended.body).toMatchObject({ outcome: "applied", runStatus: "succeeded" });
+    const next = ended.body.next as unknown as Claim & { attempt: { leaseSeconds: number } };
+    expect(next.run).toMatchObject({ id: ids[1], status: "running" });
+    expect(next.attempt.leaseSeconds).toBe(60);
+    // Sent again, as a worker whose answer was lost would: the same claim, nothing more claimed.
+    const again = await end(first, 1, "succeeded", { kinds, start: true, leaseSeconds: 60 });
+    expect(again.body).toMatchObject({ outcome: "duplicate", next: { attempt: { id: next.attempt.id } } });
+    expect((await json(running, `/v1/runs/${ids[2]}`)).body).toMatchObject({
+      status: "queued",
+      attemptCount: 0,
+    });
+    expect((await json(running, `/v1/jobs/runs/${ids[0]}`)).body).toMatchObject({ state: "succeeded" });
+    expect((await json(running, `/v1/jobs/runs/${ids[1]}`)).body).toMatchObject({ state: "running" });
+
+    const third = (await end(next, 0, "succeeded", { kinds, start: true })).body.next as unknown as Claim;
+    expect(third.run.id).toBe(ids[2]);
+    const last = await end(third, 0, "cancelled", { kinds });
+    expect(last.body).toMatchObject({ outcome: "applied", runStatus: "cancelled", next: null });
+    expect((await json(running, `/v1/runs/${ids[1]}`)).body).toMatchObject({ status: "succeeded" });
+  },
+};
