@@ -1,4 +1,5 @@
-import type { ClaimedRun, WorkerApi } from "./worker-api.js";
+import { FinalityClientError } from "../client/http-call.js";
+import type { ClaimedRun, NextClaimBody, WorkerApi } from "./worker-api.js";
 
 /** Why a handler's signal fired. */
 export type AbortReason = "cancel-requested" | "lease-lost" | "shutdown";
@@ -38,12 +39,23 @@ interface AttemptRunnerOptions {
   onError: (error: Error, run: ClaimedRun) => void;
   /** Sleeps that stop early when the worker stops. */
   sleep: (ms: number) => Promise<void>;
+  /**
+   * Asked as the attempt's end is reported: the claim to make with it (the worker's next run,
+   * in the same call), or undefined for none (the worker is stopping).
+   */
+  nextClaim?: () => NextClaimBody | undefined;
+  /** The server named `next` as unknown (it predates it): the end was sent again without it. */
+  onNextRefused?: () => void;
 }
 
-type ReportOutcome = { kind: "ok" | "stale" | "given-up" } | { kind: "refused"; message: string };
+type ReportOutcome =
+  | { kind: "ok"; next?: ClaimedRun | null }
+  | { kind: "stale" | "given-up" }
+  | { kind: "refused"; message: string };
 
 export interface RunningAttempt {
-  readonly done: Promise<void>;
+  /** Resolves when the attempt is over: with the next run its end claimed, if it asked and got one. */
+  readonly done: Promise<ClaimedRun | null>;
   /** Stops heartbeats and fires the handler's signal; nothing more is reported. */
   abandon(): void;
 }
@@ -70,17 +82,27 @@ export function runAttempt(run: ClaimedRun, options: AttemptRunnerOptions): Runn
   }
 
   /** Resolves with how the report ended: sent, the lease gone, refused (with why) or given up. */
-  function report(type: string, fields: Record<string, unknown> = {}): Promise<ReportOutcome> {
+  function report(type: string, fields: Record<string, unknown> = {}, end = false): Promise<ReportOutcome> {
     sequence += 1;
-    const body = { generation: attempt.generation, sequence, type, ...fields };
+    const body: Record<string, unknown> = { generation: attempt.generation, sequence, type, ...fields };
     const sent = chain
       .then(async (): Promise<ReportOutcome> => {
+        // Asked once the reports before it are answered: a worker stopping meanwhile asks for none.
+        const next = end ? options.nextClaim?.() : undefined;
+        if (next !== undefined) body.next = next;
         for (let tries = 1; abortReason !== "lease-lost" && abortReason !== "shutdown"; tries++) {
           const result = await api.event(attempt.id, body);
-          if (result.kind === "ok") return { kind: "ok" };
+          if (result.kind === "ok") return { kind: "ok", next: result.value.next };
           if (result.kind === "stale") {
             abort("lease-lost");
             return { kind: "stale" };
+          }
+          if (result.kind === "refused" && body.next !== undefined && refusesNext(result.error)) {
+            // A server older than `next` names it as an unknown field: the same end, without it.
+            delete body.next;
+            options.onNextRefused?.();
+            tries -= 1;
+            continue;
           }
           options.onError(result.error, run);
           if (result.kind === "refused") return { kind: "refused", message: result.error.message };
@@ -129,19 +151,27 @@ export function runAttempt(run: ClaimedRun, options: AttemptRunnerOptions): Runn
       outcome = { ok: false, error };
     }
     clearInterval(timer);
-    if (abortReason === "lease-lost" || abortReason === "shutdown") return;
+    if (abortReason === "lease-lost" || abortReason === "shutdown") return null;
+    let sent: ReportOutcome;
     if (outcome.ok) {
-      const sent = await report("succeeded", outcome.output === undefined ? {} : { output: outcome.output });
+      sent = await report("succeeded", outcome.output === undefined ? {} : { output: outcome.output }, true);
       // The server refused the result (too large, not JSON): the run fails once, saying why,
       // instead of running out its lease and being executed again on every attempt.
       if (sent.kind === "refused")
-        await report("failed", {
-          error: { code: "RESULT_REFUSED", message: sent.message.slice(0, 1000), retryable: false },
-        });
+        sent = await report(
+          "failed",
+          { error: { code: "RESULT_REFUSED", message: sent.message.slice(0, 1000), retryable: false } },
+          true,
+        );
     } else if (abortReason === "cancel-requested")
-      await report("cancelled", { error: { code: "CANCELLED", message: "cancelled on request" } });
-    else await report("failed", { error: errorToJson(outcome.error) });
+      sent = await report(
+        "cancelled",
+        { error: { code: "CANCELLED", message: "cancelled on request" } },
+        true,
+      );
+    else sent = await report("failed", { error: errorToJson(outcome.error) }, true);
     await chain;
+    return sent.kind === "ok" ? (sent.next ?? null) : null;
   })();
 
   return {
@@ -151,6 +181,11 @@ export function runAttempt(run: ClaimedRun, options: AttemptRunnerOptions): Runn
       abort("shutdown");
     },
   };
+}
+
+/** A 400 naming `next`: the server predates ends that claim the next run. */
+function refusesNext(error: Error): boolean {
+  return error instanceof FinalityClientError && error.status === 400 && error.problem?.field === "next";
 }
 
 function asError(value: unknown): Error {

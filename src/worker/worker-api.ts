@@ -1,4 +1,4 @@
-import type { WorkerEventInput } from "../client/client-types.js";
+import type { Claim, WorkerEventInput } from "../client/client-types.js";
 import { createFinalityClient } from "../client/finality-client.js";
 import { FinalityClientError } from "../client/http-call.js";
 
@@ -34,14 +34,25 @@ interface WorkerApiOptions {
   requestTimeoutMs?: number | undefined;
 }
 
+/** The claim a worker's end asks for with it (the report's `next`): a claim without its wait. */
+export interface NextClaimBody {
+  kinds?: readonly string[];
+  leaseSeconds: number;
+  start?: boolean;
+}
+
 export interface WorkerApi {
   claim(
     workerId: string,
-    body: { kinds?: readonly string[]; waitSeconds: number; leaseSeconds: number; start?: boolean },
+    body: NextClaimBody & { waitSeconds: number },
     signal: AbortSignal,
   ): Promise<CallResult<ClaimedRun | null>>;
   heartbeat(attemptId: string, generation: number): Promise<CallResult<{ cancelRequested: boolean }>>;
-  event(attemptId: string, body: Record<string, unknown>): Promise<CallResult<{ outcome: string }>>;
+  /** A report; `next` in the answer when the body asked for it: the worker's next run, or null. */
+  event(
+    attemptId: string,
+    body: Record<string, unknown>,
+  ): Promise<CallResult<{ outcome: string; next?: ClaimedRun | null }>>;
 }
 
 export function createWorkerApi(options: WorkerApiOptions): WorkerApi {
@@ -56,24 +67,30 @@ export function createWorkerApi(options: WorkerApiOptions): WorkerApi {
     async claim(workerId, body, signal) {
       const result = await classify(() => client.claimRun(workerId, body, { signal }));
       if (result.kind !== "ok") return result;
-      if (result.value === null) return { kind: "ok", value: null };
-      const { run, attempt } = result.value;
-      return {
-        kind: "ok",
-        value: {
-          id: run.id,
-          kind: run.kind,
-          input: run.input,
-          attemptCount: run.attemptCount,
-          maxAttempts: run.maxAttempts,
-          // A claim always grants a lease; null is for attempts that no longer hold one.
-          attempt: { ...attempt, leaseExpiresAt: attempt.leaseExpiresAt as string },
-        },
-      };
+      return { kind: "ok", value: result.value === null ? null : claimedRunOf(result.value) };
     },
     heartbeat: (attemptId, generation) => classify(() => client.heartbeat(attemptId, { generation })),
-    event: (attemptId, body) =>
-      classify(() => client.reportAttemptEvent(attemptId, body as unknown as WorkerEventInput)),
+    async event(attemptId, body) {
+      const result = await classify(() =>
+        client.reportAttemptEvent(attemptId, body as unknown as WorkerEventInput),
+      );
+      if (result.kind !== "ok") return result;
+      const { outcome, next } = result.value;
+      if (next === undefined) return { kind: "ok", value: { outcome } };
+      return { kind: "ok", value: { outcome, next: next === null ? null : claimedRunOf(next) } };
+    },
+  };
+}
+
+function claimedRunOf({ run, attempt }: Claim): ClaimedRun {
+  return {
+    id: run.id,
+    kind: run.kind,
+    input: run.input,
+    attemptCount: run.attemptCount,
+    maxAttempts: run.maxAttempts,
+    // A claim always grants a lease; null is for attempts that no longer hold one.
+    attempt: { ...attempt, leaseExpiresAt: attempt.leaseExpiresAt as string },
   };
 }
 

@@ -71,6 +71,8 @@ export function createWorker(options: WorkerOptions): Worker {
   let running = false;
   /** Whether claims ask the server to start their runs; cleared once a server says it cannot. */
   let claimStarts = true;
+  /** Whether a run's end asks for the next run (`next`); cleared once a server says it cannot. */
+  let endClaims = true;
   let abandoned: Promise<void> = new Promise(() => {});
   let abandonAll = () => {};
 
@@ -89,50 +91,80 @@ export function createWorker(options: WorkerOptions): Worker {
     });
   }
 
+  /** A claim's body, without its wait: also what an end asks for with it (`next`). */
+  function claimBody(start: boolean) {
+    return {
+      leaseSeconds,
+      ...(start ? { start: true } : {}),
+      ...(options.kinds ? { kinds: options.kinds } : {}),
+    };
+  }
+
   async function slot(): Promise<void> {
     let failures = 0;
-    while (running) {
-      // `start`: the claim records the run's `started` too; the handler runs as soon as it is here.
-      const start = claimStarts;
-      const body = {
-        waitSeconds,
-        leaseSeconds,
-        ...(start ? { start: true } : {}),
-        ...(options.kinds ? { kinds: options.kinds } : {}),
-      };
-      const result = await api.claim(options.workerId, body, stopping.signal);
-      // A run answered as the worker stops is handled like any other when stop() lets handlers
-      // finish (it used to be dropped: its lease ran out and the attempt was spent for nothing).
-      // When stop() abandons handlers, it is abandoned with them, to its lease.
-      const handed = result.kind === "ok" && result.value !== null;
-      if (!running && !(handed && options.onStop !== "abandon")) return;
-      if (start && result.kind === "refused" && refusesStart(result.error)) {
-        // A server older than `start` names it as an unknown field: claim as before, and report
-        // `started` from here.
-        claimStarts = false;
-        continue;
+    /** The run the last end claimed with it (`next`): handled without a claim of its own. */
+    let handed: { run: ClaimedRun; start: boolean } | null = null;
+    while (running || (handed !== null && options.onStop !== "abandon")) {
+      let claimed: { run: ClaimedRun; start: boolean };
+      if (handed !== null) {
+        claimed = handed;
+        handed = null;
+      } else {
+        // `start`: the claim records the run's `started` too; the handler runs as soon as it is here.
+        const start = claimStarts;
+        const result = await api.claim(
+          options.workerId,
+          { waitSeconds, ...claimBody(start) },
+          stopping.signal,
+        );
+        // A run answered as the worker stops is handled like any other when stop() lets handlers
+        // finish (it used to be dropped: its lease ran out and the attempt was spent for nothing).
+        // When stop() abandons handlers, it is abandoned with them, to its lease.
+        const gotOne = result.kind === "ok" && result.value !== null;
+        if (!running && !(gotOne && options.onStop !== "abandon")) return;
+        if (start && result.kind === "refused" && refusesStart(result.error)) {
+          // A server older than `start` names it as an unknown field: claim as before, and report
+          // `started` from here.
+          claimStarts = false;
+          continue;
+        }
+        if (result.kind !== "ok") {
+          onError(result.kind === "stale" ? new Error(result.reason) : result.error);
+          failures += 1;
+          await sleep(Math.min(10_000, 250 * 2 ** Math.min(failures, 6)));
+          continue;
+        }
+        failures = 0;
+        if (result.value === null) continue;
+        claimed = { run: result.value, start };
       }
-      if (result.kind !== "ok") {
-        onError(result.kind === "stale" ? new Error(result.reason) : result.error);
-        failures += 1;
-        await sleep(Math.min(10_000, 250 * 2 ** Math.min(failures, 6)));
-        continue;
-      }
-      failures = 0;
-      if (result.value === null) continue;
-      const attempt = runAttempt(result.value, {
+      let nextStart = claimStarts;
+      const attempt = runAttempt(claimed.run, {
         api,
-        startedByClaim: start,
+        startedByClaim: claimed.start,
         handler: options.handler,
         heartbeatFraction: 1 / 3,
         reportTries: 8,
         onError,
         // Reports keep their backoff while a stop lets running handlers finish.
         sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+        // The end claims this slot's next run in the same call, unless the worker is stopping:
+        // one call per run instead of two.
+        nextClaim: () => {
+          if (!running || !endClaims) return undefined;
+          nextStart = claimStarts;
+          return claimBody(nextStart);
+        },
+        onNextRefused: () => {
+          endClaims = false;
+        },
       });
       inHand.add(attempt);
       // An abandoned handler that ignores its signal must not hold up stop().
-      await Promise.race([attempt.done, abandoned]).finally(() => inHand.delete(attempt));
+      const next = await Promise.race([attempt.done, abandoned.then(() => null)]).finally(() =>
+        inHand.delete(attempt),
+      );
+      if (next !== null) handed = { run: next, start: nextStart };
     }
   }
 

@@ -166,6 +166,82 @@ describe("the worker client under trouble", () => {
     }
   });
 
+  it("each run's end claims the next (`next`): runs queued ahead cost one claim, then one call each", async () => {
+    const calls: string[] = [];
+    const worker = createWorker({
+      baseUrl: url,
+      workerId: "w-chain",
+      kinds: ["chain"],
+      waitSeconds: 1,
+      leaseSeconds: 60,
+      fetch: async (input, init) => {
+        calls.push(`${new URL(String(input)).pathname.split("/")[2]} ${String(init?.body ?? "")}`);
+        return fetch(input, init);
+      },
+      handler: async (run) => ({ echo: run.input }),
+    });
+    const ids: string[] = [];
+    for (let n = 1; n <= 4; n++) ids.push((await api.enqueue({ kind: "chain", input: { n } })).body.id);
+    worker.start();
+    try {
+      for (const id of ids) expect((await settled(id)).status).toBe("succeeded");
+      const ends = calls.filter((call) => call.startsWith("attempts"));
+      expect(ends).toHaveLength(4);
+      for (const call of ends)
+        expect(JSON.parse(call.slice(call.indexOf(" ") + 1))).toMatchObject({
+          type: "succeeded",
+          next: { kinds: ["chain"], start: true, leaseSeconds: 60 },
+        });
+      // One claim before the first run; the last end found nothing, and only then a long-poll.
+      const claimsBeforeLastEnd = calls.slice(0, calls.indexOf(ends[3] as string));
+      expect(claimsBeforeLastEnd.filter((call) => call.startsWith("workers"))).toHaveLength(1);
+      for (const id of ids.slice(0, 3)) {
+        const events = (await api.events(id)) as { type: string; detail: Record<string, unknown> }[];
+        expect(events.find((e) => e.type === "worker.succeeded")?.detail).toHaveProperty("nextAttemptId");
+      }
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it("against a server older than `next` (400 naming the field), sends the end again without it, and claims as before", async () => {
+    const calls: string[] = [];
+    const errors: Error[] = [];
+    const worker = createWorker({
+      baseUrl: url,
+      workerId: "w-no-next",
+      kinds: ["no-next"],
+      waitSeconds: 1,
+      leaseSeconds: 60,
+      onError: (error) => errors.push(error),
+      fetch: async (input, init) => {
+        const body = String(init?.body ?? "");
+        calls.push(`${new URL(String(input)).pathname.split("/")[2]} ${body}`);
+        // The real server's 400 naming `next`, as one whose strict schema lacks the key answers.
+        if (body.includes('"next"')) {
+          const refused = { ...JSON.parse(body), next: "not known here" };
+          return fetch(input, { ...init, body: JSON.stringify(refused) });
+        }
+        return fetch(input, init);
+      },
+      handler: async () => ({ ok: true }),
+    });
+    const ids = [
+      (await api.enqueue({ kind: "no-next" })).body.id,
+      (await api.enqueue({ kind: "no-next" })).body.id,
+    ];
+    worker.start();
+    try {
+      for (const id of ids)
+        expect(await settled(id)).toMatchObject({ status: "succeeded", output: { ok: true } });
+      expect(calls.filter((call) => call.includes('"next"'))).toHaveLength(1);
+      expect(calls.filter((call) => call.startsWith("workers")).length).toBeGreaterThanOrEqual(2);
+      expect(errors).toEqual([]);
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it("fails a run once, saying why, when the server refuses its result (over the body limit), instead of running it again", async () => {
     let executions = 0;
     const errors: string[] = [];
