@@ -117,36 +117,54 @@ describe("the worker client under trouble", () => {
     },
   );
 
-  it("against a server older than `start` (400 naming the field), claims as before and reports started itself", async () => {
+  /**
+   * A worker for `kind` whose calls are recorded ("workers <body>" for claims, "attempts <body>"
+   * for reports) and its errors kept; `send` answers a call in the server's place, or passes it on.
+   */
+  function recordedWorker(
+    kind: string,
+    send: (body: string, input: Parameters<typeof fetch>[0], init?: RequestInit) => Promise<Response> = (
+      _b,
+      i,
+      o,
+    ) => fetch(i, o),
+  ) {
     const calls: string[] = [];
     const errors: Error[] = [];
     const worker = createWorker({
       baseUrl: url,
-      workerId: "w-old-server",
-      kinds: ["old-server"],
+      workerId: `w-${kind}`,
+      kinds: [kind],
       waitSeconds: 1,
       leaseSeconds: 60,
       onError: (error) => errors.push(error),
       fetch: async (input, init) => {
         const body = String(init?.body ?? "");
         calls.push(`${new URL(String(input)).pathname.split("/")[2]} ${body}`);
-        // What a server before `start` answered: its claim schema is strict, the key unknown.
-        if (body.includes('"start"'))
-          return new Response(
-            JSON.stringify({
-              type: "urn:finality:problem:invalid-request",
-              title: "Invalid request",
-              status: 400,
-              detail: "start: unknown field",
-              code: "invalid-request",
-              retryable: false,
-              field: "start",
-            }),
-            { status: 400, headers: { "content-type": "application/problem+json" } },
-          );
-        return fetch(input, init);
+        return send(body, input, init);
       },
-      handler: async () => ({ ok: true }),
+      handler: async (run) => (kind === "chain" ? { echo: run.input } : { ok: true }),
+    });
+    return { worker, calls, errors };
+  }
+
+  it("against a server older than `start` (400 naming the field), claims as before and reports started itself", async () => {
+    const { worker, calls, errors } = recordedWorker("old-server", async (body, input, init) => {
+      // What a server before `start` answered: its claim schema is strict, the key unknown.
+      if (body.includes('"start"'))
+        return new Response(
+          JSON.stringify({
+            type: "urn:finality:problem:invalid-request",
+            title: "Invalid request",
+            status: 400,
+            detail: "start: unknown field",
+            code: "invalid-request",
+            retryable: false,
+            field: "start",
+          }),
+          { status: 400, headers: { "content-type": "application/problem+json" } },
+        );
+      return fetch(input, init);
     });
     worker.start();
     try {
@@ -167,19 +185,7 @@ describe("the worker client under trouble", () => {
   });
 
   it("each run's end claims the next (`next`): runs queued ahead cost one claim, then one call each", async () => {
-    const calls: string[] = [];
-    const worker = createWorker({
-      baseUrl: url,
-      workerId: "w-chain",
-      kinds: ["chain"],
-      waitSeconds: 1,
-      leaseSeconds: 60,
-      fetch: async (input, init) => {
-        calls.push(`${new URL(String(input)).pathname.split("/")[2]} ${String(init?.body ?? "")}`);
-        return fetch(input, init);
-      },
-      handler: async (run) => ({ echo: run.input }),
-    });
+    const { worker, calls } = recordedWorker("chain");
     const ids: string[] = [];
     for (let n = 1; n <= 4; n++) ids.push((await api.enqueue({ kind: "chain", input: { n } })).body.id);
     worker.start();
@@ -205,26 +211,10 @@ describe("the worker client under trouble", () => {
   });
 
   it("against a server older than `next` (400 naming the field), sends the end again without it, and claims as before", async () => {
-    const calls: string[] = [];
-    const errors: Error[] = [];
-    const worker = createWorker({
-      baseUrl: url,
-      workerId: "w-no-next",
-      kinds: ["no-next"],
-      waitSeconds: 1,
-      leaseSeconds: 60,
-      onError: (error) => errors.push(error),
-      fetch: async (input, init) => {
-        const body = String(init?.body ?? "");
-        calls.push(`${new URL(String(input)).pathname.split("/")[2]} ${body}`);
-        // The real server's 400 naming `next`, as one whose strict schema lacks the key answers.
-        if (body.includes('"next"')) {
-          const refused = { ...JSON.parse(body), next: "not known here" };
-          return fetch(input, { ...init, body: JSON.stringify(refused) });
-        }
-        return fetch(input, init);
-      },
-      handler: async () => ({ ok: true }),
+    const { worker, calls, errors } = recordedWorker("no-next", (body, input, init) => {
+      // The real server's 400 naming `next`, as one whose strict schema lacks the key answers.
+      if (!body.includes('"next"')) return fetch(input, init);
+      return fetch(input, { ...init, body: JSON.stringify({ ...JSON.parse(body), next: "not known here" }) });
     });
     const ids = [
       (await api.enqueue({ kind: "no-next" })).body.id,
