@@ -26,6 +26,7 @@ export const INVARIANTS = [
   "time-bounds-refused",
   "results-bounded",
   "aborted-claim-claims-nothing",
+  "retried-end-claims-nothing-new",
   "feed-settled-once",
   "parked-inbox-drained",
   "crashed-simulator",

@@ -41,6 +41,8 @@ const CASES: {
   { mutant: "seq-zero-taken", invariant: "callback-heard", start: 1, count: 1 },
   // A process mutant (test/sim/mutant/process-mutants.ts): the run service as the edge calls it.
   { mutant: "claim-deaf-to-abort", invariant: "aborted-claim-claims-nothing", start: 7, count: 1 },
+  // 2026-12-06: a worker's end that claims its next run (`next`), its first answer lost.
+  { mutant: "retried-end-claims-anew", invariant: "retried-end-claims-nothing-new", start: 18, count: 1 },
 ];
 
 afterEach(() => {

@@ -71,6 +71,12 @@ export function generateSchedule(seed: number): Schedule {
   // sequence is the claim's, even when it starts the run).
   const firstSequence = seededRandom(seed ^ 0x5e90);
   for (const plan of attemptPlans) plan.firstSequence = firstSequence() < 0.3 ? 0 : 1;
+  // Ends that claim the worker's next run (`next`), and how often their first answer is lost.
+  const endsClaim = seededRandom(seed ^ 0xe2d);
+  for (const plan of attemptPlans) {
+    plan.endClaimsNext = endsClaim() < 0.4;
+    plan.endAnswerLost = endsClaim() < 0.3;
+  }
   const workers = runs === 0 ? 0 : int(random, 1, 3);
   const steps: Step[] = [];
   const count = int(random, 20, 60);
@@ -205,6 +211,8 @@ function attemptPlan(random: Random): AttemptPlan {
     diesBeforeStart: random() < 0.08,
     startsWithClaim: false,
     firstSequence: 1,
+    endClaimsNext: false,
+    endAnswerLost: false,
   };
 }
 

@@ -13,7 +13,7 @@ import {
   SimCrash,
   type Step,
 } from "./sim-types.js";
-import { workersAct } from "./sim-workers.js";
+import { killedWhileHolding, workersAct } from "./sim-workers.js";
 import type { SimWorld } from "./sim-world.js";
 
 const POLL_FAULT_WEIGHTS: Record<PollFault, number> = {
@@ -152,7 +152,7 @@ export async function runStep(world: SimWorld, step: Step): Promise<void> {
       if (worker === undefined || worker.dead) return;
       world.count("worker-killed");
       worker.dead = true;
-      if (worker.holding) world.killedHolds.push({ workerId: worker.id, ...worker.holding });
+      killedWhileHolding(world, worker);
       return;
     }
     case "worker-pause": {

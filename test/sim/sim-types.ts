@@ -94,6 +94,10 @@ export interface AttemptPlan {
   startsWithClaim: boolean;
   /** The sequence of the worker's first report: 0 or 1. */
   firstSequence: 0 | 1;
+  /** The attempt's end claims the worker's next run in the same call (`next`, the worker client's way). */
+  endClaimsNext: boolean;
+  /** That end's first answer is lost on the way (or its call crashes): the worker sends it again. */
+  endAnswerLost: boolean;
 }
 
 export const NET_FAULTS = ["none", "drop", "duplicate", "delay"] as const;
@@ -206,6 +210,8 @@ export const FAULT_KINDS = [
   "claim-aborted-mid-commit",
   "claim-withdrawn",
   "cancel-before-withdrawal",
+  "end-answer-lost",
+  "next-claim-stranded",
   "worker-died-before-start",
   "run-lost-before-start",
   "broker-down",

@@ -17,6 +17,20 @@ export const PROCESS_MUTANTS = {
       claim: (request) => runs.claim({ ...request, signal: undefined, waitSeconds: 0 }),
     }),
   },
+  /**
+   * A worker's end sent again (its first answer lost) claims the worker's next run anew, instead
+   * of answering the claim its first call made: each lost answer strands a run to its lease.
+   */
+  "retried-end-claims-anew": {
+    runs: (runs: RunService): Partial<RunService> => ({
+      async recordEvent(attemptId, event, scope, next) {
+        const result = await runs.recordEvent(attemptId, event, scope, next);
+        if (next === undefined || result.outcome !== "duplicate") return result;
+        const fresh = await runs.claim({ ...next, workerId: result.attempt.workerId });
+        return { ...result, next: fresh ?? result.next ?? null };
+      },
+    }),
+  },
 } as const;
 
 export type ProcessMutantName = keyof typeof PROCESS_MUTANTS;
