@@ -47,7 +47,7 @@ export interface EventResult {
  * A claim asked for with a worker's end (`next`), for the same worker: made in the end's own
  * transaction, the worker's next run comes back with the answer to its last.
  */
-export interface NextClaim {
+interface NextClaim {
   kinds: readonly string[] | null;
   leaseMs: number;
   start: boolean;

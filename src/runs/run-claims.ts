@@ -16,7 +16,7 @@ import {
 import { claimRun, releaseLease, requeueRun, settleRun } from "./run-transitions.js";
 import { applyWorkerEvent } from "./worker-event.js";
 
-export interface ClaimRequest {
+interface ClaimRequest {
   workerId: string;
   /** Kinds the worker takes; null for any kind. */
   kinds: readonly string[] | null;

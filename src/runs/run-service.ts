@@ -72,7 +72,7 @@ export interface ClaimOptions {
 }
 
 /** The claim a worker's end asks for with it: as a claim's options, for the end's worker, without a wait. */
-export interface NextClaimOptions {
+interface NextClaimOptions {
   kinds?: readonly string[] | null | undefined;
   leaseSeconds?: number | undefined;
   start?: boolean | undefined;
