@@ -97,10 +97,12 @@ export function runAttempt(run: ClaimedRun, options: AttemptRunnerOptions): Runn
             abort("lease-lost");
             return { kind: "stale" };
           }
-          if (result.kind === "refused" && body.next !== undefined && refusesNext(result.error)) {
-            // A server older than `next` names it as an unknown field: the same end, without it.
+          if (result.kind === "refused" && body.next !== undefined && isBadRequest(result.error)) {
+            // The end is sent again without its claim: a server older than `next` names it as an
+            // unknown field (then no end asks again), and a claim refused for its own sake (a pool
+            // whose kinds changed) must not cost the end its report.
             delete body.next;
-            options.onNextRefused?.();
+            if (refusesNext(result.error)) options.onNextRefused?.();
             tries -= 1;
             continue;
           }
@@ -183,9 +185,13 @@ export function runAttempt(run: ClaimedRun, options: AttemptRunnerOptions): Runn
   };
 }
 
+function isBadRequest(error: Error): boolean {
+  return error instanceof FinalityClientError && error.status === 400;
+}
+
 /** A 400 naming `next`: the server predates ends that claim the next run. */
 function refusesNext(error: Error): boolean {
-  return error instanceof FinalityClientError && error.status === 400 && error.problem?.field === "next";
+  return isBadRequest(error) && (error as FinalityClientError).problem?.field === "next";
 }
 
 function asError(value: unknown): Error {

@@ -232,6 +232,32 @@ describe("the worker client under trouble", () => {
     }
   });
 
+  it("an end whose claim is refused (400 on `next`'s kinds) is sent again without it: the run is reported, not failed", async () => {
+    const { worker, calls, errors } = recordedWorker("next-refused", (body, input, init) => {
+      // A claim the server refuses for its own sake (here a kind name it cannot take).
+      if (!body.includes('"next"')) return fetch(input, init);
+      const sent = JSON.parse(body);
+      return fetch(input, {
+        ...init,
+        body: JSON.stringify({ ...sent, next: { ...sent.next, kinds: ["no such kind!"] } }),
+      });
+    });
+    const ids = [
+      (await api.enqueue({ kind: "next-refused" })).body.id,
+      (await api.enqueue({ kind: "next-refused" })).body.id,
+    ];
+    worker.start();
+    try {
+      for (const id of ids)
+        expect(await settled(id)).toMatchObject({ status: "succeeded", output: { ok: true } });
+      // Each end asked for its claim (a refusal of the claim is not a server without `next`).
+      expect(calls.filter((call) => call.startsWith("attempts") && call.includes('"next"'))).toHaveLength(2);
+      expect(errors).toEqual([]);
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it("fails a run once, saying why, when the server refuses its result (over the body limit), instead of running it again", async () => {
     let executions = 0;
     const errors: string[] = [];
