@@ -63,15 +63,21 @@ export async function ingestInTx(
      * COMMIT behind the job's write, before its answer (StoreTx.writeJobWithEvent's `last`).
      */
     endsTransaction?: boolean;
+    /**
+     * Where this ingest does not end the transaction: it may still be the store's one statement
+     * (StoreTx.ingestAtOnce, not `last`), which saves the read's round trip. The caller's work
+     * must be one that may run again from the start, as every transaction does that offers it.
+     */
+    atOnceWithin?: boolean;
   } = {},
 ): Promise<IngestOutcome> {
-  const { amend, endsTransaction = false } = options;
+  const { amend, endsTransaction = false, atOnceWithin = false } = options;
   // Every source passes here: a time out of range or too far ahead orders nothing it should not
   // (dropped, or cut to now, and the event says why) but never costs the state, and an
   // unstorable result or error is cut (and marked) rather than costing the state.
   const { obs, timeAdjusted } = withOrderingTime(boundObservation(input), ctx);
   if (
-    endsTransaction &&
+    (endsTransaction || atOnceWithin) &&
     amend === undefined &&
     tx.ingestAtOnce !== undefined &&
     isCanonicalState(obs.state)
@@ -79,7 +85,7 @@ export async function ingestInTx(
     const mayFire = effectsForAnyKind(ctx.effects, obs.provider, obs.state);
     // A transactional effect runs in Node, inside the transaction: the ordinary path.
     if (mayFire.every((definition) => definition.transactional === undefined))
-      return ingestAtOnce(tx.ingestAtOnce.bind(tx), obs, ctx, timeAdjusted, mayFire);
+      return ingestAtOnce(tx.ingestAtOnce.bind(tx), obs, ctx, timeAdjusted, mayFire, endsTransaction);
   }
   const { duplicate, job: current } = await loadForIngest(tx, obs, ctx.now);
   if (duplicate) {
@@ -157,18 +163,23 @@ async function ingestAtOnce(
   ctx: IngestContext,
   timeAdjusted: { timeAdjusted: TimeAdjustment } | undefined,
   mayFire: readonly EffectDefinition[],
+  last: boolean,
 ): Promise<IngestOutcome> {
   const adopted = reduce(null, obs, { now: ctx.now, unknownJobs: "adopt" }).next;
-  const { applied, reason, job, effects } = await atOnce(obs, {
-    now: ctx.now,
-    adopt: ctx.unknownJobs === "adopt",
-    nextCheckAt: adopted === null ? null : withFirstCheck(adopted, ctx).nextCheckAt,
-    detail: eventOf(obs, ctx.now, false, null, timeAdjusted).detail,
-    effects: mayFire.map((definition) => ({
-      row: newEffectRow(obs, definition.name, obs.state, ctx.newId(), ctx.now, ctx.traceParent),
-      kinds: definition.kinds ?? null,
-    })),
-  });
+  const { applied, reason, job, effects } = await atOnce(
+    obs,
+    {
+      now: ctx.now,
+      adopt: ctx.unknownJobs === "adopt",
+      nextCheckAt: adopted === null ? null : withFirstCheck(adopted, ctx).nextCheckAt,
+      detail: eventOf(obs, ctx.now, false, null, timeAdjusted).detail,
+      effects: mayFire.map((definition) => ({
+        row: newEffectRow(obs, definition.name, obs.state, ctx.newId(), ctx.now, ctx.traceParent),
+        kinds: definition.kinds ?? null,
+      })),
+    },
+    last,
+  );
   return { applied, reason, job, settled: applied && isTerminal(obs.state), effects };
 }
 

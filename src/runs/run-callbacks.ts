@@ -228,8 +228,9 @@ export async function recordWorkerEvent(
           ]);
         return next === undefined ? answer : { ...answer, next: null };
       }
-      // The end's writes go out with the next claim's pick; its event, naming what was claimed,
-      // with the claim's writes and the COMMIT.
+      // The end's writes, its mirror's ingest as one statement (no read first), go out with the
+      // next claim's pick; its event, naming what was claimed, with the claim's writes and the
+      // COMMIT.
       const request = {
         workerId: attempt.workerId,
         kinds: next.kinds,
@@ -238,7 +239,7 @@ export async function recordWorkerEvent(
       };
       const [, , claimed] = await inSendingOrder([
         change === null ? null : writeAttempt(tx, attempt, change.attempt),
-        change?.run == null ? null : writeRunChange(tx, ctx, run, change.run, "worker", effects),
+        change?.run == null ? null : writeRunChange(tx, ctx, run, change.run, "worker", effects, "at-once"),
         claimInTx(ctx, tx, effects, request, now, (claimed, end) => record(end, claimed)),
       ]);
       return { ...answer, next: claimed };

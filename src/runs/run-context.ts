@@ -143,7 +143,9 @@ export async function appendRunEvents(tx: StoreTx, events: readonly NewRunEvent[
  *
  * `endsWork`: the caller sends nothing after this change (nor beside it but writes marked
  * `beside`), so the run's write, or the mirror's last statement with the run's write beside it,
- * may carry the COMMIT (RunStoreTx's `end`).
+ * may carry the COMMIT (RunStoreTx's `end`). `"at-once"`: the work goes on after it, but the
+ * mirror's ingest may still be the store's one checked statement (ingestInTx's `atOnceWithin`),
+ * sparing the read's round trip; a found-more-to-do runs the whole work again the ordinary way.
  */
 export async function writeRunChange(
   tx: StoreTx,
@@ -152,17 +154,17 @@ export async function writeRunChange(
   after: Run,
   source: Source,
   effects: TxSideEffects,
-  endsWork = false,
+  endsWork: boolean | "at-once" = false,
 ): Promise<void> {
   if (after.status === "queued") effects.runQueued = true;
   if (canonicalOf(before.status) === canonicalOf(after.status)) {
-    await writeRun(tx, before, after, endsWork ? "last" : undefined);
+    await writeRun(tx, before, after, endsWork === true ? "last" : undefined);
     return;
   }
   const now = ctx.finality.clock.now();
   // The run's write and its mirror's ingest need nothing of each other: sent together.
   const [, outcome] = await inSendingOrder([
-    writeRun(tx, before, after, endsWork ? "beside" : undefined),
+    writeRun(tx, before, after, endsWork === true ? "beside" : undefined),
     ingestInTx(
       tx,
       {
@@ -178,7 +180,7 @@ export async function writeRunChange(
         ...(after.settledAt !== null && after.error !== null ? { error: after.error } : {}),
       },
       { ...ctx.finality.contextFor(RUNS_PROVIDER, now), traceParent: effects.traceParent ?? null },
-      { endsTransaction: endsWork },
+      { endsTransaction: endsWork === true, atOnceWithin: endsWork === "at-once" },
     ),
   ]);
   if (outcome.effects.length > 0) effects.effectsEnqueued = true;

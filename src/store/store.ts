@@ -176,8 +176,10 @@ export interface StoreTx extends RunStoreTx, LifecycleStoreTx, IntentStoreTx {
    * it. Any outcome that asks for more (a tombstone, parked observations for a job it inserts, a
    * registration or insert that committed meanwhile) fails the statement and the transaction
    * with NOT_LAST: the caller runs again the ordinary way, where this is absent.
+   * `last` false: the caller's work goes on after it in the same transaction (a worker's end that
+   * claims the next run); the statement then only saves the read's round trip, the COMMIT waits.
    */
-  ingestAtOnce?(obs: Observation, plan: IngestPlan): Promise<IngestedAtOnce>;
+  ingestAtOnce?(obs: Observation, plan: IngestPlan, last?: boolean): Promise<IngestedAtOnce>;
   /**
    * Adds an outbox row; false if this job already has a row for that effect name and trigger.
    * `last`: the caller sends nothing after this in its transaction, and reads its answer only

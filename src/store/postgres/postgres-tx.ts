@@ -129,7 +129,7 @@ export function createPostgresTx(tx: TxSql): AdapterTx {
   const run = <T = Record<string, unknown>>(text: string, values: readonly unknown[]) =>
     tx.unsafe(text, values as Value[], { prepare: true }) as unknown as Promise<T[] & { count: number }>;
 
-  async function ingestAtOnce(obs: Observation, plan: IngestPlan): Promise<IngestedAtOnce> {
+  async function ingestAtOnce(obs: Observation, plan: IngestPlan, last = true): Promise<IngestedAtOnce> {
     checkStorableJobKey(obs);
     const values = [
       obs.provider,
@@ -166,7 +166,7 @@ export function createPostgresTx(tx: TxSql): AdapterTx {
     const [row] = await tx.unsafe<AtOnceRow>(AT_ONCE_SQL, values, {
       prepare: true,
       withBegin: true,
-      last: true,
+      last,
     });
     if (row === undefined) throw new Error("unreachable: finality_ingest answers one row");
     return {
