@@ -1,8 +1,9 @@
 /**
  * Runs on your own workers: claims + completions per second with 20 concurrent worker clients
  * (the `finality/worker-client` client, one run at a time each) against `runs-server.js` in its own
- * process over loopback. Each run costs a claim, a `started` and a `succeeded` call. The runs
- * are enqueued first (timed too), so the measure is the drain: claim, start, complete.
+ * process over loopback. While runs are queued, each costs one call: the worker client's end
+ * claims its next run (`next`, started by the claim). The runs are enqueued first (timed too), so
+ * the measure is the drain: claim, start, complete.
  *
  * Then, when PostgreSQL answers at BENCH_POSTGRES_URL: the same server on the PostgreSQL store,
  * and pg-boss (a queue users would otherwise pick) with 20 concurrent fetch → complete loops
