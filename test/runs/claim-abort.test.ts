@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import { type ClientRequest, request as httpRequest } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app/create-app.js";
@@ -27,7 +28,11 @@ afterEach(async () => {
  */
 function watchedStore(
   store: Store,
-  hooks: { onEmptyClaim?: () => void; inClaim?: () => void; beforeTransaction?: () => Promise<void> },
+  hooks: {
+    onEmptyClaim?: () => void;
+    inClaim?: () => void | Promise<void>;
+    beforeTransaction?: () => Promise<void>;
+  },
 ): Store {
   const transaction: Store["transaction"] = async (work) => {
     await hooks.beforeTransaction?.();
@@ -40,7 +45,7 @@ function watchedStore(
             return async (...args: Parameters<StoreTx["pickClaimableRun"]>) => {
               const run = await target.pickClaimableRun(...args);
               if (run === null) emptyClaim = true;
-              else hooks.inClaim?.();
+              else await hooks.inClaim?.();
               return run;
             };
           const value = Reflect.get(target, prop, receiver);
@@ -237,5 +242,88 @@ describe("a long-poll claim whose client has gone", () => {
     for (const waitSeconds of [0, 5])
       expect(await runs.claim({ workerId: "w1", waitSeconds, signal: controller.signal })).toBeNull();
     expect(await engineOf(finality).store.runAttempts(run.id)).toEqual([]);
+  });
+});
+
+describe("a worker's end with `next` whose client has gone", () => {
+  it("over real HTTP: the client disconnects while the end commits; the end is recorded, the next run given back", async () => {
+    const dir = tempDir("finality-claim-abort-");
+    cleanups.push(() => dir.cleanup());
+    let gone: ClientRequest | undefined;
+    let endSignal: AbortSignal | undefined;
+    const finality = ledger(
+      watchedStore(createSqliteStore({ path: dir.file("ledger.db") }), {
+        // The end's claim picked the next run: its client goes, and the route's signal says so
+        // before the transaction commits (the first claim, over HTTP too, has no `gone` yet).
+        inClaim: async () => {
+          const client = gone;
+          if (client === undefined || endSignal === undefined) return;
+          gone = undefined; // once: later claims (worker 2's) pass
+          const aborted = once(endSignal, "abort");
+          client.destroy();
+          await aborted;
+        },
+      }),
+    );
+    const service = createRunService({ finality });
+    cleanups.push(() => service.close());
+    // The service as the route calls it, keeping the signal the route passes with `next`.
+    const runs = new Proxy(service, {
+      get(target, prop, receiver) {
+        if (prop === "recordEvent")
+          return (...args: Parameters<RunService["recordEvent"]>) => {
+            endSignal = args[3]?.signal;
+            return target.recordEvent(...args);
+          };
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const endFinished = signal<number>();
+    const log = (fields: object) => {
+      const { route, status } = fields as { route: string; status: number };
+      if (route === "/v1/attempts/:id/events") endFinished.resolve(status);
+    };
+    const logger: Logger = { info: log, warn: log, error: log };
+    const app = createApp({ finality, config: configSchema.parse({}), runs, logger, receivers: new Map() });
+    const server: NodeServer = await startNodeServer(app, { host: "127.0.0.1", port: 0 });
+    cleanups.push(() => server.close());
+    const first = await service.enqueue({ kind: "render" });
+    const second = await service.enqueue({ kind: "render" });
+    const claimed = await fetch(`${server.url}/v1/workers/w1/claim`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ start: true }),
+    });
+    const { attempt } = (await claimed.json()) as { attempt: { id: string; generation: number } };
+
+    const { port } = new URL(server.url);
+    gone = httpRequest({
+      host: "127.0.0.1",
+      port,
+      method: "POST",
+      path: `/v1/attempts/${attempt.id}/events`,
+      headers: { "content-type": "application/json" },
+    });
+    gone.on("error", () => {}); // the socket is destroyed on purpose
+    gone.end(
+      JSON.stringify({
+        generation: attempt.generation,
+        sequence: 1,
+        type: "succeeded",
+        next: { start: true },
+      }),
+    );
+    // Answered 200, to no one: the client left while the end committed.
+    expect(await endFinished.promise).toBe(200);
+
+    const store = engineOf(finality).store;
+    expect(await store.getRun(first.run.id)).toMatchObject({ status: "succeeded" });
+    // The claim the end made is withdrawn: the next run is queued again, its attempt refunded.
+    expect(await store.getRun(second.run.id)).toMatchObject({ status: "queued", attemptCount: 0 });
+    expect(await store.runAttempts(second.run.id)).toMatchObject([
+      { workerId: "w1", status: "released", leaseExpiresAt: null },
+    ]);
+    const next = await service.claim({ workerId: "w2" });
+    expect(next?.run.id).toBe(second.run.id);
   });
 });
