@@ -9,6 +9,11 @@
  * and pg-boss (a queue users would otherwise pick) with 20 concurrent fetch → complete loops
  * talking to PostgreSQL directly (no HTTP hop: its best case). Ratios are printed.
  *
+ * Beside each rate, the CPU time per run spent during the drain (user + system): the server's, the
+ * database's (every local `postgres` process) and the worker clients' (this process). On a machine
+ * whose cores are all busy the rate is bounded by the sum, and a server's own profile shows time it
+ * waited for a core (a wakeup of the database preempting it in `writev`) as its own.
+ *
  * Knobs: BENCH_RUNS (default 3000), BENCH_RUN_WORKERS (default 20),
  * BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_FEED_READER=1 (a
  * reader follows the settlement feed through the drain, as a settlement stream's consumer would:
@@ -21,7 +26,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createWorker } from "../dist/worker/worker-client.js";
 import { openAdmin } from "./lib/pg-admin.js";
-import { startServer } from "./lib/processes.js";
+import { cpuMs, cpuMsOfAll, startServer } from "./lib/processes.js";
 import { fmt } from "./lib/stats.js";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3000);
@@ -57,7 +62,7 @@ async function enqueueAll(url) {
 }
 
 /** 20 worker clients drain the queue; resolves with runs (claim + completion) per second. */
-async function drain(url) {
+async function drain(url, serverPid) {
   let completed = 0;
   let finish;
   const allDone = new Promise((resolve) => {
@@ -84,18 +89,43 @@ async function drain(url) {
       handler: async (run) => ({ n: run.input.n }),
     }),
   );
+  const cpu = cpuBefore(serverPid);
   const started = process.hrtime.bigint();
   for (const worker of workers) worker.start();
   let draining = true;
   const reading = FEED_READER ? followFeed(url, () => draining) : Promise.resolve(0);
   await allDone;
   const elapsed = seconds(started);
+  const used = cpu.perRun();
   draining = false;
   await Promise.all(workers.map((worker) => worker.stop()));
   if (errors.length > 0) console.log(`  (${errors.length} client errors, first: ${errors[0]})`);
   if (FEED_READER) console.log(`  the feed reader saw ${await reading} settlements during the drain`);
-  return RUNS / elapsed;
+  return { rate: RUNS / elapsed, cpu: used };
 }
+
+/**
+ * CPU time used from now on, per run, in µs: the server's (a pid; null for none), the database's
+ * (every `postgres` process on this machine) and this process's (the worker clients).
+ */
+function cpuBefore(serverPid) {
+  const server = serverPid === null ? 0 : cpuMs(serverPid);
+  const database = cpuMsOfAll("postgres");
+  const clients = process.cpuUsage();
+  return {
+    perRun: () => {
+      const own = process.cpuUsage(clients);
+      return {
+        server: serverPid === null ? 0 : ((cpuMs(serverPid) - server) * 1000) / RUNS,
+        database: ((cpuMsOfAll("postgres") - database) * 1000) / RUNS,
+        clients: (own.user + own.system) / RUNS,
+      };
+    },
+  };
+}
+
+const cpuLine = ({ server, database, clients }) =>
+  `CPU per run in the drain: server ${fmt(server, 0)} µs, database ${fmt(database, 0)} µs, worker clients ${fmt(clients, 0)} µs; total ${fmt(server + database + clients, 0)} µs`;
 
 /** Long-polls the settlement feed from its start while `going()`; resolves with how many it read. */
 async function followFeed(url, going) {
@@ -119,11 +149,12 @@ async function finalityOn(label, spec) {
   ]);
   try {
     const enqueues = await enqueueAll(server.url);
-    const rate = await drain(server.url);
+    const { rate, cpu } = await drain(server.url, server.pid);
     console.log(
       `finality (${label}): ${fmt(rate, 0)} runs/s claimed+completed; ${fmt(enqueues, 0)} enqueues/s`,
     );
-    return rate;
+    console.log(`  ${cpuLine(cpu)}`);
+    return { rate, cpu };
   } finally {
     await server.stop();
   }
@@ -156,6 +187,7 @@ async function pgBoss(schema) {
       await boss.insert(jobs);
     }
     let completed = 0;
+    const cpu = cpuBefore(null);
     const started = process.hrtime.bigint();
     await Promise.all(
       Array.from({ length: WORKERS }, async () => {
@@ -168,9 +200,11 @@ async function pgBoss(schema) {
       }),
     );
     const rate = RUNS / seconds(started);
+    const used = cpu.perRun();
     const { version } = createRequire(import.meta.url)("pg-boss/package.json");
     console.log(`pg-boss ${version}: ${fmt(rate, 0)} jobs/s fetched+completed (direct SQL, no HTTP hop)`);
-    return rate;
+    console.log(`  ${cpuLine(used)}`);
+    return { rate, cpu: used };
   } finally {
     await boss.stop({ graceful: false, wait: true });
   }
@@ -187,23 +221,28 @@ async function postgresReachable() {
 
 const dir = mkdtempSync(join(tmpdir(), "finality-bench-runs-"));
 try {
-  const sqliteRate = await finalityOn("SQLite", { sqlite: join(dir, "runs.db") });
+  const sqlite = await finalityOn("SQLite", { sqlite: join(dir, "runs.db") });
   const admin = await postgresReachable();
   if (admin !== null) {
     const suffix = `${process.pid}_${Date.now()}`;
     const schemas = [`bench_runs_${suffix}`, `bench_pgboss_${suffix}`];
     try {
-      let postgresRate = null;
+      let postgres = null;
       try {
-        postgresRate = await finalityOn("PostgreSQL", { postgres: PG_URL, schema: schemas[0] });
+        postgres = await finalityOn("PostgreSQL", { postgres: PG_URL, schema: schemas[0] });
       } catch (error) {
         console.log(`finality (PostgreSQL): skipped (${error.message.split("\n")[0]})`);
       }
-      const bossRate = await pgBoss(schemas[1]);
-      if (bossRate !== null) {
-        console.log(`ratio finality (SQLite) / pg-boss: ${fmt(sqliteRate / bossRate, 2)}`);
-        if (postgresRate !== null)
-          console.log(`ratio finality (PostgreSQL) / pg-boss: ${fmt(postgresRate / bossRate, 2)}`);
+      const boss = await pgBoss(schemas[1]);
+      if (boss !== null) {
+        console.log(`ratio finality (SQLite) / pg-boss: ${fmt(sqlite.rate / boss.rate, 2)}`);
+        if (postgres !== null) {
+          console.log(`ratio finality (PostgreSQL) / pg-boss: ${fmt(postgres.rate / boss.rate, 2)}`);
+          const total = ({ server, database, clients }) => server + database + clients;
+          console.log(
+            `CPU per run, finality (PostgreSQL) / pg-boss: ${fmt(total(postgres.cpu) / total(boss.cpu), 2)} (database alone: ${fmt(postgres.cpu.database / boss.cpu.database, 2)})`,
+          );
+        }
       }
     } finally {
       for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
