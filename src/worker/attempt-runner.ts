@@ -185,13 +185,13 @@ export function runAttempt(run: ClaimedRun, options: AttemptRunnerOptions): Runn
   };
 }
 
-function isBadRequest(error: Error): boolean {
+function isBadRequest(error: Error): error is FinalityClientError {
   return error instanceof FinalityClientError && error.status === 400;
 }
 
 /** A 400 naming `next`: the server predates ends that claim the next run. */
 function refusesNext(error: Error): boolean {
-  return isBadRequest(error) && (error as FinalityClientError).problem?.field === "next";
+  return isBadRequest(error) && error.problem?.field === "next";
 }
 
 function asError(value: unknown): Error {

@@ -27,6 +27,14 @@ describe("the worker client under trouble", () => {
       return run.settledAt ? run : undefined;
     });
 
+  /** Enqueues two runs of `kind`, starts `worker`, and waits until both succeeded with `{ ok: true }`. */
+  async function twoRunsSucceed(worker: { start(): void }, kind: string) {
+    const ids = [(await api.enqueue({ kind })).body.id, (await api.enqueue({ kind })).body.id];
+    worker.start();
+    for (const id of ids)
+      expect(await settled(id)).toMatchObject({ status: "succeeded", output: { ok: true } });
+  }
+
   it("claims with start: two calls per run (claim, succeeded), the started recorded by the claim, reports numbered from 1", async () => {
     const calls: string[] = [];
     const worker = createWorker({
@@ -216,14 +224,8 @@ describe("the worker client under trouble", () => {
       if (!body.includes('"next"')) return fetch(input, init);
       return fetch(input, { ...init, body: JSON.stringify({ ...JSON.parse(body), next: "not known here" }) });
     });
-    const ids = [
-      (await api.enqueue({ kind: "no-next" })).body.id,
-      (await api.enqueue({ kind: "no-next" })).body.id,
-    ];
-    worker.start();
     try {
-      for (const id of ids)
-        expect(await settled(id)).toMatchObject({ status: "succeeded", output: { ok: true } });
+      await twoRunsSucceed(worker, "no-next");
       expect(calls.filter((call) => call.includes('"next"'))).toHaveLength(1);
       expect(calls.filter((call) => call.startsWith("workers")).length).toBeGreaterThanOrEqual(2);
       expect(errors).toEqual([]);
@@ -242,14 +244,8 @@ describe("the worker client under trouble", () => {
         body: JSON.stringify({ ...sent, next: { ...sent.next, kinds: ["no such kind!"] } }),
       });
     });
-    const ids = [
-      (await api.enqueue({ kind: "next-refused" })).body.id,
-      (await api.enqueue({ kind: "next-refused" })).body.id,
-    ];
-    worker.start();
     try {
-      for (const id of ids)
-        expect(await settled(id)).toMatchObject({ status: "succeeded", output: { ok: true } });
+      await twoRunsSucceed(worker, "next-refused");
       // Each end asked for its claim (a refusal of the claim is not a server without `next`).
       expect(calls.filter((call) => call.startsWith("attempts") && call.includes('"next"'))).toHaveLength(2);
       expect(errors).toEqual([]);
