@@ -63,20 +63,11 @@ async function enqueueAll(url) {
 
 /** 20 worker clients drain the queue; resolves with runs (claim + completion) per second. */
 async function drain(url, serverPid) {
-  let completed = 0;
+  let handled = 0;
   let finish;
-  const allDone = new Promise((resolve) => {
+  const allHandled = new Promise((resolve) => {
     finish = resolve;
   });
-  // Counts completions as the server acknowledges them, not as handlers return.
-  const countingFetch = async (input, init) => {
-    const response = await fetch(input, init);
-    if (response.ok && String(input).endsWith("/events") && init?.body?.includes('"succeeded"')) {
-      completed += 1;
-      if (completed === RUNS) finish();
-    }
-    return response;
-  };
   const errors = [];
   const workers = Array.from({ length: WORKERS }, (_, i) =>
     createWorker({
@@ -84,9 +75,12 @@ async function drain(url, serverPid) {
       workerId: `bench-${i}`,
       kinds: ["bench"],
       waitSeconds: 1,
-      fetch: countingFetch,
       onError: (error) => errors.push(error.message),
-      handler: async (run) => ({ n: run.input.n }),
+      handler: async (run) => {
+        handled += 1;
+        if (handled === RUNS) finish();
+        return { n: run.input.n };
+      },
     }),
   );
   const cpu = cpuBefore(serverPid);
@@ -94,11 +88,13 @@ async function drain(url, serverPid) {
   for (const worker of workers) worker.start();
   let draining = true;
   const reading = FEED_READER ? followFeed(url, () => draining) : Promise.resolve(0);
-  await allDone;
+  // Every run is in a handler; stopping lets the last ones report, and resolves once the server
+  // has acknowledged each report (the worker clients' own transport, not a fetch of the bench's).
+  await allHandled;
+  await Promise.all(workers.map((worker) => worker.stop()));
   const elapsed = seconds(started);
   const used = cpu.perRun();
   draining = false;
-  await Promise.all(workers.map((worker) => worker.stop()));
   if (errors.length > 0) console.log(`  (${errors.length} client errors, first: ${errors[0]})`);
   if (FEED_READER) console.log(`  the feed reader saw ${await reading} settlements during the drain`);
   return { rate: RUNS / elapsed, cpu: used };

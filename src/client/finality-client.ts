@@ -80,7 +80,7 @@ export interface FinalityClient {
   listSettlements(query?: ListSettlementsQuery, options?: { signal?: AbortSignal }): Promise<SettlementPage>;
   /**
    * Every settlement after `query.after`, then each new one as it commits: repeated long polls of
-   * `listSettlements` (not the SSE stream, so it needs fetch alone and no stream parsing). Resume
+   * `listSettlements` (not the SSE stream: plain requests, no stream parsing). Resume
    * after a failure with the last item's `cursor` as `after`: nothing is missed or repeated. Ends
    * when `query.signal` aborts; any other failure is thrown (a FinalityClientError).
    */

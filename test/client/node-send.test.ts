@@ -1,0 +1,219 @@
+import { execFileSync, spawn } from "node:child_process";
+import { once } from "node:events";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createFinalityClient, FinalityClientError } from "../../src/client/index.js";
+import { hasNodeHttp } from "../../src/client/node-send.js";
+import { tempDir } from "../http/helpers/service.js";
+
+// The client's transport on Node: node:http over a keep-alive agent, not fetch, unless the
+// caller gives a fetch. Each failure is still a FinalityClientError that says what happened.
+
+const servers: Server[] = [];
+afterEach(async () => {
+  vi.unstubAllGlobals();
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    server.close();
+  }
+});
+
+/** A real server on loopback; `connections` counts the TCP connections it accepted. */
+async function serve(handle: (request: IncomingMessage, response: ServerResponse) => void) {
+  const server = createServer(handle);
+  servers.push(server);
+  const sockets: Socket[] = [];
+  server.on("connection", (socket) => sockets.push(socket));
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, connections: () => sockets.length };
+}
+
+const healthy = (_request: IncomingMessage, response: ServerResponse) => {
+  response.setHeader("content-type", "application/json");
+  response.end(JSON.stringify({ status: "ok" }));
+};
+
+async function failure(promise: Promise<unknown>): Promise<FinalityClientError> {
+  const error = await promise.then(
+    () => new Error("the call succeeded"),
+    (caught: unknown) => caught,
+  );
+  if (!(error instanceof FinalityClientError)) throw error;
+  return error;
+}
+
+describe("the client's transport on Node", () => {
+  it("is node:http, not the global fetch, when no fetch is given; and a given fetch is used", async () => {
+    const { url } = await serve(healthy);
+    const globalFetch = vi.fn(() => Promise.reject(new Error("the global fetch was called")));
+    vi.stubGlobal("fetch", globalFetch);
+    await expect(createFinalityClient({ baseUrl: url }).health()).resolves.toEqual({ status: "ok" });
+    expect(globalFetch).not.toHaveBeenCalled();
+
+    vi.unstubAllGlobals();
+    const given = vi.fn((input: string | URL | Request, init?: RequestInit) => fetch(input, init));
+    await expect(createFinalityClient({ baseUrl: url, fetch: given }).health()).resolves.toEqual({
+      status: "ok",
+    });
+    expect(given).toHaveBeenCalledTimes(1);
+  });
+
+  it("keeps its connection alive across calls, and sends the body, its length and the headers", async () => {
+    const seen: { method?: string; length?: string; type?: string; auth?: string; body: string }[] = [];
+    const { url, connections } = await serve((request, response) => {
+      let body = "";
+      request.setEncoding("utf8");
+      request.on("data", (chunk: string) => {
+        body += chunk;
+      });
+      request.on("end", () => {
+        seen.push({
+          method: request.method,
+          length: request.headers["content-length"],
+          type: request.headers["content-type"],
+          auth: request.headers.authorization,
+          body,
+        });
+        response.statusCode = 201;
+        response.setHeader("content-type", "application/json");
+        response.end(JSON.stringify({ created: true, run: { id: "r-1", attempts: [] } }));
+      });
+    });
+    const client = createFinalityClient({ baseUrl: url, token: "t0k3n" });
+    for (const n of [1, 2, 3]) await client.enqueueRun({ kind: "render", input: { n, text: "é" } });
+    expect(connections()).toBe(1);
+    const body = JSON.stringify({ kind: "render", input: { n: 3, text: "é" } });
+    expect(seen[2]).toEqual({
+      method: "POST",
+      length: String(Buffer.byteLength(body)),
+      type: "application/json",
+      auth: "Bearer t0k3n",
+      body,
+    });
+  });
+
+  it("a refused connection, a server that never answers, an answer cut short, an abort: each is `unreachable`", async () => {
+    const { url: closedUrl } = await serve(healthy);
+    for (const server of servers.splice(0)) server.close();
+    const refused = await failure(createFinalityClient({ baseUrl: closedUrl }).health());
+    expect(refused).toMatchObject({ kind: "unreachable", status: 0, retryable: true });
+    expect(refused.message).toMatch(/unreachable: .*ECONNREFUSED/);
+
+    const { url: silentUrl } = await serve(() => {});
+    const started = performance.now();
+    const silent = await failure(createFinalityClient({ baseUrl: silentUrl, timeoutMs: 100 }).health());
+    expect(silent).toMatchObject({ kind: "unreachable", retryable: true });
+    expect(silent.message).toMatch(/unreachable: ETIMEDOUT: no answer within 100 ms/);
+    expect(performance.now() - started).toBeLessThan(5_000);
+
+    const { url: cutUrl } = await serve((_request, response) => {
+      response.writeHead(200, { "content-type": "application/json", "content-length": "100" });
+      response.write('{"status":');
+      setImmediate(() => response.destroy());
+    });
+    const cut = await failure(createFinalityClient({ baseUrl: cutUrl }).health());
+    expect(cut).toMatchObject({ kind: "unreachable", retryable: true });
+
+    const { url: slowUrl } = await serve(() => {});
+    const controller = new AbortController();
+    const call = failure(
+      createFinalityClient({ baseUrl: slowUrl }).listSettlements({}, { signal: controller.signal }),
+    );
+    controller.abort();
+    expect(await call).toMatchObject({ kind: "unreachable" });
+  });
+
+  it("answers a 204 with no body, a non-JSON 2xx as `not-json`, a problem as `http`", async () => {
+    const { url } = await serve((request, response) => {
+      if (request.url?.endsWith("/claim")) {
+        response.statusCode = 204;
+        response.end();
+        return;
+      }
+      if (request.url === "/readyz") {
+        response.statusCode = 200;
+        response.end("<html>a proxy</html>");
+        return;
+      }
+      response.statusCode = 404;
+      response.setHeader("content-type", "application/problem+json");
+      response.end(
+        JSON.stringify({ type: "about:blank", title: "Not Found", status: 404, detail: "no such run" }),
+      );
+    });
+    const client = createFinalityClient({ baseUrl: url });
+    expect(await client.claimRun("w-1", { waitSeconds: 0 })).toBeNull();
+    expect(await failure(client.ready())).toMatchObject({ kind: "not-json", status: 200 });
+    const missing = await failure(client.getRun("r-404"));
+    expect(missing).toMatchObject({ kind: "http", status: 404, problem: { detail: "no such run" } });
+    expect(missing.message).toMatch(/404 no such run$/);
+  });
+
+  it("is chosen on Node, Deno and Bun, not on Cloudflare Workers", () => {
+    expect(hasNodeHttp()).toBe(true);
+    vi.stubGlobal("navigator", { userAgent: "Cloudflare-Workers" });
+    expect(hasNodeHttp()).toBe(false);
+    vi.stubGlobal("navigator", { userAgent: "Deno/2.1.0" });
+    expect(hasNodeHttp()).toBe(true);
+  });
+
+  it("speaks https to a server whose certificate the process trusts (NODE_EXTRA_CA_CERTS)", async () => {
+    const dir = tempDir();
+    try {
+      const key = dir.file("key.pem");
+      const cert = dir.file("cert.pem");
+      execFileSync(
+        "openssl",
+        [
+          "req",
+          "-x509",
+          "-newkey",
+          "rsa:2048",
+          "-nodes",
+          "-days",
+          "1",
+          "-subj",
+          "/CN=127.0.0.1",
+          "-addext",
+          "subjectAltName=IP:127.0.0.1",
+          "-keyout",
+          key,
+          "-out",
+          cert,
+        ],
+        { stdio: "ignore" },
+      );
+      const script = `
+        const https = await import("node:https");
+        const { readFileSync } = await import("node:fs");
+        const { createFinalityClient } = await import(${JSON.stringify(new URL("../../dist/client/index.js", import.meta.url).href)});
+        const server = https.createServer({ key: readFileSync(${JSON.stringify(key)}), cert: readFileSync(${JSON.stringify(cert)}) },
+          (request, response) => response.end(JSON.stringify({ status: "ok", protocol: "https" })));
+        server.listen(0, "127.0.0.1", async () => {
+          globalThis.fetch = () => { throw new Error("fetch was called"); };
+          const client = createFinalityClient({ baseUrl: "https://127.0.0.1:" + server.address().port });
+          console.log(JSON.stringify(await client.health()));
+          server.close();
+        });`;
+      const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+        env: { ...process.env, NODE_EXTRA_CA_CERTS: cert },
+      });
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (chunk) => {
+        out += chunk;
+      });
+      child.stderr.on("data", (chunk) => {
+        err += chunk;
+      });
+      const [code] = await once(child, "exit");
+      expect({ code, err }).toEqual({ code: 0, err: "" });
+      expect(JSON.parse(out)).toEqual({ status: "ok", protocol: "https" });
+    } finally {
+      dir.cleanup();
+    }
+  });
+});
