@@ -149,6 +149,26 @@ describe("runs on PostgreSQL", () => {
     }
   });
 
+  it("a claim of one kind sends no SET LOCAL: its index fits whatever the statistics; of several it does", async () => {
+    const { proxy, store } = await throughCountingProxy();
+    const runs = createRunService({ finality: finalityOn({ store }) });
+    try {
+      await runs.enqueue({ kind: "render" });
+      await runs.enqueue({ kind: "render" });
+      proxy.start();
+      expect(await runs.claim({ workerId: "w1", kinds: ["render"] })).not.toBeNull();
+      // BEGIN with the pick; three writes, the deadline check and the COMMIT.
+      expect(proxy.stop()).toEqual({ statements: 7, roundTrips: 2 });
+      proxy.start();
+      expect(await runs.claim({ workerId: "w1", kinds: ["render", "resize"] })).not.toBeNull();
+      expect(proxy.stop()).toEqual({ statements: 8, roundTrips: 2 });
+    } finally {
+      runs.close();
+      await store.close();
+      await proxy.close();
+    }
+  });
+
   it("a claim that starts the run costs 2 round trips too, and takes the worker's started call away", async () => {
     const { migrated, proxy, store } = await throughCountingProxy();
     const runs = createRunService({ finality: finalityOn({ store }) });

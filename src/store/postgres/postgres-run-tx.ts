@@ -53,16 +53,20 @@ export const PICK_NO_SORT = "SET LOCAL enable_sort = off";
 /** A claim's pick, by what the worker asks for (test/store/postgres-runs.test.ts reads their plans). */
 export const PICK_SQL = { any: SQL.pickAny, oneKind: SQL.pickByKind, kinds: SQL.pickByKinds } as const;
 
-/** The pick for the kinds a worker asks for (null: any kind; at least one otherwise). */
+/**
+ * The pick for the kinds a worker asks for (null: any kind; at least one otherwise). `sorts`: the
+ * planner could choose to sort for it (any kind, several), so the claim rules sorting out first;
+ * for one kind the (kind, run_no) index fits whatever the statistics (test/store/postgres-runs.test.ts).
+ */
 export function pickStatement(
   kinds: readonly string[] | null,
   at: Date,
-): { text: string; values: unknown[] } {
-  if (kinds === null) return { text: PICK_SQL.any, values: [at] };
+): { text: string; values: unknown[]; sorts: boolean } {
+  if (kinds === null) return { text: PICK_SQL.any, values: [at], sorts: true };
   const distinct = [...new Set(kinds)];
   return distinct.length === 1
-    ? { text: PICK_SQL.oneKind, values: [at, distinct[0]] }
-    : { text: PICK_SQL.kinds, values: [at, distinct] };
+    ? { text: PICK_SQL.oneKind, values: [at, distinct[0]], sorts: false }
+    : { text: PICK_SQL.kinds, values: [at, distinct], sorts: true };
 }
 
 const CHECKED = {
@@ -117,7 +121,8 @@ export function createPostgresRunTx(tx: TxSql): RunStoreTx {
       writesOne("updateRun", [...runValues(value), expectedVersion], end),
     async pickClaimableRun(kinds, now) {
       if (kinds !== null && kinds.length === 0) return null;
-      const { text, values } = pickStatement(kinds, new Date(now));
+      const { text, values, sorts } = pickStatement(kinds, new Date(now));
+      if (!sorts) return firstRead(text, values, runFromRow);
       // Sorting is ruled out for this claim's transaction (its writes sort nothing): a pick of any
       // kind, or of several, then walks the queued index in run order and stops at the first it
       // can lock, whatever the statistics say (without them it was planned as a sort of every
