@@ -43,6 +43,15 @@ export interface RunStoreTx {
   /** Appends to the run's audit trail; false (and nothing written) if the dedupe key was used. */
   appendRunEvent(event: NewRunEvent, end?: WriteEnd): Promise<boolean>;
   /**
+   * Appends several events as one write (PostgreSQL: one statement), numbered in the order given:
+   * true iff every one was new. All or nothing: when one's dedupe key was used (by an earlier
+   * event or by another of these), false, and none of them is written; the transaction goes on,
+   * as after `appendRunEvent`'s false. `end` as for `appendRunEvent`: where the COMMIT may go out
+   * behind it, a used key fails the transaction instead of answering false. An empty list writes
+   * nothing and sends nothing (so it cannot stand as a work's `last` write).
+   */
+  appendRunEvents(events: readonly NewRunEvent[], end?: WriteEnd): Promise<boolean>;
+  /**
    * The detail of the event recorded with this dedupe key (`{}` when it has none), null when no
    * event has the key; asked together with `getAttempt` (one round trip on PostgreSQL), after the
    * attempt's row lock. (A retried worker call reads in it what its first call did.)

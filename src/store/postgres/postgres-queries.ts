@@ -1,6 +1,10 @@
 import { effectsPage, jobsPage, type KeysetStatement, keysetStatement } from "../keyset-page.js";
 import type { EffectQuery, JobQuery } from "../store.js";
 
+/** `sql` with each `$n` moved up by `by`, so that it can follow another statement's parameters. */
+export const shifted = (sql: string, by: number) =>
+  sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + by}`);
+
 /** Newest first, keyset on job_no: the cursor is the last job_no of the previous page (as on SQLite). */
 export const listJobsStatement = (query: JobQuery): KeysetStatement =>
   keysetStatement(jobsPage(query, "postgres"), "postgres");

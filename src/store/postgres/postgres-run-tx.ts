@@ -1,6 +1,7 @@
 import { detailOf, type RunStoreTx, type WriteEnd } from "../run-store.js";
 import { ATTEMPTS, RUN_EVENTS, RUNS } from "../tables.js";
 import type { TxSql } from "./postgres-client.js";
+import { shifted } from "./postgres-queries.js";
 import {
   attemptFromRow,
   attemptValues,
@@ -38,15 +39,45 @@ const SQL = {
   appendRunEvent: `INSERT INTO run_events ${RUN_EVENTS.postgres.insert}
                    ON CONFLICT (dedupe_key) DO NOTHING`,
   runEventByKey: "SELECT * FROM run_events WHERE dedupe_key = $1",
+  // appendRunEvents' rows taken back, by their numbers (rows of this transaction's own).
+  dropRunEvents: "DELETE FROM run_events WHERE event_no = ANY($1::bigint[])",
 } as const;
 
 /**
  * A write whose COMMIT may go out behind it (RunStoreTx's `end`): the same write, checking its own
  * count with finality_expect (migration 0013), whose error aborts the transaction.
  */
-const expectOne = (write: string, what: string) =>
+const expectCount = (write: string, count: number, what: string) =>
   `WITH written AS (${write} RETURNING 1)
-   SELECT finality_expect(count(*) = 1, '${what}') AS written FROM written`;
+   SELECT finality_expect(count(*) = ${count}, '${what}') AS written FROM written`;
+const expectOne = (write: string, what: string) => expectCount(write, 1, what);
+
+const EVENT_PARAMS = RUN_EVENTS.postgres.columns.length;
+const eventBatches = new Map<number, { plain: string; checked: string }>();
+
+/**
+ * appendRunEvents' statement for `count` events, the parameters of each after the one before's:
+ * one INSERT, its VALUES rows taking their event_no (an identity) one after another, in the order
+ * given. Built once per count (a claim's writes take 1 to 3) and prepared like the others. The
+ * plain form answers the numbers it wrote (RETURNING), which an all-or-nothing false takes back.
+ */
+function eventBatch(count: number): { plain: string; checked: string } {
+  let batch = eventBatches.get(count);
+  if (batch === undefined) {
+    const rows = Array.from(
+      { length: count },
+      (_, i) => `(${shifted(RUN_EVENTS.postgres.valueList, i * EVENT_PARAMS)})`,
+    );
+    const write = `INSERT INTO run_events (${RUN_EVENTS.postgres.columns.join(", ")})
+                   VALUES ${rows.join(", ")} ON CONFLICT (dedupe_key) DO NOTHING`;
+    batch = {
+      plain: `${write} RETURNING event_no`,
+      checked: expectCount(write, count, "a run event was recorded already"),
+    };
+    eventBatches.set(count, batch);
+  }
+  return batch;
+}
 
 export const PICK_NO_SORT = "SET LOCAL enable_sort = off";
 
@@ -138,6 +169,21 @@ export function createPostgresRunTx(tx: TxSql): RunStoreTx {
     updateAttempt: (attempt, expectedVersion, end) =>
       writesOne("updateAttempt", [...attemptValues(attempt), expectedVersion], end),
     appendRunEvent: (event, end) => writesOne("appendRunEvent", runEventValues(event), end),
+    async appendRunEvents(events, end) {
+      if (events.length === 0) return true;
+      const batch = eventBatch(events.length);
+      const values = events.flatMap((event) => runEventValues(event));
+      if (end !== undefined && tx.commitsAhead) {
+        await tx.unsafe(batch.checked, values as Value[], endOptions(end));
+        return true; // finality_expect raised otherwise
+      }
+      const written = await run<{ event_no: string }>(batch.plain, values);
+      if (written.length === events.length) return true;
+      // All or nothing: DO NOTHING skipped only the rows whose key was used, so the others are
+      // taken back. They are this transaction's own, seen and locked by no one else.
+      if (written.length > 0) await run(SQL.dropRunEvents, [written.map((row) => row.event_no)]);
+      return false;
+    },
     runEventDetail: (dedupeKey) =>
       firstRead(SQL.runEventByKey, [dedupeKey], (row: Record<string, unknown>) =>
         detailOf(runEventFromRow(row as never).detail),

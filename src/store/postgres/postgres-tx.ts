@@ -5,6 +5,7 @@ import { EFFECTS, EVENTS, JOBS, PARKED, type ParkedRow, TOMBSTONES } from "../ta
 import { IN_TRANSACTION, type TxSql } from "./postgres-client.js";
 import { createPostgresIntentTx } from "./postgres-intents.js";
 import { createPostgresLifecycleTx } from "./postgres-lifecycle.js";
+import { shifted } from "./postgres-queries.js";
 import {
   type EffectRow,
   effectFromRow,
@@ -38,8 +39,6 @@ const SQL = {
 } as const;
 
 const JOB_PARAMS = JOBS.postgres.columns.length;
-/** `sql` with each `$n` moved up by `by`, so that it can follow another statement's parameters. */
-const shifted = (sql: string, by: number) => sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + by}`);
 
 // Ingest's reads and writes, each in one round trip (StoreTx.loadForIngest, writeJobWithEvent):
 // a statement sent alone waits for its answer before the next can go, so fewer statements per

@@ -51,6 +51,7 @@ export function createSqliteRunTx(db: SqliteDb): RunStoreTx {
        ON CONFLICT (dedupe_key) DO NOTHING`,
     ),
     runEventByKey: db.prepare("SELECT * FROM run_events WHERE dedupe_key = ?"),
+    dropRunEvent: db.prepare("DELETE FROM run_events WHERE dedupe_key = ?"),
   };
 
   /**
@@ -104,6 +105,18 @@ export function createSqliteRunTx(db: SqliteDb): RunStoreTx {
     },
     async appendRunEvent(event) {
       return s.appendRunEvent.run(runEventParams(event)).changes === 1;
+    },
+    // One prepared single-row insert per event, not one multi-row statement: there is no round
+    // trip to save here, and a statement per row count would be parsed and cached for each count.
+    async appendRunEvents(events) {
+      for (const [i, event] of events.entries()) {
+        if (s.appendRunEvent.run(runEventParams(event)).changes === 1) continue;
+        // All or nothing: the ones written before are taken back. Their keys are theirs alone
+        // (the write transaction excludes every other writer), so the key finds each.
+        for (const written of events.slice(0, i)) s.dropRunEvent.run(written.dedupeKey);
+        return false;
+      }
+      return true;
     },
     async runEventDetail(dedupeKey) {
       const row = s.runEventByKey.get(dedupeKey) as RunEventRow | undefined;

@@ -289,6 +289,80 @@ export function describeRuns(scope: ContractScope): void {
       ]);
     });
 
+    it("appendRunEvents: numbered in the order given; a used key anywhere in it answers false and writes none of it", async () => {
+      const store = scope.store();
+      const written = await store.transaction(async (tx) => [
+        await tx.appendRunEvents([runEvent("r1", 2), runEvent("r2", 1), runEvent("r1", 1)]),
+        await tx.appendRunEvents([]),
+      ]);
+      expect(written).toEqual([true, true]);
+      // The order given, neither the keys' nor the times': r1's second event before its first, and
+      // r2's between them.
+      const r1 = await store.runEvents("r1");
+      expect(r1.map(({ seqNo: _, ...rest }) => rest)).toEqual([runEvent("r1", 2), runEvent("r1", 1)]);
+      const all = [...r1, ...(await store.runEvents("r2"))].sort((a, b) => a.seqNo - b.seqNo);
+      expect(all.map((e) => e.dedupeKey)).toEqual(["r1:2", "r2:1", "r1:1"]);
+      const refused = await store.transaction(async (tx) => [
+        // The used key last: the events before it, written first, are taken back.
+        await tx.appendRunEvents([runEvent("r1", 3), runEvent("r2", 2), runEvent("r1", 1)]),
+        await tx.appendRunEvents([runEvent("r1", 1), runEvent("r1", 4)]),
+        // A key twice in the batch itself.
+        await tx.appendRunEvents([runEvent("r3", 1), runEvent("r3", 1)]),
+        // The transaction goes on: what it writes next is kept.
+        await tx.appendRunEvents([runEvent("r1", 5), runEvent("r3", 2)]),
+      ]);
+      expect(refused).toEqual([false, false, false, true]);
+      expect((await store.runEvents("r1")).map((e) => e.type)).toEqual(["t2", "t1", "t5"]);
+      expect((await store.runEvents("r2")).map((e) => e.type)).toEqual(["t1"]);
+      expect((await store.runEvents("r3")).map((e) => e.type)).toEqual(["t2"]);
+      // The keys taken back are free again.
+      expect(
+        await store.transaction((tx) => tx.appendRunEvents([runEvent("r1", 3), runEvent("r3", 1)])),
+      ).toBe(true);
+      expect((await store.runEvents("r3")).map((e) => e.type)).toEqual(["t2", "t1"]);
+    });
+
+    it("a last or beside appendRunEvents with a used key answers false and commits nothing beside it", async () => {
+      const store = scope.store();
+      const run = makeRun("r1");
+      await insertRuns(store, [run]);
+      await store.transaction((tx) => tx.appendRunEvent(runEvent("r1", 1)));
+      const stale = { ...run, status: "dispatching" as const, version: 2 };
+      // The events beside the run's write (the last), then as the last themselves; each work reads
+      // first, so that its writes go out in an open transaction, where the COMMIT may go with them.
+      const beside = store.transaction(async (tx) => {
+        await tx.getRun("r1");
+        const [recorded] = await Promise.all([
+          tx.appendRunEvents([runEvent("r1", 2), runEvent("r1", 1)], "beside"),
+          tx.updateRun(stale, 1, "last"),
+        ]);
+        if (!recorded) throw new Error("beside: recorded already");
+      });
+      await expect(beside).rejects.toThrow("beside: recorded already");
+      const last = store.transaction(async (tx) => {
+        await tx.getRun("r1");
+        const [, recorded] = await Promise.all([
+          tx.updateRun(stale, 1, "beside"),
+          tx.appendRunEvents([runEvent("r1", 3), runEvent("r1", 1)], "last"),
+        ]);
+        if (!recorded) throw new Error("last: recorded already");
+      });
+      await expect(last).rejects.toThrow("last: recorded already");
+      expect(await store.getRun("r1")).toEqual(run);
+      expect((await store.runEvents("r1")).map((e) => e.type)).toEqual(["t1"]);
+      // The same writes with new keys: committed, answered true, in the order given.
+      await store.transaction(async (tx) => {
+        await tx.getRun("r1");
+        const written = await Promise.all([
+          tx.updateRun(stale, 1, "beside"),
+          tx.appendRunEvents([runEvent("r1", 3), runEvent("r1", 2)], "last"),
+        ]);
+        expect(written).toEqual([true, true]);
+      });
+      expect(await store.getRun("r1")).toEqual(stale);
+      expect((await store.runEvents("r1")).map((e) => e.type)).toEqual(["t1", "t3", "t2"]);
+    });
+
     it("dueLeases: expired leases soonest first, at most limit; an attempt that holds no lease never", async () => {
       const store = scope.store();
       expect(await store.dueLeases(LATER, 10)).toEqual([]);
