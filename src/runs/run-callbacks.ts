@@ -200,16 +200,14 @@ export async function recordWorkerEvent(
         return { ...duplicate, next: await claimedBefore(tx, seen.nextAttemptId, now) };
       }
       const applies = workerEventApplies(attempt, event);
-      const record = (end: WriteEnd | undefined, claimed?: Claimed | null) =>
-        tx.appendRunEvent(
-          workerAttemptEvent(attempt, `seq:${event.sequence}`, `worker.${event.type}`, now, {
-            generation: event.generation,
-            sequence: event.sequence,
-            applied: applies,
-            ...(claimed ? { nextAttemptId: claimed.attempt.id } : {}),
-          }),
-          end,
-        );
+      const recorded = (claimed?: Claimed | null) =>
+        workerAttemptEvent(attempt, `seq:${event.sequence}`, `worker.${event.type}`, now, {
+          generation: event.generation,
+          sequence: event.sequence,
+          applied: applies,
+          ...(claimed ? { nextAttemptId: claimed.attempt.id } : {}),
+        });
+      const record = (end: WriteEnd) => tx.appendRunEvent(recorded(), end);
       const change = applies ? applyWorkerEvent(run, attempt, event, now, retryDelayFor(ctx, run)) : null;
       const outcome = applies ? ("applied" as const) : ("out_of_order" as const);
       const answer =
@@ -230,7 +228,7 @@ export async function recordWorkerEvent(
       }
       // The end's writes, its mirror's ingest as one statement (no read first), go out with the
       // next claim's pick; its event, naming what was claimed, with the claim's writes and the
-      // COMMIT.
+      // COMMIT (in the claim's statement of events).
       const request = {
         workerId: attempt.workerId,
         kinds: next.kinds,
@@ -240,7 +238,7 @@ export async function recordWorkerEvent(
       const [, , claimed] = await inSendingOrder([
         change === null ? null : writeAttempt(tx, attempt, change.attempt),
         change?.run == null ? null : writeRunChange(tx, ctx, run, change.run, "worker", effects, "at-once"),
-        claimInTx(ctx, tx, effects, request, now, (claimed, end) => record(end, claimed)),
+        claimInTx(ctx, tx, effects, request, now, recorded),
       ]);
       return { ...answer, next: claimed };
     },

@@ -1,6 +1,6 @@
 import { FinalityError } from "../core/errors.js";
 import { inSendingOrder } from "../core/in-sending-order.js";
-import type { Attempt, Run } from "../core/run-model.js";
+import type { Attempt, NewRunEvent, Run } from "../core/run-model.js";
 import type { WriteEnd } from "../store/run-store.js";
 import type { StoreTx } from "../store/store.js";
 import {
@@ -52,9 +52,10 @@ function claimOnce(ctx: RunContext, request: ClaimRequest, signal?: AbortSignal)
  * own, or the one a worker's end asks for with it). The mirror job is not touched (queued and
  * dispatching both show as `pending`), unless the claim starts the run too (`start`): then the
  * worker's `started` is recorded with it and the mirror job moves to `running`, as the worker's
- * own `started` would have moved it. `alsoWrite`: the caller's last write, told what was claimed
- * and where it stands (`last` when nothing was, else `beside` the claim's): it goes out with the
- * claim's writes and the COMMIT (a worker's end: its event names the attempt claimed with it).
+ * own `started` would have moved it. `alsoRecord`: the caller's event, told what was claimed (a
+ * worker's end: its event names the attempt claimed with it). It is recorded first, in the same
+ * statement as the claim's own events (one write: `appendRunEvents`), which go out with the
+ * claim's other writes and the COMMIT; alone, as the last write, when nothing was claimed.
  */
 export async function claimInTx(
   ctx: RunContext,
@@ -62,11 +63,11 @@ export async function claimInTx(
   effects: TxSideEffects,
   request: ClaimRequest,
   now: number,
-  alsoWrite?: (claimed: Claimed | null, end: WriteEnd) => Promise<unknown>,
+  alsoRecord?: (claimed: Claimed | null) => NewRunEvent,
 ): Promise<Claimed | null> {
   const run = await tx.pickClaimableRun(request.kinds, now);
   if (run === null) {
-    await alsoWrite?.(null, "last");
+    if (alsoRecord !== undefined) await recordAll(tx, [alsoRecord(null)], "last");
     return null;
   }
   const claimed = claimRun(
@@ -79,6 +80,8 @@ export async function claimInTx(
     generation: claimed.attempt.generation,
     leaseExpiresAt: claimed.attempt.leaseExpiresAt,
   });
+  // The caller's event ahead of the claim's: the audit trail reads the end, then the next claim.
+  const alsoEvents = (claimed: Claimed) => (alsoRecord === undefined ? [] : [alsoRecord(claimed)]);
   // Writes that need nothing of each other's answers, and the claim's last: sent together, the
   // COMMIT with them (on PostgreSQL, one round trip for them and the COMMIT). Any failure rolls
   // the transaction back, whichever came first.
@@ -86,8 +89,7 @@ export async function claimInTx(
     const [, inserted] = await inSendingOrder([
       writeRun(tx, run, claimed.run, "beside"),
       tx.insertAttempt(claimed.attempt, "beside"),
-      alsoWrite?.(claimed, "beside"),
-      tx.appendRunEvent(claimedEvent, "last"),
+      recordAll(tx, [...alsoEvents(claimed), claimedEvent], "last"),
     ]);
     if (!inserted) throw claimedConcurrently(run.id);
     return claimed;
@@ -103,22 +105,34 @@ export async function claimInTx(
   // reports as it likes, and its own sequence 0 is judged like any other, not as a duplicate.
   const startedAttempt = { ...started.attempt, lastSequence: null };
   const startedRun = started.run ?? claimed.run;
+  const startedClaim = { run: startedRun, attempt: startedAttempt };
+  const startedEvent = workerAttemptEvent(claimed.attempt, "claim-started", "worker.started", now, {
+    generation: claimed.attempt.generation,
+    applied: true,
+    withClaim: true,
+  });
   const [inserted] = await inSendingOrder([
     tx.insertAttempt(startedAttempt, "beside"),
-    tx.appendRunEvent(claimedEvent, "beside"),
-    tx.appendRunEvent(
-      workerAttemptEvent(claimed.attempt, "claim-started", "worker.started", now, {
-        generation: claimed.attempt.generation,
-        applied: true,
-        withClaim: true,
-      }),
-      "beside",
-    ),
-    alsoWrite?.({ run: startedRun, attempt: startedAttempt }, "beside"),
+    recordAll(tx, [...alsoEvents(startedClaim), claimedEvent, startedEvent], "beside"),
     writeRunChange(tx, ctx, run, startedRun, "worker", effects, true),
   ]);
   if (!inserted) throw claimedConcurrently(run.id);
-  return { run: startedRun, attempt: startedAttempt };
+  return startedClaim;
+}
+
+/**
+ * The claim's events and the caller's, as one write (`appendRunEvents`). Its false wrote none of
+ * them (all or nothing), and a claim must not commit without its events: the work runs again, as
+ * it does when PostgreSQL fails the transaction instead (`end`: the COMMIT went out behind them).
+ * A used key is a concurrent writer's: the claim's keys name an attempt just made, and a worker's
+ * end looked its own up under the attempt's lock.
+ */
+async function recordAll(tx: StoreTx, events: readonly NewRunEvent[], end: WriteEnd): Promise<void> {
+  if (await tx.appendRunEvents(events, end)) return;
+  const ids = [...new Set(events.map((event) => event.runId))];
+  throw new FinalityError("version-conflict", `events of run ${ids.join(", ")} recorded concurrently`, {
+    details: { ids },
+  });
 }
 
 function claimedConcurrently(runId: string): FinalityError {

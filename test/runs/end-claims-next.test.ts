@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { manualClock } from "../../src/core/clock.js";
+import type { NewRunEvent } from "../../src/core/run-model.js";
 import { finalityOn } from "../../src/engine/finality.js";
 import { createRunService, type RunService } from "../../src/runs/run-service.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
@@ -7,7 +8,7 @@ import type { Store } from "../../src/store/store.js";
 import { postgresSuite, useFreshSchema } from "../helpers/postgres.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { refusal } from "./engine-harness.js";
-import { onEachPick } from "./pick-watch.js";
+import { onEachPick, overTx } from "./pick-watch.js";
 
 // A worker's end that claims its next run in the same call and transaction (`next`): one call
 // per run instead of two. What it must keep: the end is recorded whatever the claim finds; a
@@ -20,6 +21,29 @@ const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
+
+/**
+ * The store, each batch of run events (`appendRunEvents`) given one more, last, whose key is used
+ * already: the one `usedKey()` names, while it names one.
+ */
+function withUsedKeyInEvents(store: Store, usedKey: () => string | null): Store {
+  return overTx(store, (tx) => ({
+    appendRunEvents(events, end) {
+      const key = usedKey();
+      if (key === null) return tx.appendRunEvents(events, end);
+      const used: NewRunEvent = {
+        dedupeKey: key,
+        runId: "elsewhere",
+        attemptId: null,
+        actor: "api",
+        type: "used",
+        at: 0,
+        detail: null,
+      };
+      return tx.appendRunEvents([...events, used], end);
+    },
+  }));
+}
 
 const postgres = useFreshSchema(admin);
 const stores: [string, () => Promise<Store>][] = [
@@ -43,6 +67,14 @@ describe.each(stores)("a worker's end with `next` (%s)", (_name, openStore) => {
     const runs: RunService = createRunService({ finality: finalityOn({ store: wrap(store), clock }) });
     cleanups.push(() => runs.close());
     return { store, clock, runs };
+  }
+
+  /** The events of both runs, in the order written across them: `<which run> <type>`. */
+  async function writtenAcross(store: Store, firstId: string, nextId: string) {
+    const events = [...(await store.runEvents(firstId)), ...(await store.runEvents(nextId))];
+    return events
+      .sort((a, b) => a.seqNo - b.seqNo)
+      .map((event) => `${event.runId === firstId ? "first" : "next"} ${event.type}`);
   }
 
   async function claimFirst(runs: RunService, kinds = ["render"]) {
@@ -70,13 +102,19 @@ describe.each(stores)("a worker's end with `next` (%s)", (_name, openStore) => {
     expect((await store.runAttempts(second.run.id)).map((a) => a.id)).toEqual([ended.next?.attempt.id]);
     const endEvent = (await store.runEvents(first.run.id)).find((e) => e.type === "worker.succeeded");
     expect(endEvent?.detail).toMatchObject({ applied: true, nextAttemptId: ended.next?.attempt.id });
+    // Written in one statement, the end's event first: the trail reads the end, then the next claim.
+    expect((await writtenAcross(store, first.run.id, second.run.id)).slice(-3)).toEqual([
+      "first worker.succeeded",
+      "next attempt.claimed",
+      "next worker.started",
+    ]);
     expect(await store.getJob({ provider: "runs", id: first.run.id })).toMatchObject({ state: "succeeded" });
     expect(await store.getJob({ provider: "runs", id: second.run.id })).toMatchObject({ state: "running" });
   });
 
   it("without `start` the next run is dispatched, not running; kinds bound what it takes", async () => {
-    const { runs } = await open();
-    await runs.enqueue({ kind: "render" });
+    const { store, runs } = await open();
+    const first = await runs.enqueue({ kind: "render" });
     const other = await runs.enqueue({ kind: "other" });
     await runs.enqueue({ kind: "render" });
     const attempt = await claimFirst(runs);
@@ -89,6 +127,10 @@ describe.each(stores)("a worker's end with `next` (%s)", (_name, openStore) => {
     expect(ended.run.status).toBe("failed");
     expect(ended.next?.run).toMatchObject({ id: other.run.id, status: "dispatching" });
     expect(ended.next?.attempt.status).toBe("claimed");
+    expect((await writtenAcross(store, first.run.id, other.run.id)).slice(-2)).toEqual([
+      "first worker.failed",
+      "next attempt.claimed",
+    ]);
   });
 
   it("nothing to claim: the end is recorded and `next` is null", async () => {
@@ -130,6 +172,47 @@ describe.each(stores)("a worker's end with `next` (%s)", (_name, openStore) => {
     // A retry without `next` answers as before, with no `next` at all.
     expect(await runs.recordEvent(attempt.id, end)).not.toHaveProperty("next");
   });
+
+  it.each([false, true])(
+    "an end whose events meet a used key runs again whole: no claim commits without its events (start %s)",
+    async (start) => {
+      // Inside the end's transaction only: its first two tries' events are refused whole (on
+      // PostgreSQL the first, checked as the COMMIT goes out behind it, fails the transaction; the
+      // ordinary try after it answers false), and the end runs again each time.
+      let refusals = 0;
+      let usedKey = "";
+      const refused = () => {
+        if (refusals === 0) return null;
+        refusals--;
+        return usedKey;
+      };
+      const { store, runs } = await open((s) => withUsedKeyInEvents(s, refused));
+      const first = await runs.enqueue({ kind: "render" });
+      const second = await runs.enqueue({ kind: "render" });
+      const attempt = await claimFirst(runs);
+      usedKey = `run:${first.run.id}:queued`;
+      refusals = 2;
+      const ended = await runs.recordEvent(
+        attempt.id,
+        { generation: attempt.generation, sequence: 1, type: "succeeded" },
+        null,
+        { start },
+      );
+      expect(refusals).toBe(0);
+      expect(ended.outcome).toBe("applied");
+      expect(ended.next?.run.id).toBe(second.run.id);
+      expect((await store.runEvents(first.run.id)).map((e) => e.type)).toEqual([
+        "run.queued",
+        "attempt.claimed",
+        "worker.started",
+        "worker.succeeded",
+      ]);
+      expect((await store.runEvents(second.run.id)).map((e) => e.type)).toEqual(
+        start ? ["run.queued", "attempt.claimed", "worker.started"] : ["run.queued", "attempt.claimed"],
+      );
+      expect((await store.runAttempts(second.run.id)).map((a) => a.id)).toEqual([ended.next?.attempt.id]);
+    },
+  );
 
   it("an end out of order still claims the next run (the attempt is over either way)", async () => {
     const { runs } = await open();

@@ -178,9 +178,10 @@ describe("runs on PostgreSQL", () => {
       const claimed = await runs.claim({ workerId: "w1", start: true });
       const counts = proxy.stop();
       expect(claimed?.attempt).toMatchObject({ status: "running", lastSequence: null });
-      // BEGIN with the pick (and SET LOCAL); the attempt, two events, the run's write and the
-      // mirror job's ingest (finality_ingest), the deadline check and the COMMIT behind them.
-      expect(counts).toEqual({ statements: 10, roundTrips: 2 });
+      // BEGIN with the pick (and SET LOCAL); the attempt, the two events in one statement
+      // (appendRunEvents), the run's write and the mirror job's ingest (finality_ingest), the
+      // deadline check and the COMMIT behind them. (10 statements with an INSERT per event.)
+      expect(counts).toEqual({ statements: 9, roundTrips: 2 });
       expect(await migrated.getRun(run.id)).toMatchObject({ status: "running" });
       expect(await migrated.getJob({ provider: "runs", id: run.id })).toMatchObject({ state: "running" });
     } finally {
@@ -196,10 +197,11 @@ describe("runs on PostgreSQL", () => {
       expect(ended.next?.run.id).toBe(second.run.id);
       // BEGIN with the loads and the event's lookup; the end's attempt and run writes, its mirror
       // job's ingest as one statement (finality_ingest, not last) and the pick (SET LOCAL first);
-      // the end's event, the claim's writes, the next run's mirror ingest (finality_ingest, last),
-      // the deadline check and the COMMIT. (4 round trips when the end's mirror ingest read the
-      // job before writing it.)
-      expect(counts).toEqual({ statements: 17, roundTrips: 3 });
+      // the claim's attempt, the end's event and the claim's two in one statement (appendRunEvents),
+      // the next run's write and mirror ingest (finality_ingest, last), the deadline check and the
+      // COMMIT. (4 round trips when the end's mirror ingest read the job before writing it; 17
+      // statements with an INSERT per event.)
+      expect(counts).toEqual({ statements: 15, roundTrips: 3 });
       expect(await migrated.getRun(first.run.id)).toMatchObject({ status: "succeeded" });
       expect(await migrated.getRun(second.run.id)).toMatchObject({ status: "running" });
       expect(await migrated.getJob({ provider: "runs", id: first.run.id })).toMatchObject({
@@ -227,10 +229,11 @@ describe("runs on PostgreSQL", () => {
     try {
       expect(ended).toMatchObject({ outcome: "applied", run: { status: "succeeded" } });
       expect(ended.next?.run.id).toBe(second.run.id);
-      // The refused try (11 statements with its ROLLBACK), then the ordinary one (18 statements in
-      // 5 round trips, as the end took before its mirror ingest could be one statement). Whether
-      // the ROLLBACK shares a round trip with the refused try's last answers is timing's (8 or 9).
-      expect(counts.statements).toBe(29);
+      // The refused try (11 statements with its ROLLBACK: refused before the events go out), then
+      // the ordinary one (16 statements in 5 round trips, as the end took before its mirror ingest
+      // could be one statement; 18 with an INSERT per event). Whether the ROLLBACK shares a round
+      // trip with the refused try's last answers is timing's (8 or 9).
+      expect(counts.statements).toBe(27);
       expect(counts.roundTrips).toBeGreaterThan(5);
       expect(await migrated.getRun(first.run.id)).toMatchObject({ status: "succeeded" });
       expect((await migrated.runAttempts(second.run.id)).map((a) => a.status)).toEqual(["running"]);
