@@ -41,6 +41,35 @@ class TimeoutError extends Error {
   readonly code = "ETIMEDOUT";
 }
 
+/** A call given up because its caller's signal aborted; `reason` is the signal's. */
+function abortError(reason: unknown): Error {
+  return Object.assign(new Error("the call was aborted", { cause: reason }), {
+    name: "AbortError",
+    code: "ABORT_ERR",
+  });
+}
+
+/**
+ * One abort listener per caller's signal, whatever the number of its calls in flight: a worker's
+ * claims share its stop signal, and a listener per call would pass EventTarget's leak warning at
+ * 11 (fetch's AbortSignal.any adds none). Returns what takes `cancel` off again.
+ */
+const cancelsOf = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();
+function onAbort(signal: AbortSignal, cancel: (reason: unknown) => void): () => void {
+  let cancels = cancelsOf.get(signal);
+  if (cancels === undefined) {
+    const all = new Set<(reason: unknown) => void>();
+    cancels = all;
+    cancelsOf.set(signal, all);
+    signal.addEventListener("abort", () => {
+      for (const each of all) each(signal.reason);
+      all.clear();
+    });
+  }
+  cancels.add(cancel);
+  return () => cancels.delete(cancel);
+}
+
 /**
  * A Send over node:http and node:https, each with its own keep-alive agent (idle sockets do not
  * keep the process alive: the agent unrefs them). Loaded on its first call.
@@ -61,6 +90,11 @@ async function loadNodeSend(): Promise<Send> {
   };
   return (url, request) =>
     new Promise<SendAnswer>((resolve, reject) => {
+      const { signal } = request;
+      if (signal?.aborted) {
+        reject(abortError(signal.reason));
+        return;
+      }
       const target = new URL(url);
       const via = agents[target.protocol as keyof typeof agents];
       if (via === undefined) {
@@ -73,13 +107,13 @@ async function loadNodeSend(): Promise<Send> {
           : { ...request.headers, "content-length": String(Buffer.byteLength(request.body)) };
       const outgoing = via.module.request(
         target,
-        { method: request.method, headers, agent: via.agent, signal: request.signal },
+        { method: request.method, headers, agent: via.agent },
         (incoming) => {
           const chunks: Buffer[] = [];
           incoming.on("data", (chunk: Buffer) => chunks.push(chunk));
           incoming.on("error", fail);
           incoming.on("end", () => {
-            clearTimeout(timer);
+            done();
             resolve({ status: incoming.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") });
           });
         },
@@ -89,8 +123,13 @@ async function loadNodeSend(): Promise<Send> {
         () => outgoing.destroy(new TimeoutError(`no answer within ${request.timeoutMs} ms`)),
         request.timeoutMs,
       );
-      function fail(error: Error): void {
+      const release = signal ? onAbort(signal, (reason) => outgoing.destroy(abortError(reason))) : null;
+      function done(): void {
         clearTimeout(timer);
+        release?.();
+      }
+      function fail(error: Error): void {
+        done();
         reject(error);
       }
       outgoing.on("error", fail);

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
-import { once } from "node:events";
+import { getEventListeners, once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -124,6 +124,45 @@ describe("the client's transport on Node", () => {
     );
     controller.abort();
     expect(await call).toMatchObject({ kind: "unreachable" });
+  });
+
+  it("many calls on one signal add one abort listener to it, whatever their number, and its abort ends them all", async () => {
+    let arrived = 0;
+    let allArrived: () => void = () => {};
+    const arriving = new Promise<void>((resolve) => {
+      allArrived = resolve;
+    });
+    const { url } = await serve(() => {
+      arrived += 1;
+      if (arrived === 15) allArrived();
+    });
+    const client = createFinalityClient({ baseUrl: url });
+    const controller = new AbortController();
+    const calls = Array.from({ length: 15 }, () =>
+      failure(client.claimRun("w-1", { waitSeconds: 30 }, { signal: controller.signal })),
+    );
+    await arriving;
+    // A listener per call would pass EventTarget's leak warning at 11 (a worker's claims share
+    // its stop signal); fetch's AbortSignal.any added none.
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(1);
+    controller.abort();
+    for (const error of await Promise.all(calls)) {
+      expect(error).toMatchObject({ kind: "unreachable" });
+      expect(error.message).toMatch(/ABORT_ERR/);
+    }
+    // A call on a signal aborted already is refused at once.
+    const late = await failure(client.claimRun("w-1", {}, { signal: controller.signal }));
+    expect(late.message).toMatch(/ABORT_ERR/);
+
+    // Calls that end take themselves off: the one listener stays, whatever the number of calls.
+    const { url: okUrl } = await serve((_request, response) => {
+      response.statusCode = 204;
+      response.end();
+    });
+    const quick = createFinalityClient({ baseUrl: okUrl });
+    const kept = new AbortController();
+    for (let i = 0; i < 12; i++) await quick.claimRun("w-1", {}, { signal: kept.signal });
+    expect(getEventListeners(kept.signal, "abort")).toHaveLength(1);
   });
 
   it("answers a 204 with no body, a non-JSON 2xx as `not-json`, a problem as `http`", async () => {
