@@ -129,7 +129,11 @@ export function workerAttemptEvent(
   };
 }
 
-export async function appendRunEvents(tx: StoreTx, events: readonly NewRunEvent[]): Promise<void> {
+/**
+ * Each event on its own, one whose key was used skipped (a lease expiry's: the dedupe keys make a
+ * repeated expiry record nothing). Not `StoreTx.appendRunEvents`, which is all or nothing.
+ */
+export async function appendEachRunEvent(tx: StoreTx, events: readonly NewRunEvent[]): Promise<void> {
   for (const event of events) await tx.appendRunEvent(event);
 }
 

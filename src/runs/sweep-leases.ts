@@ -1,7 +1,7 @@
 import type { StoreTx } from "../store/store.js";
 import { expireLease, LEASE_EXPIRY_OUTCOMES, type LeaseExpiryOutcome } from "./lease-expiry-rules.js";
 import {
-  appendRunEvents,
+  appendEachRunEvent,
   loadAttempt,
   type RunContext,
   retryDelayFor,
@@ -30,7 +30,7 @@ export async function expireInTx(
   const change = expireLease(run, attempt, now, retryDelayFor(ctx, run), ctx.maxUnstartedReleases);
   if (change.attempt !== null) await writeAttempt(tx, attempt, change.attempt);
   if (change.run !== null) await writeRunChange(tx, ctx, run, change.run, "lease", effects);
-  await appendRunEvents(tx, change.events);
+  await appendEachRunEvent(tx, change.events);
   return change.outcome;
 }
 
