@@ -73,7 +73,11 @@ type Caller = <T>(call: Call) => Promise<{ status: number; body: T | null }>;
 export function createCaller(options: CallOptions): Caller {
   const base = options.baseUrl.replace(/\/+$/, "");
   const send =
-    options.fetch !== undefined ? fetchSend(options.fetch) : hasNodeHttp() ? nodeSend() : fetchSend(fetch);
+    options.fetch !== undefined
+      ? fetchSend(options.fetch)
+      : hasNodeHttp()
+        ? nodeSend(() => fetchSend(fetch))
+        : fetchSend(fetch);
   const timeoutMs = options.timeoutMs ?? 30_000;
   const auth: Record<string, string> =
     options.token === undefined ? {} : { authorization: `Bearer ${options.token}` };

@@ -1,6 +1,7 @@
 /**
- * `finality/client`: a typed fetch client for Finality's API and worker API. No runtime
- * dependency beyond fetch; its types come from the server's own zod schemas.
+ * `finality/client`: a typed client for Finality's API and worker API, with no runtime dependency:
+ * node:http on Node, fetch elsewhere or when given one; its types come from the server's own zod
+ * schemas.
  */
 export type * from "./client-types.js";
 export { createFinalityClient, type FinalityClient, type FinalityClientOptions } from "./finality-client.js";

@@ -2,7 +2,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
-// `finality/client` has no runtime dependency beyond fetch: whatever src/client/ imports from
+// `finality/client` has no runtime dependency (node:http on Node is imported by a specifier
+// bundlers leave alone, test/client/node-send.test.ts): whatever src/client/ imports from
 // outside itself (the server's zod schemas, for their types) is imported as a type only, which
 // the compiler erases.
 

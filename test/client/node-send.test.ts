@@ -2,6 +2,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { getEventListeners, once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { build } from "esbuild";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createFinalityClient, FinalityClientError } from "../../src/client/index.js";
 import { hasNodeHttp } from "../../src/client/node-send.js";
@@ -62,7 +63,15 @@ describe("the client's transport on Node", () => {
   });
 
   it("keeps its connection alive across calls, and sends the body, its length and the headers", async () => {
-    const seen: { method?: string; length?: string; type?: string; auth?: string; body: string }[] = [];
+    const seen: {
+      method?: string;
+      length?: string;
+      type?: string;
+      auth?: string;
+      agent?: string;
+      accept?: string;
+      body: string;
+    }[] = [];
     const { url, connections } = await serve((request, response) => {
       let body = "";
       request.setEncoding("utf8");
@@ -75,6 +84,8 @@ describe("the client's transport on Node", () => {
           length: request.headers["content-length"],
           type: request.headers["content-type"],
           auth: request.headers.authorization,
+          agent: request.headers["user-agent"],
+          accept: request.headers.accept,
           body,
         });
         response.statusCode = 201;
@@ -84,6 +95,9 @@ describe("the client's transport on Node", () => {
     });
     const client = createFinalityClient({ baseUrl: url, token: "t0k3n" });
     for (const n of [1, 2, 3]) await client.enqueueRun({ kind: "render", input: { n, text: "é" } });
+    // Another client of the same process shares the connection (a client made per call must not
+    // leave one open each).
+    await createFinalityClient({ baseUrl: url, token: "t0k3n" }).enqueueRun({ kind: "render" });
     expect(connections()).toBe(1);
     const body = JSON.stringify({ kind: "render", input: { n: 3, text: "é" } });
     expect(seen[2]).toEqual({
@@ -91,6 +105,9 @@ describe("the client's transport on Node", () => {
       length: String(Buffer.byteLength(body)),
       type: "application/json",
       auth: "Bearer t0k3n",
+      // Some firewalls refuse a request without a user agent (fetch sent "node").
+      agent: "finality-client",
+      accept: "application/json",
       body,
     });
   });
@@ -191,12 +208,72 @@ describe("the client's transport on Node", () => {
     expect(missing.message).toMatch(/404 no such run$/);
   });
 
-  it("is chosen on Node, Deno and Bun, not on Cloudflare Workers", () => {
+  it("is chosen on Node, not on Cloudflare Workers nor Deno (whose node:http is a layer of its own)", () => {
     expect(hasNodeHttp()).toBe(true);
     vi.stubGlobal("navigator", { userAgent: "Cloudflare-Workers" });
     expect(hasNodeHttp()).toBe(false);
-    vi.stubGlobal("navigator", { userAgent: "Deno/2.1.0" });
-    expect(hasNodeHttp()).toBe(true);
+    vi.unstubAllGlobals();
+    vi.stubGlobal("Deno", { version: { deno: "2.1.0" } });
+    expect(hasNodeHttp()).toBe(false);
+  });
+
+  it("a server that answers before the whole body went out, then closes: an `http` error, not a crash", async () => {
+    // A 413 to a report over the body limit, the connection closed while the rest is still being
+    // written: the late EPIPE must not reach a pooled socket without a listener (the process's end).
+    const { url } = await serve((request, response) => {
+      if (request.method === "GET") {
+        healthy(request, response);
+        return;
+      }
+      response.writeHead(413, { "content-type": "application/problem+json" });
+      response.end(JSON.stringify({ type: "about:blank", title: "Payload Too Large", status: 413 }));
+      setTimeout(() => request.socket.destroySoon(), 20);
+    });
+    const client = createFinalityClient({ baseUrl: url });
+    const big = "x".repeat(30 * 1024 * 1024);
+    for (let i = 0; i < 2; i++) {
+      const refused = await failure(client.enqueueRun({ kind: "render", input: { big } }));
+      expect(["http", "unreachable"]).toContain(refused.kind);
+    }
+    // Nothing left behind: the next call goes out on a fresh connection and is answered.
+    await expect(client.health()).resolves.toEqual({ status: "ok" });
+  });
+
+  it("answers with a UTF-8 byte-order mark read as fetch reads them", async () => {
+    const { url } = await serve((_request, response) => {
+      response.setHeader("content-type", "application/json");
+      response.end(`\uFEFF${JSON.stringify({ status: "ok" })}`);
+    });
+    await expect(createFinalityClient({ baseUrl: url }).health()).resolves.toEqual({ status: "ok" });
+  });
+
+  it("closes a connection idle for 4 s: a proxy in front of the server may drop it silently", async () => {
+    const closed: Promise<unknown>[] = [];
+    const server = createServer(healthy);
+    server.keepAliveTimeout = 60_000; // the server would keep it: the client must close it
+    servers.push(server);
+    server.on("connection", (socket) => closed.push(once(socket, "close")));
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const { port } = server.address() as AddressInfo;
+    const started = performance.now();
+    await createFinalityClient({ baseUrl: `http://127.0.0.1:${port}` }).health();
+    expect(closed).toHaveLength(1);
+    await closed[0];
+    expect(performance.now() - started).toBeGreaterThanOrEqual(3_900);
+  }, 15_000);
+
+  it("bundles for a browser or a Worker: node:http is imported by a specifier bundlers leave alone", async () => {
+    const result = await build({
+      entryPoints: [new URL("../../src/client/index.ts", import.meta.url).pathname],
+      bundle: true,
+      write: false,
+      format: "esm",
+      platform: "browser",
+      logLevel: "silent",
+    });
+    expect(result.errors).toEqual([]);
+    expect(result.outputFiles[0]?.text).toContain("createFinalityClient");
   });
 
   it("speaks https to a server whose certificate the process trusts (NODE_EXTRA_CA_CERTS)", async () => {
