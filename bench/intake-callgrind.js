@@ -26,21 +26,13 @@
  * BENCH_KEEP_PROFILE, bench/callgrind-js.js then names the JavaScript functions in the profile).
  * Not run by `npm run bench` (minutes under valgrind).
  */
-import { spawnSync } from "node:child_process";
-import {
-  copyFileSync,
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { signStandardWebhook } from "../dist/webhooks/schemes/standard-webhooks/node.js";
+import { callgrindArgs, control, countedIn, requireValgrind } from "./lib/callgrind.js";
 import { jobSteps } from "./lib/job-steps.js";
 import { BENCH_SECRET } from "./lib/presign.js";
 import { startServer } from "./lib/processes.js";
@@ -65,12 +57,7 @@ const chosen = (
   .split(",")
   .map((name) => name.trim());
 
-for (const tool of ["valgrind", "callgrind_control"]) {
-  if (spawnSync(tool, ["--version"]).error) {
-    console.error(`${tool} is not installed (apt-get install valgrind)`);
-    process.exit(1);
-  }
-}
+requireValgrind();
 // Where the effect is delivered (BENCH_EFFECT): a bare server, not counted.
 const receiver = process.env.BENCH_EFFECT
   ? await startServer(process.execPath, [here("servers/bare-server.js")])
@@ -154,11 +141,7 @@ async function measure(name, argsOf) {
     server = await startServer(
       "valgrind",
       [
-        "--tool=callgrind",
-        "--instr-atstart=no",
-        `--callgrind-out-file=${join(dir, "callgrind.out.%p")}`,
-        process.execPath,
-        "--no-concurrent-recompilation",
+        ...callgrindArgs(dir),
         ...(process.env.BENCH_NODE_FLAGS ?? "").split(/\s+/).filter(Boolean),
         ...argsOf(dir),
       ],
@@ -177,12 +160,8 @@ async function measure(name, argsOf) {
     agent.destroy();
     if (resent > 0) console.log(`  (${name}: ${resent} requests resent after a connection reset)`);
     await server.stop();
-    let total = 0;
-    const parts = { compiler: 0, gc: 0, sqlite: 0 };
-    for (const file of readdirSync(dir).filter((f) => f.startsWith("callgrind.out"))) {
-      const summary = /^totals:\s+(\d+)/m.exec(readFileSync(join(dir, file), "utf8"));
-      if (summary) total += Number(summary[1]);
-      for (const [part, n] of Object.entries(breakdown(join(dir, file)))) parts[part] += n;
+    const { total, parts, files } = countedIn(dir);
+    for (const file of files) {
       if (process.env.BENCH_KEEP_PROFILE) {
         copyFileSync(join(dir, file), join(process.env.BENCH_KEEP_PROFILE, `${name}.${file}`));
         // --perf-basic-prof's map of the JIT's code, for bench/callgrind-js.js.
@@ -208,35 +187,6 @@ async function measure(name, argsOf) {
     if (server?.child.exitCode === null) server.child.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-/**
- * Instructions by where they ran, from callgrind_annotate's per-function totals: V8's optimizing
- * compilers (tier-up still going on inside the window: it varies from run to run, so a change is
- * best judged on the rest), its garbage collector, and SQLite (better-sqlite3's library).
- */
-function breakdown(file) {
-  const out = { compiler: 0, gc: 0, sqlite: 0 };
-  const done = spawnSync("callgrind_annotate", ["--inclusive=no", "--threshold=100", file], {
-    encoding: "utf8",
-    maxBuffer: 256 * 1024 * 1024,
-  });
-  if (done.status !== 0) return out;
-  for (const line of done.stdout.split("\n")) {
-    const match = /^\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)$/.exec(line);
-    if (match === null || match[2].includes("PROGRAM TOTALS")) continue;
-    const n = Number(match[1].replaceAll(",", ""));
-    const where = match[2];
-    if (/compiler::|maglev::|Compiler|turboshaft/i.test(where)) out.compiler += n;
-    else if (/Marking|Sweep|Scaveng|heap::|Heap::|Evacuat|GCTracer/.test(where)) out.gc += n;
-    else if (where.includes("better_sqlite3")) out.sqlite += n;
-  }
-  return out;
-}
-
-function control(pid, state) {
-  const done = spawnSync("callgrind_control", ["-i", state, String(pid)], { encoding: "utf8" });
-  if (done.status !== 0) throw new Error(`callgrind_control -i ${state}: ${done.stderr}${done.stdout}`);
 }
 
 /**
