@@ -17,10 +17,13 @@
  *
  * Knobs: BENCH_WARMUP, BENCH_COUNTED, BENCH_RUN_WORKERS (20), BENCH_STORES (sqlite,postgres),
  * BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432/test), BENCH_BASELINE_DIR (a built
- * checkout: its bench/servers/runs-server.js is measured too, after this build's, per store).
- * Not run by `npm run bench` (minutes under valgrind).
+ * checkout: its bench/servers/runs-server.js is measured too, after this build's, per store),
+ * BENCH_NODE_FLAGS (more node flags for the server, e.g. `--perf-basic-prof`), BENCH_KEEP_PROFILE (a
+ * directory: each server's callgrind output and perf map are copied there; then
+ * `BENCH_WEBHOOKS=<BENCH_COUNTED> node bench/callgrind-js.js <output> <map>` names the JavaScript
+ * functions, per run). Not run by `npm run bench` (minutes under valgrind).
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -96,12 +99,18 @@ async function drain(url, count) {
 }
 
 /** Warm instructions per run of one server on one store. */
-async function measure(serverScript, spec) {
+async function measure(label, serverScript, spec) {
   const dir = mkdtempSync(join(tmpdir(), "finality-cg-runs-"));
   let server;
   try {
     const storeSpec = spec === "sqlite" ? { sqlite: join(dir, "runs.db") } : spec;
-    server = await startServer("valgrind", [...callgrindArgs(dir), serverScript, JSON.stringify(storeSpec)]);
+    const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? "").split(/\s+/).filter(Boolean);
+    server = await startServer("valgrind", [
+      ...callgrindArgs(dir),
+      ...nodeFlags,
+      serverScript,
+      JSON.stringify(storeSpec),
+    ]);
     await enqueue(server.url, WARMUP);
     await drain(server.url, WARMUP);
     await enqueue(server.url, COUNTED);
@@ -109,8 +118,14 @@ async function measure(serverScript, spec) {
     const runs = await drain(server.url, COUNTED);
     control(server.pid, "off");
     await server.stop();
-    const { total, parts } = countedIn(dir);
+    const { total, parts, files } = countedIn(dir);
     if (total === 0) throw new Error("callgrind counted nothing");
+    const keep = process.env.BENCH_KEEP_PROFILE;
+    for (const file of keep ? files : []) {
+      copyFileSync(join(dir, file), join(keep, `${label}.${file}`));
+      const map = `/tmp/perf-${file.split(".").at(-1)}.map`;
+      if (existsSync(map)) copyFileSync(map, join(keep, `${label}.perf.map`));
+    }
     return { total: total / runs, withoutCompiler: (total - parts.compiler) / runs, gc: parts.gc / runs };
   } finally {
     if (server?.child.exitCode === null) server.child.kill("SIGKILL");
@@ -137,7 +152,7 @@ for (const store of STORES) {
     const schema = `bench_cg_runs_${process.pid}_${Date.now()}`;
     if (store === "postgres") spec = { postgres: PG_URL, schema };
     try {
-      const measured = await measure(script, spec);
+      const measured = await measure(`${store}-${name.replace(" ", "-")}`, script, spec);
       results[`${store} ${name}`] = measured;
       console.log(
         `${store.padEnd(8)} ${name.padEnd(10)} ${fmt(measured.total).padStart(12)} instructions/run (warm); without the compiler ${fmt(measured.withoutCompiler)}; GC ${fmt(measured.gc)}`,

@@ -69,9 +69,11 @@ export async function ingestInTx(
      * must be one that may run again from the start, as every transaction does that offers it.
      */
     atOnceWithin?: boolean;
+    /** The caller reads only the outcome's `effects` (a run's mirror job): the job may be left out. */
+    withoutJob?: boolean;
   } = {},
 ): Promise<IngestOutcome> {
-  const { amend, endsTransaction = false, atOnceWithin = false } = options;
+  const { amend, endsTransaction = false, atOnceWithin = false, withoutJob = false } = options;
   // Every source passes here: a time out of range or too far ahead orders nothing it should not
   // (dropped, or cut to now, and the event says why) but never costs the state, and an
   // unstorable result or error is cut (and marked) rather than costing the state.
@@ -85,7 +87,10 @@ export async function ingestInTx(
     const mayFire = effectsForAnyKind(ctx.effects, obs.provider, obs.state);
     // A transactional effect runs in Node, inside the transaction: the ordinary path.
     if (mayFire.every((definition) => definition.transactional === undefined))
-      return ingestAtOnce(tx.ingestAtOnce.bind(tx), obs, ctx, timeAdjusted, mayFire, endsTransaction);
+      return ingestAtOnce(tx.ingestAtOnce.bind(tx), obs, ctx, timeAdjusted, mayFire, {
+        last: endsTransaction,
+        withoutJob,
+      });
   }
   const { duplicate, job: current } = await loadForIngest(tx, obs, ctx.now);
   if (duplicate) {
@@ -163,7 +168,7 @@ async function ingestAtOnce(
   ctx: IngestContext,
   timeAdjusted: { timeAdjusted: TimeAdjustment } | undefined,
   mayFire: readonly EffectDefinition[],
-  last: boolean,
+  { last, withoutJob }: { last: boolean; withoutJob: boolean },
 ): Promise<IngestOutcome> {
   const adopted = reduce(null, obs, { now: ctx.now, unknownJobs: "adopt" }).next;
   const { applied, reason, job, effects } = await atOnce(
@@ -177,6 +182,7 @@ async function ingestAtOnce(
         row: newEffectRow(obs, definition.name, obs.state, ctx.newId(), ctx.now, ctx.traceParent),
         kinds: definition.kinds ?? null,
       })),
+      ...(withoutJob ? { withoutJob } : {}),
     },
     last,
   );

@@ -184,7 +184,8 @@ export async function writeRunChange(
         ...(after.settledAt !== null && after.error !== null ? { error: after.error } : {}),
       },
       { ...ctx.finality.contextFor(RUNS_PROVIDER, now), traceParent: effects.traceParent ?? null },
-      { endsTransaction: endsWork === true, atOnceWithin: endsWork === "at-once" },
+      // Only the outcome's effects are read here: the store may leave the job out of its answer.
+      { endsTransaction: endsWork === true, atOnceWithin: endsWork === "at-once", withoutJob: true },
     ),
   ]);
   if (outcome.effects.length > 0) effects.effectsEnqueued = true;

@@ -215,12 +215,15 @@ export interface IngestPlan {
    * each enqueued when its `kinds` (null: any) take the job's kind after the write.
    */
   effects: { row: Effect; kinds: readonly string[] | null }[];
+  /** The caller reads no job in the answer: the store may answer `job: null` and send less. */
+  withoutJob?: boolean;
 }
 
 /** What `StoreTx.ingestAtOnce` did: the reducer's answer and the job after it. */
 export interface IngestedAtOnce {
   applied: boolean;
   reason: IgnoreReason | null;
+  /** The job after the write; null when there is none, or when the plan said `withoutJob`. */
   job: Job | null;
   /** Names of the effects enqueued (new outbox rows). */
   effects: string[];

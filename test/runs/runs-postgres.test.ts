@@ -6,7 +6,7 @@ import { finalityOn } from "../../src/engine/finality.js";
 import { createRunService } from "../../src/runs/run-service.js";
 import { openPostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { POSTGRES_TEST_URL, postgresSuite, useFreshSchema } from "../helpers/postgres.js";
-import { onEachPick } from "./pick-watch.js";
+import { onEachPick, overTx } from "./pick-watch.js";
 
 // The two run fixes of issue 15 on PostgreSQL, where a claim's transaction does real I/O and a
 // client can leave while it commits: a withdrawn claim, and the bound on releases before start.
@@ -146,6 +146,39 @@ describe("runs on PostgreSQL", () => {
       runs.close();
       await store.close();
       await proxy.close();
+    }
+  });
+
+  it("a run's mirror ingests ask the store for no job back (its ~24 columns left out of the answer)", async () => {
+    const plans: (boolean | undefined)[] = [];
+    const store = overTx(await open(), (tx) =>
+      tx.ingestAtOnce === undefined
+        ? {}
+        : {
+            ingestAtOnce: (obs, plan, last) => {
+              plans.push(plan.withoutJob);
+              return (tx.ingestAtOnce as NonNullable<typeof tx.ingestAtOnce>).call(tx, obs, plan, last);
+            },
+          },
+    );
+    const runs = createRunService({ finality: finalityOn({ store }) });
+    try {
+      await runs.enqueue({ kind: "render" });
+      const second = await runs.enqueue({ kind: "render" });
+      const claimed = await runs.claim({ workerId: "w1", start: true });
+      const attempt = claimed?.attempt as NonNullable<typeof claimed>["attempt"];
+      const ended = await runs.recordEvent(
+        attempt.id,
+        { generation: attempt.generation, sequence: 1, type: "succeeded" },
+        null,
+        { start: true },
+      );
+      expect(ended.next?.run.id).toBe(second.run.id);
+      // The claim's mirror (running), then the end's (succeeded) and the next run's (running).
+      expect(plans).toEqual([true, true, true]);
+      expect(await store.getJob({ provider: "runs", id: second.run.id })).toMatchObject({ state: "running" });
+    } finally {
+      runs.close();
     }
   });
 

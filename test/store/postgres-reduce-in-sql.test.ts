@@ -87,11 +87,20 @@ describe("PostgreSQL: the reducer in SQL (finality_ingest) agrees with reduce", 
       row: newEffectRow(obs, name, obs.state, `${id}-${name}`, now, "00-trace-01"),
       kinds,
     }));
+    // Every other draw asks for no job in the answer (a run's mirror): the same writes, job null.
+    const withoutJob = drawn % 2 === 0;
     const answer = await store.transaction(async (tx) =>
       // Refused (NOT_LAST), the work runs again the ordinary way, where there is no ingestAtOnce.
       tx.ingestAtOnce === undefined
         ? "refused"
-        : tx.ingestAtOnce(obs, { now, adopt: policy === "adopt", nextCheckAt, detail: { drawn }, effects }),
+        : tx.ingestAtOnce(obs, {
+            now,
+            adopt: policy === "adopt",
+            nextCheckAt,
+            detail: { drawn },
+            effects,
+            ...(withoutJob ? { withoutJob } : {}),
+          }),
     );
     const expected = reduce(job, obs, { now, unknownJobs: policy });
     if (!expected.applied && expected.reason === "unknown-state") {
@@ -125,7 +134,12 @@ describe("PostgreSQL: the reducer in SQL (finality_ingest) agrees with reduce", 
             obs.state,
           ).map((definition) => definition.name)
         : [];
-    expect(answer).toEqual({ applied: expected.applied, reason, job: after, effects: fired });
+    expect(answer).toEqual({
+      applied: expected.applied,
+      reason,
+      job: withoutJob ? null : after,
+      effects: fired,
+    });
     expect(await store.getJob(obs)).toEqual(after);
     const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
     const outbox = await store.listEffects({ jobId: id, limit: 10 });

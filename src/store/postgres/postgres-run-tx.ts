@@ -2,14 +2,7 @@ import { detailOf, type RunStoreTx, type WriteEnd } from "../run-store.js";
 import { ATTEMPTS, RUN_EVENTS, RUNS } from "../tables.js";
 import type { TxSql } from "./postgres-client.js";
 import { shifted } from "./postgres-queries.js";
-import {
-  attemptFromRow,
-  attemptValues,
-  runEventFromRow,
-  runEventValues,
-  runFromRow,
-  runValues,
-} from "./postgres-rows.js";
+import { attemptFromRow, attemptValues, runEventValues, runFromRow, runValues } from "./postgres-rows.js";
 
 const SQL = {
   insertRun: `INSERT INTO runs ${RUNS.postgres.insert} ON CONFLICT DO NOTHING`,
@@ -38,7 +31,10 @@ const SQL = {
   updateAttempt: `UPDATE attempts SET ${ATTEMPTS.postgres.assignments} WHERE id = $1 AND version = $${ATTEMPTS.postgres.columns.length + 1}`,
   appendRunEvent: `INSERT INTO run_events ${RUN_EVENTS.postgres.insert}
                    ON CONFLICT (dedupe_key) DO NOTHING`,
-  runEventByKey: "SELECT * FROM run_events WHERE dedupe_key = $1",
+  // The detail alone: node-postgres describes every column of an answer on each execution, and
+  // building that description costs it per column (bench/README.md, "Runs: the server's
+  // instructions per run").
+  runEventDetailByKey: "SELECT detail FROM run_events WHERE dedupe_key = $1",
   // appendRunEvents' rows taken back, by their numbers (rows of this transaction's own).
   dropRunEvents: "DELETE FROM run_events WHERE event_no = ANY($1::bigint[])",
 } as const;
@@ -185,8 +181,6 @@ export function createPostgresRunTx(tx: TxSql): RunStoreTx {
       return false;
     },
     runEventDetail: (dedupeKey) =>
-      firstRead(SQL.runEventByKey, [dedupeKey], (row: Record<string, unknown>) =>
-        detailOf(runEventFromRow(row as never).detail),
-      ),
+      firstRead(SQL.runEventDetailByKey, [dedupeKey], (row: { detail: unknown }) => detailOf(row.detail)),
   };
 }
