@@ -179,10 +179,11 @@ export function createPostgresTx(tx: TxSql): AdapterTx {
     };
   }
 
-  return {
-    ...createPostgresRunTx(tx),
-    ...createPostgresLifecycleTx(tx),
-    ...createPostgresIntentTx(tx),
+  // Object.assign onto the first part, not spreads into a new literal: a spread of another
+  // factory's object copies it property by property in V8's runtime (~28,000 instructions per
+  // transaction, bench/README.md "Runs: the server's instructions per run"). Later parts win, as
+  // later spreads did.
+  const own = {
     async recordDelivery(provider, deliveryId, now) {
       return (await run(SQL.recordDelivery, [provider, deliveryId, toTime(now)])).count === 1;
     },
@@ -281,5 +282,11 @@ export function createPostgresTx(tx: TxSql): AdapterTx {
       const rows = await tx.savepoint((sp) => sp.unsafe(text, params as Value[]));
       return [...rows] as Record<string, unknown>[];
     },
-  };
+  } satisfies Partial<AdapterTx>;
+  return Object.assign(
+    createPostgresRunTx(tx),
+    createPostgresLifecycleTx(tx),
+    createPostgresIntentTx(tx),
+    own,
+  );
 }
