@@ -27,10 +27,10 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createWorker } from "../dist/worker/worker-client.js";
 import { callgrindArgs, control, countedIn, requireValgrind } from "./lib/callgrind.js";
 import { openAdmin } from "./lib/pg-admin.js";
 import { startServer } from "./lib/processes.js";
+import { drainWithWorkers } from "./lib/run-workers.js";
 
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 1500);
 const COUNTED = Number(process.env.BENCH_COUNTED ?? 400);
@@ -64,36 +64,13 @@ async function enqueue(url, count) {
   );
 }
 
-/**
- * WORKERS worker clients take `count` runs (the queue holds exactly that many), then stop: stop()
- * resolves once the server has acknowledged every report.
- */
+/** WORKERS worker clients take the `count` runs queued; resolves with the runs handled. */
 async function drain(url, count) {
-  let handled = 0;
-  let finish;
-  const allHandled = new Promise((resolve) => {
-    finish = resolve;
+  // Under valgrind an answer takes ~50× longer than natively.
+  const { handled, errors } = await drainWithWorkers(url, count, {
+    workers: WORKERS,
+    requestTimeoutMs: 120_000,
   });
-  const errors = [];
-  const workers = Array.from({ length: WORKERS }, (_, i) =>
-    createWorker({
-      baseUrl: url,
-      workerId: `cg-${i}`,
-      kinds: ["bench"],
-      waitSeconds: 1,
-      // Under valgrind an answer takes ~50× longer than natively.
-      requestTimeoutMs: 120_000,
-      onError: (error) => errors.push(error.message),
-      handler: async (run) => {
-        handled += 1;
-        if (handled === count) finish();
-        return { n: run.input.n };
-      },
-    }),
-  );
-  for (const worker of workers) worker.start();
-  await allHandled;
-  await Promise.all(workers.map((worker) => worker.stop()));
   if (errors.length > 0) console.log(`  (${errors.length} worker errors, first: ${errors[0]})`);
   return handled;
 }

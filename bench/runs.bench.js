@@ -24,9 +24,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createWorker } from "../dist/worker/worker-client.js";
 import { openAdmin } from "./lib/pg-admin.js";
 import { cpuMs, cpuMsOfAll, startServer } from "./lib/processes.js";
+import { drainWithWorkers } from "./lib/run-workers.js";
 import { fmt } from "./lib/stats.js";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3000);
@@ -63,35 +63,18 @@ async function enqueueAll(url) {
 
 /** 20 worker clients drain the queue; resolves with runs (claim + completion) per second. */
 async function drain(url, serverPid) {
-  let handled = 0;
-  let finish;
-  const allHandled = new Promise((resolve) => {
-    finish = resolve;
-  });
-  const errors = [];
-  const workers = Array.from({ length: WORKERS }, (_, i) =>
-    createWorker({
-      baseUrl: url,
-      workerId: `bench-${i}`,
-      kinds: ["bench"],
-      waitSeconds: 1,
-      onError: (error) => errors.push(error.message),
-      handler: async (run) => {
-        handled += 1;
-        if (handled === RUNS) finish();
-        return { n: run.input.n };
-      },
-    }),
-  );
-  const cpu = cpuBefore(serverPid);
-  const started = process.hrtime.bigint();
-  for (const worker of workers) worker.start();
+  let cpu;
+  let started;
   let draining = true;
-  const reading = FEED_READER ? followFeed(url, () => draining) : Promise.resolve(0);
-  // Every run is in a handler; stopping lets the last ones report, and resolves once the server
-  // has acknowledged each report (the worker clients' own transport, not a fetch of the bench's).
-  await allHandled;
-  await Promise.all(workers.map((worker) => worker.stop()));
+  let reading = Promise.resolve(0);
+  const { errors } = await drainWithWorkers(url, RUNS, {
+    workers: WORKERS,
+    onStart: () => {
+      cpu = cpuBefore(serverPid);
+      started = process.hrtime.bigint();
+      if (FEED_READER) reading = followFeed(url, () => draining);
+    },
+  });
   const elapsed = seconds(started);
   const used = cpu.perRun();
   draining = false;
