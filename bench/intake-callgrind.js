@@ -23,7 +23,10 @@
  * baseline with an effect on `succeeded`, delivered over HTTP to a bare receiver outside valgrind,
  * as webhooks.bench.js's "finality" design: the dispatcher's work is counted per webhook too),
  * BENCH_NODE_FLAGS (more node flags for every server, e.g. `--perf-basic-prof`: with
- * BENCH_KEEP_PROFILE, bench/callgrind-js.js then names the JavaScript functions in the profile).
+ * BENCH_KEEP_PROFILE, bench/callgrind-js.js then names the JavaScript functions in the profile),
+ * BENCH_STORE (`postgres`: finality and the baseline on PostgreSQL at BENCH_POSTGRES_URL, each in a
+ * fresh schema dropped after it, instead of SQLite; the database's own work is not counted, the
+ * server's is: compare it with the SQLite figure of the same build, and builds with each other).
  * Not run by `npm run bench` (minutes under valgrind).
  */
 import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -34,6 +37,7 @@ import { fileURLToPath } from "node:url";
 import { signStandardWebhook } from "../dist/webhooks/schemes/standard-webhooks/node.js";
 import { callgrindArgs, control, countedIn, requireValgrind } from "./lib/callgrind.js";
 import { jobSteps } from "./lib/job-steps.js";
+import { openAdmin } from "./lib/pg-admin.js";
 import { BENCH_SECRET } from "./lib/presign.js";
 import { startServer } from "./lib/processes.js";
 
@@ -43,6 +47,15 @@ const IN_FLIGHT = Number.parseInt(process.env.BENCH_IN_FLIGHT ?? "16", 10);
 const RUNS = Number.parseInt(process.env.BENCH_RUNS ?? "3", 10);
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const baselineDist = process.env.BENCH_BASELINE_DIST;
+const onPostgres = process.env.BENCH_STORE === "postgres";
+const PG_URL = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+if (process.env.BENCH_STORE !== undefined && !onPostgres) {
+  throw new Error(`BENCH_STORE=${process.env.BENCH_STORE}: only "postgres" is known (SQLite is the default)`);
+}
+// The schemas' admin connection: each PostgreSQL measure gets a fresh one, dropped after it.
+const admin = onPostgres ? await openAdmin(PG_URL) : null;
+let schemas = 0;
+const measureSchema = new Map(); // a measure's directory → its schema
 
 const servers = {
   bare: () => [here("servers/bare-server.js")],
@@ -52,7 +65,9 @@ const servers = {
   baseline: (dir) => finalityArgs(dir, baselineDist),
 };
 const chosen = (
-  process.env.BENCH_SERVERS ?? `bare,hand-rolled,floor,finality${baselineDist ? ",baseline" : ""}`
+  process.env.BENCH_SERVERS ??
+  // The designs beside Finality are SQLite's: on PostgreSQL, builds are compared with each other.
+  `${onPostgres ? "" : "bare,hand-rolled,floor,"}finality${baselineDist ? ",baseline" : ""}`
 )
   .split(",")
   .map((name) => name.trim());
@@ -63,7 +78,7 @@ const receiver = process.env.BENCH_EFFECT
   ? await startServer(process.execPath, [here("servers/bare-server.js")])
   : null;
 console.log(
-  `knobs: BENCH_EFFECT=${receiver ? 1 : 0} BENCH_WARMUP=${WARMUP} BENCH_WEBHOOKS=${COUNT} BENCH_IN_FLIGHT=${IN_FLIGHT} BENCH_RUNS=${RUNS} servers=${chosen.join(",")}`,
+  `knobs: BENCH_STORE=${onPostgres ? "postgres" : "sqlite"} BENCH_EFFECT=${receiver ? 1 : 0} BENCH_WARMUP=${WARMUP} BENCH_WEBHOOKS=${COUNT} BENCH_IN_FLIGHT=${IN_FLIGHT} BENCH_RUNS=${RUNS} servers=${chosen.join(",")}`,
 );
 
 // Runs are interleaved (every server once, then again), and each server's figure is the median of
@@ -104,6 +119,7 @@ if (baselineDist) {
 }
 
 await receiver?.stop();
+await admin?.end();
 
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -125,9 +141,18 @@ function finalityArgs(dir, dist) {
     JSON.stringify({
       providers: { acme: { type: "generic", webhook: { secrets: [BENCH_SECRET] } } },
       effects,
+      ...(onPostgres ? { store: { postgres: PG_URL, schema: schemaOf(dir) } } : {}),
     }),
   );
-  return [join(dist, "cli/main.js"), "serve", "--config", config, "--port", "0", "--db", join(dir, "f.db")];
+  const store = onPostgres ? [] : ["--db", join(dir, "f.db")];
+  return [join(dist, "cli/main.js"), "serve", "--config", config, "--port", "0", ...store];
+}
+
+/** The PostgreSQL schema of the measure whose directory is `dir` (made once per measure). */
+function schemaOf(dir) {
+  const name = `finality_cg_${process.pid}_${++schemas}`;
+  measureSchema.set(dir, name);
+  return name;
 }
 
 /** Warm instructions per webhook of one server: the window's total over COUNT. */
@@ -186,6 +211,8 @@ async function measure(name, argsOf) {
     // A failed run leaves no server behind under valgrind.
     if (server?.child.exitCode === null) server.child.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
+    const schema = measureSchema.get(dir);
+    if (schema !== undefined) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   }
 }
 

@@ -301,15 +301,22 @@ export function createClient(options: PostgresClientOptions): Sql {
     settings: TransactionSettings = {},
   ): Promise<T[] & { count: number; command?: string | undefined }> {
     try {
-      // query_timeout is read per query by pg's Client.query, though its types do not say so.
-      const config: pg.QueryConfig & { query_timeout?: number } = { text, values: values as unknown[] };
-      // node-postgres's read deadline ("Query read timeout"): without it a statement sent to a
-      // silent server (frozen, or the network dropping packets) waits for ever.
-      const deadline = settings.queryTimeoutMs ?? queryTimeoutMs;
-      if (Number.isFinite(deadline)) config.query_timeout = deadline;
-      // Parameterless text goes by the simple protocol, which allows many statements (migrations).
-      if (prepare && values !== undefined && values.length > 0) config.name = statementName(text);
-      const answer: pg.QueryResult | pg.QueryResult[] = await client.query(config);
+      const answer = await new Promise<pg.QueryResult | pg.QueryResult[]>((resolve, reject) => {
+        // A Query made from text (not from a config object, which node-postgres copies property by
+        // property through their descriptors: ~23,000 instructions a statement) with its callback,
+        // so that Client.query wraps it in no promise of its own. name and query_timeout are read
+        // from it when it is sent, though pg's types do not say so.
+        const submitted = new pg.Query(text, values as unknown[] | undefined, (error, result) =>
+          error ? reject(error) : resolve(result as unknown as pg.QueryResult | pg.QueryResult[]),
+        ) as pg.Query & { name?: string; query_timeout?: number };
+        // node-postgres's read deadline ("Query read timeout"): without it a statement sent to a
+        // silent server (frozen, or the network dropping packets) waits for ever.
+        const deadline = settings.queryTimeoutMs ?? queryTimeoutMs;
+        if (Number.isFinite(deadline)) submitted.query_timeout = deadline;
+        // Parameterless text goes by the simple protocol, which allows many statements (migrations).
+        if (prepare && values !== undefined && values.length > 0) submitted.name = statementName(text);
+        client.query(submitted);
+      });
       // Several statements in one simple-protocol text answer one result each: the last counts.
       const result = Array.isArray(answer) ? answer.at(-1) : answer;
       return Object.assign((result?.rows ?? []) as T[], {

@@ -2,7 +2,14 @@ import { detailOf, type RunStoreTx, type WriteEnd } from "../run-store.js";
 import { ATTEMPTS, RUN_EVENTS, RUNS } from "../tables.js";
 import type { TxSql } from "./postgres-client.js";
 import { shifted } from "./postgres-queries.js";
-import { attemptFromRow, attemptValues, runEventValues, runFromRow, runValues } from "./postgres-rows.js";
+import {
+  attemptFromRow,
+  attemptValues,
+  runEventValues,
+  runFromRow,
+  runValues,
+  toTime,
+} from "./postgres-rows.js";
 
 const SQL = {
   insertRun: `INSERT INTO runs ${RUNS.postgres.insert} ON CONFLICT DO NOTHING`,
@@ -87,7 +94,7 @@ export const PICK_SQL = { any: SQL.pickAny, oneKind: SQL.pickByKind, kinds: SQL.
  */
 export function pickStatement(
   kinds: readonly string[] | null,
-  at: Date,
+  at: string | Date,
 ): { text: string; values: unknown[]; sorts: boolean } {
   if (kinds === null) return { text: PICK_SQL.any, values: [at], sorts: true };
   const distinct = [...new Set(kinds)];
@@ -148,7 +155,7 @@ export function createPostgresRunTx(tx: TxSql): RunStoreTx {
       writesOne("updateRun", [...runValues(value), expectedVersion], end),
     async pickClaimableRun(kinds, now) {
       if (kinds !== null && kinds.length === 0) return null;
-      const { text, values, sorts } = pickStatement(kinds, new Date(now));
+      const { text, values, sorts } = pickStatement(kinds, toTime(now));
       if (!sorts) return firstRead(text, values, runFromRow);
       // Sorting is ruled out for this claim's transaction (its writes sort nothing): a pick of any
       // kind, or of several, then walks the queued index in run order and stops at the first it
