@@ -156,6 +156,14 @@ interface PostgresMapping<T, B> extends DialectMapping<T, Record<string, unknown
   readonly valueList: string;
   /** `a = $1, b = $2, ...` over every column, for an UPDATE. */
   readonly assignments: string;
+  /**
+   * A row as one value to SELECT: `json_build_array(row number?, a, b, ...)`, times as epoch ms,
+   * read back by `fromArray` from the parsed array. node-postgres describes every column of each
+   * answer and builds each row as an object keyed by column name, per column a cost several times
+   * a JSON value's (bench/README.md, "Runs: one column per row read"); one json column is one.
+   */
+  readonly selectArray: string;
+  readonly fromArray: (row: readonly unknown[]) => T;
 }
 
 export interface TableMapping<T, N extends keyof T = never> {
@@ -230,9 +238,24 @@ export function defineTable<T, N extends keyof T = never>(
       insert: `(${columns.join(", ")}) VALUES (${entries.map(([, c], i) => param(c, i + 1)).join(", ")})`,
       valueList: entries.map(([, c], i) => param(c, i + 1)).join(", "),
       assignments: entries.map(([, c], i) => `${c.column} = ${param(c, i + 1)}`).join(", "),
+      selectArray: `json_build_array(${[
+        ...(spec.rowNumber?.field === undefined ? [] : [spec.rowNumber.column]),
+        ...entries.map(([, c]) => (c.codec.name === "time" ? epochMs(c.column) : c.column)),
+      ].join(", ")})`,
+      // In the array a time is already a number and JSON is parsed with it: nothing to convert.
+      fromArray: build.indexed(
+        pg.map((line) => ({ ...line, fromDb: null })),
+        spec.rowNumber,
+      ) as unknown as PostgresMapping<T, Omit<T, N>>["fromArray"],
     },
   };
 }
+
+/**
+ * A timestamptz column as epoch milliseconds in SQL. Every time is written in whole milliseconds
+ * (toTime), so the rounding is exact whether extract answers numeric (PostgreSQL 14 on) or a double.
+ */
+const epochMs = (column: string) => `round(extract(epoch FROM ${column}) * 1000)`;
 
 type Source = Record<string, unknown>;
 type Reader = (row: Source) => never;

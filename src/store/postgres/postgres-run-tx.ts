@@ -2,45 +2,45 @@ import { detailOf, type RunStoreTx, type WriteEnd } from "../run-store.js";
 import { ATTEMPTS, RUN_EVENTS, RUNS } from "../tables.js";
 import type { TxSql } from "./postgres-client.js";
 import { shifted } from "./postgres-queries.js";
-import {
-  attemptFromRow,
-  attemptValues,
-  runEventValues,
-  runFromRow,
-  runValues,
-  toTime,
-} from "./postgres-rows.js";
+import { attemptValues, runEventValues, runValues, toTime } from "./postgres-rows.js";
+
+// Runs and attempts are read as one json column each (RUNS.postgres.selectArray, `AS r`), not
+// `SELECT *`: node-postgres's cost per column of an answer (its description, an object per row)
+// was most of what a worker's call spent in it (bench/README.md, "Runs: one column per row read").
+const RUN = `${RUNS.postgres.selectArray} AS r`;
+const ATTEMPT = `${ATTEMPTS.postgres.selectArray} AS r`;
+type ArrayRow = { r: readonly unknown[] };
+const runFromRow = (row: ArrayRow) => RUNS.postgres.fromArray(row.r);
+const attemptFromRow = (row: ArrayRow) => ATTEMPTS.postgres.fromArray(row.r);
 
 const SQL = {
   insertRun: `INSERT INTO runs ${RUNS.postgres.insert} ON CONFLICT DO NOTHING`,
   // Row locks make concurrent writers of one run (claim, callback, sweep) queue instead of
   // failing their compare-and-set; a lock cycle between them is a deadlock that the store retries.
-  getRun: "SELECT * FROM runs WHERE id = $1 FOR UPDATE",
+  getRun: `SELECT ${RUN} FROM runs WHERE id = $1 FOR UPDATE`,
   // Sent right behind the attempt's own FOR UPDATE, in the same write: the attempt's row is
   // locked first, then the run's, the order every worker call has always taken them in.
-  getRunOfAttempt: "SELECT * FROM runs WHERE id = (SELECT run_id FROM attempts WHERE id = $1) FOR UPDATE",
-  getRunByKey: "SELECT * FROM runs WHERE idempotency_key = $1",
+  getRunOfAttempt: `SELECT ${RUN} FROM runs WHERE id = (SELECT run_id FROM attempts WHERE id = $1) FOR UPDATE`,
+  getRunByKey: `SELECT ${RUN} FROM runs WHERE idempotency_key = $1`,
   updateRun: `UPDATE runs SET ${RUNS.postgres.assignments} WHERE id = $1 AND version = $${RUNS.postgres.columns.length + 1}`,
   // SKIP LOCKED: a replica claiming at the same moment takes the next queued run instead of
   // waiting for this one (and then finding it gone).
-  pickAny: `SELECT * FROM runs WHERE status = 'queued' AND NOT cancel_requested AND available_at <= $1
+  pickAny: `SELECT ${RUN} FROM runs WHERE status = 'queued' AND NOT cancel_requested AND available_at <= $1
             ORDER BY run_no LIMIT 1 FOR UPDATE SKIP LOCKED`,
   // One kind (a worker pool's usual ask): the (kind, run_no) index in order, whatever the
   // statistics say. `kind = ANY(...)` leaves the plan to them: on a table filled faster than
   // autovacuum analyzes it, the generic plan read every queued run and sorted them, for each
   // claim (5 ms at 3,000 queued; bench/README.md, "Runs on PostgreSQL").
-  pickByKind: `SELECT * FROM runs WHERE status = 'queued' AND NOT cancel_requested AND available_at <= $1
+  pickByKind: `SELECT ${RUN} FROM runs WHERE status = 'queued' AND NOT cancel_requested AND available_at <= $1
                AND kind = $2 ORDER BY run_no LIMIT 1 FOR UPDATE SKIP LOCKED`,
-  pickByKinds: `SELECT * FROM runs WHERE status = 'queued' AND NOT cancel_requested AND available_at <= $1
+  pickByKinds: `SELECT ${RUN} FROM runs WHERE status = 'queued' AND NOT cancel_requested AND available_at <= $1
                 AND kind = ANY($2::text[]) ORDER BY run_no LIMIT 1 FOR UPDATE SKIP LOCKED`,
   insertAttempt: `INSERT INTO attempts ${ATTEMPTS.postgres.insert} ON CONFLICT DO NOTHING`,
-  getAttempt: "SELECT * FROM attempts WHERE id = $1 FOR UPDATE",
+  getAttempt: `SELECT ${ATTEMPT} FROM attempts WHERE id = $1 FOR UPDATE`,
   updateAttempt: `UPDATE attempts SET ${ATTEMPTS.postgres.assignments} WHERE id = $1 AND version = $${ATTEMPTS.postgres.columns.length + 1}`,
   appendRunEvent: `INSERT INTO run_events ${RUN_EVENTS.postgres.insert}
                    ON CONFLICT (dedupe_key) DO NOTHING`,
-  // The detail alone: node-postgres describes every column of an answer on each execution, and
-  // building that description costs it per column (bench/README.md, "Runs: the server's
-  // instructions per run").
+  // The detail alone, for the same reason as the json reads above.
   runEventDetailByKey: "SELECT detail FROM run_events WHERE dedupe_key = $1",
   // appendRunEvents' rows taken back, by their numbers (rows of this transaction's own).
   dropRunEvents: "DELETE FROM run_events WHERE event_no = ANY($1::bigint[])",
