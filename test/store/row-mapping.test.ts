@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defineTable, type TableMapping } from "../../src/store/row-mapping.js";
+import { type ColumnSpec, defineTable, type TableMapping } from "../../src/store/row-mapping.js";
 import { ATTEMPTS, EFFECTS, EVENTS, JOBS, RUN_EVENTS, RUNS } from "../../src/store/tables.js";
 import { makeEffect, makeEvent, makeJob, T0 } from "../helpers/records.js";
 import { makeAttempt, makeRun } from "./contract/runs.js";
@@ -77,11 +77,36 @@ describe("row mapping: generated functions and the loop agree", () => {
       same(loop.sqlite.fromValues(raw), mapping.sqlite.fromRow({ ...params, ...rowNumber }));
       const values = mapping.postgres.values(value as never);
       same(values, loop.postgres.values(value as never));
-      const pgRow = Object.fromEntries(mapping.postgres.columns.map((c, i) => [c, values[i]]));
+      // node-postgres reads a timestamptz as a Date (a time is sent as ISO text, or a Date) and
+      // jsonb parsed (it is sent as JSON text).
+      const specs = Object.values(mapping.spec.columns) as ColumnSpec[];
+      const asRead = (v: unknown, i: number) => {
+        if (v === null) return v;
+        const codec = specs[i]?.codec.name;
+        return codec === "time"
+          ? new Date(v as string | Date)
+          : codec === "json"
+            ? JSON.parse(v as string)
+            : v;
+      };
+      const pgRow = Object.fromEntries(mapping.postgres.columns.map((c, i) => [c, asRead(values[i], i)]));
       same(
         mapping.postgres.fromRow({ ...pgRow, ...rowNumber }),
         loop.postgres.fromRow({ ...pgRow, ...rowNumber }),
       );
+      // PostgreSQL's one-column read: the row number (when the object has it) and every field as
+      // it is, times as epoch ms, JSON parsed.
+      const fields = Object.keys(mapping.spec.columns);
+      const array = [...(mapping.spec.rowNumber?.field ? [42] : []), ...fields.map((f) => value[f])];
+      same(mapping.postgres.fromArray(array), mapping.postgres.fromRow({ ...pgRow, ...rowNumber }));
+      same(loop.postgres.fromArray(array), mapping.postgres.fromArray(array));
+      const selected = mapping.postgres.selectArray.replace(/^json_build_array\((.*)\)$/, "$1").split(", ");
+      expect(selected).toEqual([
+        ...(mapping.spec.rowNumber?.field ? [mapping.spec.rowNumber.column] : []),
+        ...specs.map((c) =>
+          c.codec.name === "time" ? `round(extract(epoch FROM ${c.column}) * 1000)` : c.column,
+        ),
+      ]);
       // The SQLite round trip gives back the object (the row number filling seqNo where there is one).
       const back = mapping.sqlite.fromRow({ ...params, ...rowNumber }) as Record<string, unknown>;
       const field = mapping.spec.rowNumber?.field;
@@ -110,6 +135,7 @@ describe("row mapping: generated functions and the loop agree", () => {
       expect([mapping.sqlite.values.name, mapping.sqlite.changes.name]).toEqual(["values", "values"]);
       expect(mapping.sqlite.fromValues.name).toBe("fromValues");
       expect([mapping.postgres.fromRow.name, mapping.postgres.values.name]).toEqual(["fromRow", "values"]);
+      expect(mapping.postgres.fromArray.name).toBe("fromValues");
     }
   });
 });
