@@ -87,6 +87,7 @@ const perWebhook = {};
 const withoutCompiler = {};
 const runs = Object.fromEntries(chosen.map((name) => [name, []]));
 let resent = 0;
+let resentWhy = ""; // the last resend's reason
 for (let run = 1; run <= RUNS; run++) {
   if (RUNS > 1) console.log(`run ${run} of ${RUNS}`);
   for (const name of chosen) {
@@ -109,9 +110,11 @@ if (RUNS > 1) {
   }
 }
 const ratio = (a, b, of = perWebhook) => (of[a] && of[b] ? `${(of[a] / of[b]).toFixed(2)}×` : "n/a");
-console.log(`  finality/floor ${ratio("finality", "floor")}   finality/bare ${ratio("finality", "bare")}`);
-console.log(`  without the compiler: finality/floor ${ratio("finality", "floor", withoutCompiler)}`);
-console.log(`  floor/bare ${ratio("floor", "bare")}   hand-rolled/bare ${ratio("hand-rolled", "bare")}`);
+if (!onPostgres) {
+  console.log(`  finality/floor ${ratio("finality", "floor")}   finality/bare ${ratio("finality", "bare")}`);
+  console.log(`  without the compiler: finality/floor ${ratio("finality", "floor", withoutCompiler)}`);
+  console.log(`  floor/bare ${ratio("floor", "bare")}   hand-rolled/bare ${ratio("hand-rolled", "bare")}`);
+}
 if (baselineDist) {
   console.log(
     `  finality/baseline ${ratio("finality", "baseline")} (without the compiler ${ratio("finality", "baseline", withoutCompiler)})`,
@@ -183,7 +186,7 @@ async function measure(name, argsOf) {
     await send(server.url, webhooks.slice(WARMUP), agent);
     control(server.pid, "off");
     agent.destroy();
-    if (resent > 0) console.log(`  (${name}: ${resent} requests resent after a connection reset)`);
+    if (resent > 0) console.log(`  (${name}: ${resent} requests resent; the last after ${resentWhy})`);
     await server.stop();
     const { total, parts, files } = countedIn(dir);
     for (const file of files) {
@@ -243,17 +246,24 @@ async function send(url, webhooks, agent) {
       };
       const req = request(target, { method: "POST", agent, headers }, (response) => {
         response.on("error", reject);
-        response.resume();
+        let answer = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk) => {
+          answer += chunk;
+        });
         response.on("end", () =>
-          response.statusCode === 200 ? resolve() : reject(new Error(`answered ${response.statusCode}`)),
+          response.statusCode === 200
+            ? resolve()
+            : reject(new Error(`answered ${response.statusCode}: ${answer.slice(0, 300)}`)),
         );
       });
       req.on("error", reject);
       req.end(body);
     });
   // A server under valgrind can be slow enough for its own keep-alive timer to close a socket
-  // that already holds the next request: that request is sent again (a redelivery is answered
-  // 200 as a duplicate), and the count of resends is printed.
+  // that already holds the next request, or (PostgreSQL) for a deadline to pass and a webhook to
+  // be answered 503, stored nowhere: that request is sent again, as a provider would (a
+  // redelivery is answered 200 as a duplicate), and the count of resends is printed.
   const lane = async () => {
     while (next < webhooks.length) {
       const webhook = webhooks[next++];
@@ -262,8 +272,10 @@ async function send(url, webhooks, agent) {
           await one(webhook);
           break;
         } catch (error) {
-          if (attempt >= 5 || !/ECONNRESET|socket hang up|EPIPE/.test(String(error))) throw error;
+          if (attempt >= 5 || !/ECONNRESET|socket hang up|EPIPE|answered 503/.test(String(error)))
+            throw error;
           resent++;
+          resentWhy = String(error.message ?? error);
         }
       }
     }

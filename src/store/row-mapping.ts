@@ -163,6 +163,8 @@ interface PostgresMapping<T, B> extends DialectMapping<T, Record<string, unknown
    * a JSON value's (bench/README.md, "Runs: one column per row read"); one json column is one.
    */
   readonly selectArray: string;
+  /** The same of a row-typed value, `(r.job)`: `json_build_array((r.job).a, ...)`. */
+  readonly selectArrayOf: (record: string) => string;
   readonly fromArray: (row: readonly unknown[]) => T;
 }
 
@@ -199,6 +201,13 @@ export function defineTable<T, N extends keyof T = never>(
   const changing = entries.filter(([, c]) => !c.fixed);
   const changingLines = lite.filter((_line, i) => !(entries[i] as [string, ColumnSpec])[1].fixed);
   const build = options.codegen === false ? looped : generated;
+  const arrayOf = (qualifier: string) =>
+    `json_build_array(${[
+      ...(spec.rowNumber?.field === undefined ? [] : [qualifier + spec.rowNumber.column]),
+      ...entries.map(([, c]) =>
+        c.codec.name === "time" ? epochMs(qualifier + c.column) : qualifier + c.column,
+      ),
+    ].join(", ")})`;
   // A bit per changing column must fit in a 32-bit integer.
   const maskable = changingLines.length <= 31;
   return {
@@ -238,10 +247,8 @@ export function defineTable<T, N extends keyof T = never>(
       insert: `(${columns.join(", ")}) VALUES (${entries.map(([, c], i) => param(c, i + 1)).join(", ")})`,
       valueList: entries.map(([, c], i) => param(c, i + 1)).join(", "),
       assignments: entries.map(([, c], i) => `${c.column} = ${param(c, i + 1)}`).join(", "),
-      selectArray: `json_build_array(${[
-        ...(spec.rowNumber?.field === undefined ? [] : [spec.rowNumber.column]),
-        ...entries.map(([, c]) => (c.codec.name === "time" ? epochMs(c.column) : c.column)),
-      ].join(", ")})`,
+      selectArray: arrayOf(""),
+      selectArrayOf: (record) => arrayOf(`${record}.`),
       // In the array a time is already a number and JSON is parsed with it: nothing to convert.
       fromArray: build.indexed(
         pg.map((line) => ({ ...line, fromDb: null })),

@@ -102,16 +102,21 @@ const LAST_SQL = {
 // FNL01 on every outcome that asks for more work).
 const AT_ONCE_CALL = `finality_ingest($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::text::jsonb, $13, $14::text::jsonb,
     $15, $16, $17::text::jsonb, $18::text::jsonb, $19::text::jsonb, $20) AS r`;
-const AT_ONCE_SQL = `SELECT r.finality_applied, r.finality_reason, r.finality_effects, (r.job).* FROM ${AT_ONCE_CALL}`;
-// IngestPlan.withoutJob: the job's ~24 columns left out of the answer, which node-postgres would
-// describe and parse on each execution (bench/README.md, "Runs: the server's instructions per run").
+// The job as one json column (JOBS.postgres.selectArrayOf), not its ~24: node-postgres describes
+// every column of an answer on each execution and builds each row as an object keyed by column
+// (bench/README.md, "Runs: one column per row read"). NULL when the function wrote no job.
+const AT_ONCE_SQL = `SELECT r.finality_applied, r.finality_reason, r.finality_effects,
+    CASE WHEN (r.job).provider IS NULL THEN NULL ELSE ${JOBS.postgres.selectArrayOf("(r.job)")} END AS job
+  FROM ${AT_ONCE_CALL}`;
+// IngestPlan.withoutJob: no job in the answer at all.
 const AT_ONCE_NO_JOB_SQL = `SELECT r.finality_applied, r.finality_reason, r.finality_effects FROM ${AT_ONCE_CALL}`;
 
 type LoadRow = JobRow & { finality_recorded: number };
-type AtOnceRow = JobRow & {
+type AtOnceRow = {
   finality_applied: boolean;
   finality_reason: IgnoreReason | null;
   finality_effects: string[];
+  job?: readonly unknown[] | null;
 };
 type InsertRow = ParkedRow & {
   written: number;
@@ -174,7 +179,7 @@ export function createPostgresTx(tx: TxSql): AdapterTx {
     return {
       applied: row.finality_applied,
       reason: row.finality_reason,
-      job: plan.withoutJob || row.provider === null ? null : jobFromRow(row),
+      job: row.job === undefined || row.job === null ? null : JOBS.postgres.fromArray(row.job),
       effects: row.finality_effects,
     };
   }
