@@ -100,13 +100,16 @@ describe("row mapping: generated functions and the loop agree", () => {
       const array = [...(mapping.spec.rowNumber?.field ? [42] : []), ...fields.map((f) => value[f])];
       same(mapping.postgres.fromArray(array), mapping.postgres.fromRow({ ...pgRow, ...rowNumber }));
       same(loop.postgres.fromArray(array), mapping.postgres.fromArray(array));
-      const selected = mapping.postgres.selectArray.replace(/^json_build_array\((.*)\)$/, "$1").split(", ");
-      expect(selected).toEqual([
-        ...(mapping.spec.rowNumber?.field ? [mapping.spec.rowNumber.column] : []),
+      const listOf = (select: string) => select.replace(/^json_build_array\((.*)\)$/, "$1").split(", ");
+      const expected = (q: string) => [
+        ...(mapping.spec.rowNumber?.field ? [q + mapping.spec.rowNumber.column] : []),
         ...specs.map((c) =>
-          c.codec.name === "time" ? `round(extract(epoch FROM ${c.column}) * 1000)` : c.column,
+          c.codec.name === "time" ? `round(extract(epoch FROM ${q}${c.column}) * 1000)` : q + c.column,
         ),
-      ]);
+      ];
+      expect(listOf(mapping.postgres.selectArray)).toEqual(expected(""));
+      // Of a row-typed value (finality_ingest's job): the same list, each column of that value.
+      expect(listOf(mapping.postgres.selectArrayOf("(r.job)"))).toEqual(expected("(r.job)."));
       // The SQLite round trip gives back the object (the row number filling seqNo where there is one).
       const back = mapping.sqlite.fromRow({ ...params, ...rowNumber }) as Record<string, unknown>;
       const field = mapping.spec.rowNumber?.field;
