@@ -11,8 +11,6 @@ import {
   effectFromRow,
   effectValues,
   eventValues,
-  type JobRow,
-  jobFromRow,
   jobValues,
   toTime,
 } from "./postgres-rows.js";
@@ -25,7 +23,8 @@ const SQL = {
     "INSERT INTO deliveries (provider, delivery_id, received_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
   // The row lock serialises concurrent ingests of one job under READ COMMITTED: the second waits
   // here, then reads the first one's committed version, so the CAS below does not fail.
-  getJobForUpdate: "SELECT * FROM jobs WHERE provider = $1 AND id = $2 FOR UPDATE",
+  // A job as one json column (JOBS.postgres.selectArray, `AS r`), as finality_ingest answers it.
+  getJobForUpdate: `SELECT ${JOBS.postgres.selectArray} AS r FROM jobs WHERE provider = $1 AND id = $2 FOR UPDATE`,
   // A concurrent insert of the same key waits for the first to commit, then does nothing:
   // false makes the engine throw version-conflict and the whole work is run again.
   insertJob: `INSERT INTO jobs ${JOBS.postgres.insert} ON CONFLICT DO NOTHING`,
@@ -54,7 +53,8 @@ const INGEST_SQL = {
         SELECT $1, $3::text, $4::timestamptz WHERE $3::text IS NOT NULL AND ${IN_TRANSACTION}
         ON CONFLICT DO NOTHING RETURNING 1
     ), job AS (SELECT * FROM jobs WHERE provider = $1 AND id = $2 FOR UPDATE)
-    SELECT (SELECT count(*) FROM recorded)::int AS finality_recorded, job.*
+    SELECT (SELECT count(*) FROM recorded)::int AS finality_recorded,
+      CASE WHEN job.provider IS NULL THEN NULL ELSE ${JOBS.postgres.selectArrayOf("job")} END AS r
     FROM (SELECT 1) AS one LEFT JOIN job ON true`,
   // Job $1..$n, then the event. The tombstone is read first, in this statement's snapshot, taken
   // after the load's wait for the row: a prune that committed meanwhile is seen (getTombstone);
@@ -111,7 +111,11 @@ const AT_ONCE_SQL = `SELECT r.finality_applied, r.finality_reason, r.finality_ef
 // IngestPlan.withoutJob: no job in the answer at all.
 const AT_ONCE_NO_JOB_SQL = `SELECT r.finality_applied, r.finality_reason, r.finality_effects FROM ${AT_ONCE_CALL}`;
 
-type LoadRow = JobRow & { finality_recorded: number };
+/** A job read as one json column (`r`), or none. */
+type JobArrayRow = { r: readonly unknown[] | null };
+const jobOf = (row: JobArrayRow | undefined): Job | null =>
+  row === undefined || row.r === null ? null : JOBS.postgres.fromArray(row.r);
+type LoadRow = JobArrayRow & { finality_recorded: number };
 type AtOnceRow = {
   finality_applied: boolean;
   finality_reason: IgnoreReason | null;
@@ -179,7 +183,7 @@ export function createPostgresTx(tx: TxSql): AdapterTx {
     return {
       applied: row.finality_applied,
       reason: row.finality_reason,
-      job: row.job === undefined || row.job === null ? null : JOBS.postgres.fromArray(row.job),
+      job: jobOf(row.job === undefined ? undefined : { r: row.job }),
       effects: row.finality_effects,
     };
   }
@@ -193,8 +197,8 @@ export function createPostgresTx(tx: TxSql): AdapterTx {
       return (await run(SQL.recordDelivery, [provider, deliveryId, toTime(now)])).count === 1;
     },
     async getJob(key: JobKey) {
-      const [row] = await run<JobRow>(SQL.getJobForUpdate, [key.provider, key.id]);
-      return row ? jobFromRow(row) : null;
+      const [row] = await run<JobArrayRow>(SQL.getJobForUpdate, [key.provider, key.id]);
+      return jobOf(row);
     },
     async insertJob(job: Job) {
       // PostgreSQL would store half a surrogate pair as U+FFFD, merging two ids into one row.
@@ -215,7 +219,7 @@ export function createPostgresTx(tx: TxSql): AdapterTx {
       })) as LoadRow[];
       if (row === undefined) throw new Error("unreachable: the ingest load answers one row");
       const duplicate = deliveryId !== undefined && row.finality_recorded === 0;
-      return { duplicate, job: duplicate || row.provider === null ? null : jobFromRow(row) };
+      return { duplicate, job: duplicate ? null : jobOf(row) };
     },
     async writeJobWithEvent(
       current: Job | null,
@@ -265,8 +269,8 @@ export function createPostgresTx(tx: TxSql): AdapterTx {
       // Neither the event's answer nor the job's can fail the work: it may be the last statement.
       const options = { prepare: true, last: last && tx.commitsAhead };
       const values = [...eventValues(event), key.provider, key.id];
-      const [row] = await tx.unsafe<JobRow>(INGEST_SQL.eventThenJob, values as Value[], options);
-      return row ? jobFromRow(row) : null;
+      const [row] = await tx.unsafe<JobArrayRow>(INGEST_SQL.eventThenJob, values as Value[], options);
+      return jobOf(row);
     },
     async enqueueEffect(effect: Effect, last = false) {
       // Its answer (false: the row was there already) fails nothing: it may be the last statement.
