@@ -18,6 +18,27 @@ describe("PostgreSQL store", () => {
   const fresh = useFreshSchema(admin);
   const open = fresh.open;
 
+  it("claims effects in claim order: due pending ones earliest first, then expired leases earliest first", async () => {
+    // PostgreSQL's RETURNING has no order, so the store sorts by the claim's branch and due time
+    // (SQLite promises no order). Inserted out of order: neither row number nor insert order answers.
+    const store = await open();
+    const pending = [3, 1, 2].map((i) => makeEffect({ jobId: `job-p${i}`, nextAttemptAt: T0 - 10 + i }));
+    const expired = [2, 1].map((i) =>
+      makeEffect({
+        jobId: `job-e${i}`,
+        status: "delivering",
+        leaseUntil: T0 - 100 + i,
+        nextAttemptAt: T0 - 50,
+      }),
+    );
+    await store.transaction(async (tx) => {
+      for (const effect of [...expired, ...pending]) await tx.enqueueEffect(effect);
+    });
+    const claimed = await store.claimEffects(T0, 10, 30_000);
+    expect(claimed.map((e) => e.jobId)).toEqual(["job-p1", "job-p2", "job-p3", "job-e1", "job-e2"]);
+    expect(claimed[0]).toEqual({ ...pending[1], status: "delivering", attempts: 1, leaseUntil: T0 + 30_000 });
+  });
+
   it("replicas ingesting the same jobs at once: one settlement and one effect per job", async () => {
     const effects = [{ name: "notify", handler: async () => {} }];
     const replicas = [

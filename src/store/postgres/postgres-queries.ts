@@ -1,5 +1,6 @@
 import { effectsPage, jobsPage, type KeysetStatement, keysetStatement } from "../keyset-page.js";
 import type { EffectQuery, JobQuery } from "../store.js";
+import { EFFECTS } from "../tables.js";
 
 /** `sql` with each `$n` moved up by `by`, so that it can follow another statement's parameters. */
 export const shifted = (sql: string, by: number) =>
@@ -19,6 +20,8 @@ export const listEffectsStatement = (query: EffectQuery): KeysetStatement =>
  * each other; the row locks last only for this one statement. Each branch is ordered by its
  * partial index's column alone, so a backlog is read in index order, never sorted whole.
  */
+// The claimed rows as one json column each (EFFECTS.postgres.selectArrayOf): node-postgres
+// describes and maps every column of an answer, per answer and per row.
 export const CLAIM_EFFECTS = `
   WITH pending AS (
     SELECT effect_no, 0 AS branch, next_attempt_at AS due_at FROM outbox
@@ -34,7 +37,8 @@ export const CLAIM_EFFECTS = `
   )
   UPDATE outbox o SET status = 'delivering', attempts = o.attempts + 1, lease_until = $3
   FROM due WHERE o.effect_no = due.effect_no
-  RETURNING o.*, due.branch AS claim_branch, due.due_at AS claim_due_at`;
+  RETURNING ${EFFECTS.postgres.selectArrayOf("o")} AS r, o.effect_no, due.branch AS claim_branch,
+    round(extract(epoch FROM due.due_at) * 1000)::float8 AS claim_due_ms`;
 
 export const FINISH_EFFECT = `
   UPDATE outbox SET status = $2, next_attempt_at = $3, lease_until = NULL, last_error = $4, delivered_at = $5

@@ -15,6 +15,7 @@ import type {
   StoreTx,
   TransactionOptions,
 } from "../store.js";
+import { EFFECTS, JOBS } from "../tables.js";
 import {
   createClient,
   isTransient,
@@ -282,9 +283,10 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     },
 
     async getJob(key: JobKey) {
-      const text = "SELECT * FROM jobs WHERE provider = $1 AND id = $2";
-      const [row] = await read<JobRow>("getJob", text, [key.provider, key.id]);
-      return row ? jobFromRow(row) : null;
+      // One json column, as the transaction's reads (the dispatcher reads a job per delivery).
+      const text = `SELECT ${JOBS.postgres.selectArray} AS r FROM jobs WHERE provider = $1 AND id = $2`;
+      const [row] = await read<{ r: readonly unknown[] }>("getJob", text, [key.provider, key.id]);
+      return row ? JOBS.postgres.fromArray(row.r) : null;
     },
 
     async listJobs(query: JobQuery): Promise<Page<Job>> {
@@ -315,16 +317,19 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
 
     claimEffects(now: number, limit: number, leaseMs: number) {
       return run("claimEffects", async () => {
-        type Claimed = EffectRow & { claim_branch: number; claim_due_at: Date };
+        type Claimed = {
+          r: readonly unknown[];
+          effect_no: number;
+          claim_branch: number;
+          claim_due_ms: number;
+        };
         const found = await rows<Claimed>(CLAIM_EFFECTS, [toTime(now), limit, toTime(now + leaseMs)]);
         // RETURNING has no order: hand them back in claim order (pending first, earliest due first).
         found.sort(
           (a, b) =>
-            a.claim_branch - b.claim_branch ||
-            fromTime(a.claim_due_at) - fromTime(b.claim_due_at) ||
-            a.effect_no - b.effect_no,
+            a.claim_branch - b.claim_branch || a.claim_due_ms - b.claim_due_ms || a.effect_no - b.effect_no,
         );
-        return found.map(effectFromRow);
+        return found.map((row) => EFFECTS.postgres.fromArray(row.r));
       });
     },
 
