@@ -160,7 +160,7 @@ interface PostgresMapping<T, B> extends DialectMapping<T, Record<string, unknown
    * A row as one value to SELECT: `json_build_array(row number?, a, b, ...)`, times as epoch ms,
    * read back by `fromArray` from the parsed array. node-postgres describes every column of each
    * answer and builds each row as an object keyed by column name, per column a cost several times
-   * a JSON value's (bench/README.md, "Runs: one column per row read"); one json column is one.
+   * a JSON value's (bench/README.md, "PostgreSQL: one column per row read"); one json column is one.
    */
   readonly selectArray: string;
   /** The same of a row-typed value, `(r.job)`: `json_build_array((r.job).a, ...)`. */

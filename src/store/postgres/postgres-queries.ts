@@ -18,10 +18,10 @@ export const listEffectsStatement = (query: EffectQuery): KeysetStatement =>
  * Due pending effects, then effects whose delivery lease ran out (a dispatcher died), as on
  * SQLite. SKIP LOCKED: replicas claiming at once each take different rows and never wait on
  * each other; the row locks last only for this one statement. Each branch is ordered by its
- * partial index's column alone, so a backlog is read in index order, never sorted whole.
+ * partial index's column alone, so a backlog is read in index order, never sorted whole. The
+ * claimed rows come back as one json column each (EFFECTS.postgres.selectArrayOf): node-postgres
+ * describes and maps every column of an answer, per answer and per row.
  */
-// The claimed rows as one json column each (EFFECTS.postgres.selectArrayOf): node-postgres
-// describes and maps every column of an answer, per answer and per row.
 export const CLAIM_EFFECTS = `
   WITH pending AS (
     SELECT effect_no, 0 AS branch, next_attempt_at AS due_at FROM outbox

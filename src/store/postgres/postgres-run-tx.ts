@@ -6,7 +6,7 @@ import { attemptValues, runEventValues, runValues, toTime } from "./postgres-row
 
 // Runs and attempts are read as one json column each (RUNS.postgres.selectArray, `AS r`), not
 // `SELECT *`: node-postgres's cost per column of an answer (its description, an object per row)
-// was most of what a worker's call spent in it (bench/README.md, "Runs: one column per row read").
+// was most of what a worker's call spent in it (bench/README.md, "PostgreSQL: one column per row read").
 const RUN = `${RUNS.postgres.selectArray} AS r`;
 const ATTEMPT = `${ATTEMPTS.postgres.selectArray} AS r`;
 type ArrayRow = { r: readonly unknown[] };

@@ -104,23 +104,22 @@ const AT_ONCE_CALL = `finality_ingest($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $
     $15, $16, $17::text::jsonb, $18::text::jsonb, $19::text::jsonb, $20) AS r`;
 // The job as one json column (JOBS.postgres.selectArrayOf), not its ~24: node-postgres describes
 // every column of an answer on each execution and builds each row as an object keyed by column
-// (bench/README.md, "Runs: one column per row read"). NULL when the function wrote no job.
+// (bench/README.md, "PostgreSQL: one column per row read"). NULL when the function wrote no job.
 const AT_ONCE_SQL = `SELECT r.finality_applied, r.finality_reason, r.finality_effects,
-    CASE WHEN (r.job).provider IS NULL THEN NULL ELSE ${JOBS.postgres.selectArrayOf("(r.job)")} END AS job
+    CASE WHEN (r.job).provider IS NULL THEN NULL ELSE ${JOBS.postgres.selectArrayOf("(r.job)")} END AS r
   FROM ${AT_ONCE_CALL}`;
 // IngestPlan.withoutJob: no job in the answer at all.
 const AT_ONCE_NO_JOB_SQL = `SELECT r.finality_applied, r.finality_reason, r.finality_effects FROM ${AT_ONCE_CALL}`;
 
-/** A job read as one json column (`r`), or none. */
-type JobArrayRow = { r: readonly unknown[] | null };
+/** A job read as one json column (`r`), or none (absent: a statement that asks for none). */
+type JobArrayRow = { r?: readonly unknown[] | null };
 const jobOf = (row: JobArrayRow | undefined): Job | null =>
-  row === undefined || row.r === null ? null : JOBS.postgres.fromArray(row.r);
+  row?.r === undefined || row.r === null ? null : JOBS.postgres.fromArray(row.r);
 type LoadRow = JobArrayRow & { finality_recorded: number };
-type AtOnceRow = {
+type AtOnceRow = JobArrayRow & {
   finality_applied: boolean;
   finality_reason: IgnoreReason | null;
   finality_effects: string[];
-  job?: readonly unknown[] | null;
 };
 type InsertRow = ParkedRow & {
   written: number;
@@ -183,7 +182,7 @@ export function createPostgresTx(tx: TxSql): AdapterTx {
     return {
       applied: row.finality_applied,
       reason: row.finality_reason,
-      job: jobOf(row.job === undefined ? undefined : { r: row.job }),
+      job: jobOf(row),
       effects: row.finality_effects,
     };
   }
