@@ -72,7 +72,7 @@ export function retryDelayFor(ctx: RunContext, run: Run): number {
  * RunStoreTx's, where the write stands in the work).
  */
 export async function writeRun(tx: StoreTx, before: Run, after: Run, end?: WriteEnd): Promise<void> {
-  if (!(await tx.updateRun(after, before.version, end))) {
+  if (!(await tx.updateRun(after, before.version, end, before))) {
     throw new FinalityError("version-conflict", `run ${after.id} changed concurrently`, {
       details: { id: after.id, expectedVersion: before.version },
     });
@@ -85,7 +85,7 @@ export async function writeAttempt(
   after: Attempt,
   end?: WriteEnd,
 ): Promise<void> {
-  if (!(await tx.updateAttempt(after, before.version, end))) {
+  if (!(await tx.updateAttempt(after, before.version, end, before))) {
     throw new FinalityError("version-conflict", `attempt ${after.id} changed concurrently`, {
       details: { id: after.id, expectedVersion: before.version },
     });

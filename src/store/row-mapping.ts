@@ -157,6 +157,15 @@ interface PostgresMapping<T, B> extends DialectMapping<T, Record<string, unknown
   /** `a = $1, b = $2, ...` over every column, for an UPDATE. */
   readonly assignments: string;
   /**
+   * Writing only what moved, as on SQLite (its `changedMask`, over the columns an UPDATE may
+   * change): every bound parameter costs node-postgres its conversion to text (a JSON value is
+   * stringified) and its place in the Bind message. `assignmentsFor(mask, first)` numbers its
+   * parameters from `$first`, bound by `maskedChanges` in the same order.
+   */
+  readonly changedMask: (before: B, after: B) => number;
+  readonly assignmentsFor: (mask: number, first: number) => string;
+  readonly maskedChanges: (value: B, mask: number) => unknown[];
+  /**
    * A row as one value to SELECT: `json_build_array(row number?, a, b, ...)`, times as epoch ms,
    * read back by `fromArray` from the parsed array. node-postgres describes every column of each
    * answer and builds each row as an object keyed by column name, per column a cost several times
@@ -200,6 +209,7 @@ export function defineTable<T, N extends keyof T = never>(
   const lite = lines("sqlite");
   const changing = entries.filter(([, c]) => !c.fixed);
   const changingLines = lite.filter((_line, i) => !(entries[i] as [string, ColumnSpec])[1].fixed);
+  const changingPg = pg.filter((_line, i) => !(entries[i] as [string, ColumnSpec])[1].fixed);
   const build = options.codegen === false ? looped : generated;
   const arrayOf = (qualifier: string) =>
     `json_build_array(${[
@@ -247,6 +257,16 @@ export function defineTable<T, N extends keyof T = never>(
       insert: `(${columns.join(", ")}) VALUES (${entries.map(([, c], i) => param(c, i + 1)).join(", ")})`,
       valueList: entries.map(([, c], i) => param(c, i + 1)).join(", "),
       assignments: entries.map(([, c], i) => `${c.column} = ${param(c, i + 1)}`).join(", "),
+      changedMask: (maskable ? build.changedMask(changingPg) : () => -1) as unknown as PostgresMapping<
+        T,
+        Omit<T, N>
+      >["changedMask"],
+      assignmentsFor: (mask, first) =>
+        changing
+          .filter((_entry, i) => (mask & (1 << i)) !== 0)
+          .map(([, c], i) => `${c.column} = ${param(c, first + i)}`)
+          .join(", "),
+      maskedChanges: build.masked(changingPg) as unknown as PostgresMapping<T, Omit<T, N>>["maskedChanges"],
       selectArray: arrayOf(""),
       selectArrayOf: (record) => arrayOf(`${record}.`),
       // In the array a time is already a number and JSON is parsed with it: nothing to convert.

@@ -26,8 +26,12 @@ export interface RunStoreTx {
    */
   getRunOfAttempt(attemptId: string): Promise<Run | null>;
   getRunByIdempotencyKey(key: string): Promise<Run | null>;
-  /** Writes `run` if the stored version is still `expectedVersion`; false otherwise (CAS). */
-  updateRun(run: Run, expectedVersion: number, end?: WriteEnd): Promise<boolean>;
+  /**
+   * Writes `run` if the stored version is still `expectedVersion`; false otherwise (CAS).
+   * `previous`: the run as read at that version; the store may then write only the columns that
+   * differ from it (`!==`), the rest being the stored row's already.
+   */
+  updateRun(run: Run, expectedVersion: number, end?: WriteEnd, previous?: Run): Promise<boolean>;
   /**
    * The oldest claimable run: status `queued`, not cancel-requested, `availableAt <= now`, of
    * one of `kinds` (any kind when null), in enqueue order; locked so that no concurrent claim
@@ -38,8 +42,13 @@ export interface RunStoreTx {
   insertAttempt(attempt: Attempt, end?: WriteEnd): Promise<boolean>;
   /** The attempt, locked like `getRun`. */
   getAttempt(id: string): Promise<Attempt | null>;
-  /** CAS on the attempt's version, like `updateRun`. */
-  updateAttempt(attempt: Attempt, expectedVersion: number, end?: WriteEnd): Promise<boolean>;
+  /** CAS on the attempt's version, like `updateRun` (and `previous` as there). */
+  updateAttempt(
+    attempt: Attempt,
+    expectedVersion: number,
+    end?: WriteEnd,
+    previous?: Attempt,
+  ): Promise<boolean>;
   /** Appends to the run's audit trail; false (and nothing written) if the dedupe key was used. */
   appendRunEvent(event: NewRunEvent, end?: WriteEnd): Promise<boolean>;
   /**

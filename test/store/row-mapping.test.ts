@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { toTime } from "../../src/store/postgres/postgres-values.js";
 import { type ColumnSpec, defineTable, type TableMapping } from "../../src/store/row-mapping.js";
 import { ATTEMPTS, EFFECTS, EVENTS, JOBS, RUN_EVENTS, RUNS } from "../../src/store/tables.js";
 import { makeEffect, makeEvent, makeJob, T0 } from "../helpers/records.js";
@@ -130,6 +131,24 @@ describe("row mapping: generated functions and the loop agree", () => {
     }
     expect(JOBS.sqlite.changedMask.name).toBe("changedMask");
     expect(JOBS.sqlite.maskedChanges.name).toBe("maskedChanges");
+  });
+
+  it("PostgreSQL's columns that moved: numbered from the first parameter asked, JSON cast, values converted", () => {
+    const loop = defineTable(RUNS.spec, { codegen: false });
+    const before = makeRun("r1");
+    const after = { ...before, version: 2, output: { a: 1 }, updatedAt: T0 + 5, input: { frames: [9] } };
+    for (const mapping of [RUNS, loop]) {
+      expect(mapping.postgres.changedMask(before, { ...before })).toBe(0);
+      const mask = mapping.postgres.changedMask(before, after);
+      // The input is set once: never in an UPDATE's SET, moved or not.
+      expect(mapping.postgres.assignmentsFor(mask, 2)).toBe(
+        "version = $2, output = $3::text::jsonb, updated_at = $4",
+      );
+      expect(mapping.postgres.maskedChanges(after, mask)).toEqual([2, '{"a":1}', toTime(T0 + 5)]);
+      expect(mapping.postgres.changedMask(before, after)).toBe(mapping.sqlite.changedMask(before, after));
+    }
+    expect(RUNS.postgres.changedMask.name).toBe("changedMask");
+    expect(RUNS.postgres.maskedChanges.name).toBe("maskedChanges");
   });
 
   it("Node runs the generated functions, not the loop", () => {

@@ -55,8 +55,52 @@ const expectCount = (write: string, count: number, what: string) =>
    SELECT finality_expect(count(*) = ${count}, '${what}') AS written FROM written`;
 const expectOne = (write: string, what: string) => expectCount(write, 1, what);
 
+/** A write that must change one row: as sent when its answer is read here, and checked by PostgreSQL. */
+interface CheckedWrite {
+  readonly plain: string;
+  readonly checked: string;
+}
+const checkedWrite = (plain: string, what: string): CheckedWrite => ({
+  plain,
+  checked: expectOne(plain, what),
+});
+
+/** Most distinct "columns that moved" UPDATEs per table; past it, every column is written. */
+const MAX_PARTIAL_UPDATES = 64;
+
+/**
+ * A CAS UPDATE of only the columns a write changed (the mapping's changedMask): `$1` the id,
+ * the changed values next, the expected version last. Built once per table and mask (a run's
+ * writes move a handful of column sets) and prepared like the others.
+ */
+function partialUpdates(
+  table: "runs" | "attempts",
+  mapping: typeof RUNS.postgres | typeof ATTEMPTS.postgres,
+) {
+  const made = new Map<number, CheckedWrite>();
+  const what = table === "runs" ? "the run changed concurrently" : "the attempt changed concurrently";
+  return (mask: number) => {
+    let update = made.get(mask);
+    if (update !== undefined || made.size >= MAX_PARTIAL_UPDATES) return update;
+    const count = bitCount(mask);
+    const plain = `UPDATE ${table} SET ${mapping.assignmentsFor(mask, 2)} WHERE id = $1 AND version = $${count + 2}`;
+    update = checkedWrite(plain, what);
+    made.set(mask, update);
+    return update;
+  };
+}
+
+function bitCount(mask: number): number {
+  let count = 0;
+  for (let m = mask; m !== 0; m &= m - 1) count++;
+  return count;
+}
+
+const partialRunUpdate = partialUpdates("runs", RUNS.postgres);
+const partialAttemptUpdate = partialUpdates("attempts", ATTEMPTS.postgres);
+
 const EVENT_PARAMS = RUN_EVENTS.postgres.columns.length;
-const eventBatches = new Map<number, { plain: string; checked: string }>();
+const eventBatches = new Map<number, CheckedWrite>();
 
 /**
  * appendRunEvents' statement for `count` events, the parameters of each after the one before's:
@@ -64,7 +108,7 @@ const eventBatches = new Map<number, { plain: string; checked: string }>();
  * given. Built once per count (a claim's writes take 1 to 3) and prepared like the others. The
  * plain form answers the numbers it wrote (RETURNING), which an all-or-nothing false takes back.
  */
-function eventBatch(count: number): { plain: string; checked: string } {
+function eventBatch(count: number): CheckedWrite {
   let batch = eventBatches.get(count);
   if (batch === undefined) {
     const rows = Array.from(
@@ -103,12 +147,12 @@ export function pickStatement(
     : { text: PICK_SQL.kinds, values: [at, distinct], sorts: true };
 }
 
-const CHECKED = {
-  insertRun: expectOne(SQL.insertRun, "the run was inserted concurrently"),
-  updateRun: expectOne(SQL.updateRun, "the run changed concurrently"),
-  insertAttempt: expectOne(SQL.insertAttempt, "the attempt was inserted concurrently"),
-  updateAttempt: expectOne(SQL.updateAttempt, "the attempt changed concurrently"),
-  appendRunEvent: expectOne(SQL.appendRunEvent, "the run event was recorded already"),
+const WRITES = {
+  insertRun: checkedWrite(SQL.insertRun, "the run was inserted concurrently"),
+  updateRun: checkedWrite(SQL.updateRun, "the run changed concurrently"),
+  insertAttempt: checkedWrite(SQL.insertAttempt, "the attempt was inserted concurrently"),
+  updateAttempt: checkedWrite(SQL.updateAttempt, "the attempt changed concurrently"),
+  appendRunEvent: checkedWrite(SQL.appendRunEvent, "the run event was recorded already"),
 } as const;
 
 const endOptions = (end: WriteEnd) =>
@@ -140,19 +184,27 @@ export function createPostgresRunTx(tx: TxSql): RunStoreTx {
    * A CAS write or an insert that must change one row: checked by PostgreSQL itself when its
    * COMMIT may go out before its answer (`end` on a transaction that commits ahead), else here.
    */
-  async function writesOne(which: keyof typeof CHECKED, values: readonly unknown[], end?: WriteEnd) {
-    if (end === undefined || !tx.commitsAhead) return (await run(SQL[which], values)).count === 1;
-    await tx.unsafe(CHECKED[which], values as Value[], endOptions(end));
+  async function writesOne(write: CheckedWrite, values: readonly unknown[], end?: WriteEnd) {
+    if (end === undefined || !tx.commitsAhead) return (await run(write.plain, values)).count === 1;
+    await tx.unsafe(write.checked, values as Value[], endOptions(end));
     return true; // finality_expect raised otherwise
   }
 
   return {
-    insertRun: (value, end) => writesOne("insertRun", runValues(value), end),
+    insertRun: (value, end) => writesOne(WRITES.insertRun, runValues(value), end),
     getRun: (id) => one(SQL.getRun, [id], runFromRow),
     getRunOfAttempt: (attemptId) => firstRead(SQL.getRunOfAttempt, [attemptId], runFromRow),
     getRunByIdempotencyKey: (key) => one(SQL.getRunByKey, [key], runFromRow),
-    updateRun: (value, expectedVersion, end) =>
-      writesOne("updateRun", [...runValues(value), expectedVersion], end),
+    updateRun(value, expectedVersion, end, previous) {
+      const mask = previous === undefined ? -1 : RUNS.postgres.changedMask(previous, value);
+      const partial = mask > 0 ? partialRunUpdate(mask) : undefined;
+      if (partial === undefined)
+        return writesOne(WRITES.updateRun, [...runValues(value), expectedVersion], end);
+      const values = RUNS.postgres.maskedChanges(value, mask);
+      values.unshift(value.id);
+      values.push(expectedVersion);
+      return writesOne(partial, values, end);
+    },
     async pickClaimableRun(kinds, now) {
       if (kinds !== null && kinds.length === 0) return null;
       const { text, values, sorts } = pickStatement(kinds, toTime(now));
@@ -167,11 +219,20 @@ export function createPostgresRunTx(tx: TxSql): RunStoreTx {
       ]);
       return run;
     },
-    insertAttempt: (attempt, end) => writesOne("insertAttempt", attemptValues(attempt), end),
+    insertAttempt: (attempt, end) => writesOne(WRITES.insertAttempt, attemptValues(attempt), end),
     getAttempt: (id) => firstRead(SQL.getAttempt, [id], attemptFromRow),
-    updateAttempt: (attempt, expectedVersion, end) =>
-      writesOne("updateAttempt", [...attemptValues(attempt), expectedVersion], end),
-    appendRunEvent: (event, end) => writesOne("appendRunEvent", runEventValues(event), end),
+    updateAttempt(attempt, expectedVersion, end, previous) {
+      const mask = previous === undefined ? -1 : ATTEMPTS.postgres.changedMask(previous, attempt);
+      const partial = mask > 0 ? partialAttemptUpdate(mask) : undefined;
+      if (partial === undefined) {
+        return writesOne(WRITES.updateAttempt, [...attemptValues(attempt), expectedVersion], end);
+      }
+      const values = ATTEMPTS.postgres.maskedChanges(attempt, mask);
+      values.unshift(attempt.id);
+      values.push(expectedVersion);
+      return writesOne(partial, values, end);
+    },
+    appendRunEvent: (event, end) => writesOne(WRITES.appendRunEvent, runEventValues(event), end),
     async appendRunEvents(events, end) {
       if (events.length === 0) return true;
       const batch = eventBatch(events.length);

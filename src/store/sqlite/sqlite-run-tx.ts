@@ -1,6 +1,6 @@
 import { detailOf, type RunStoreTx } from "../run-store.js";
 import { ATTEMPTS, RUN_EVENTS, RUNS } from "../tables.js";
-import type { SqliteDb } from "./sqlite-driver.js";
+import type { SqliteDb, SqliteStatement } from "./sqlite-driver.js";
 import {
   type AttemptRow,
   attemptFromRow,
@@ -12,6 +12,9 @@ import {
   runFromRow,
   runParams,
 } from "./sqlite-rows.js";
+
+/** Most distinct "columns that moved" UPDATEs kept prepared per table; past it, every column is written. */
+const MAX_PARTIAL_UPDATES = 64;
 
 /**
  * The runs part of the SQLite StoreTx. Every call runs inside the group's `BEGIN IMMEDIATE`
@@ -55,6 +58,26 @@ export function createSqliteRunTx(db: SqliteDb): RunStoreTx {
   };
 
   /**
+   * A CAS UPDATE of only the columns a write changed (the mapping's changedMask), as the jobs'
+   * updateJob does: SQLite rewrites every index over a SET column and evaluates every `UPDATE OF`
+   * trigger on one, changed or not. Prepared once per mask, at most MAX_PARTIAL_UPDATES per table.
+   */
+  function partialUpdates(table: "runs" | "attempts", mapping: typeof RUNS.sqlite | typeof ATTEMPTS.sqlite) {
+    const made = new Map<number, SqliteStatement>();
+    return (mask: number) => {
+      const known = made.get(mask);
+      if (known !== undefined || made.size >= MAX_PARTIAL_UPDATES) return known;
+      const update = db.prepare(
+        `UPDATE ${table} SET ${mapping.assignmentsFor(mask)} WHERE id = ? AND version = ?`,
+      );
+      made.set(mask, update);
+      return update;
+    };
+  }
+  const partialRunUpdate = partialUpdates("runs", RUNS.sqlite);
+  const partialAttemptUpdate = partialUpdates("attempts", ATTEMPTS.sqlite);
+
+  /**
    * The oldest claimable run over several kinds: one ordered index probe per kind, then the
    * smallest run number. A single `kind IN (...)` query would have to sort every queued run of
    * those kinds to find the first.
@@ -84,8 +107,15 @@ export function createSqliteRunTx(db: SqliteDb): RunStoreTx {
       const row = s.getRunByKey.get(key) as RunRow | undefined;
       return row ? runFromRow(row) : null;
     },
-    async updateRun(run, expectedVersion) {
-      return s.updateRun.run({ ...runParams(run), expected_version: expectedVersion }).changes === 1;
+    async updateRun(run, expectedVersion, _end, previous) {
+      const mask = previous === undefined ? -1 : RUNS.sqlite.changedMask(previous, run);
+      const partial = mask > 0 ? partialRunUpdate(mask) : undefined;
+      if (partial === undefined) {
+        return s.updateRun.run({ ...runParams(run), expected_version: expectedVersion }).changes === 1;
+      }
+      const values = RUNS.sqlite.maskedChanges(run, mask);
+      values.push(run.id, expectedVersion);
+      return partial.run(...values).changes === 1;
     },
     async pickClaimableRun(kinds, now) {
       const row = kinds === null ? (s.pickAny.get(now) as RunRow | undefined) : pickByKinds(kinds, now);
@@ -98,10 +128,17 @@ export function createSqliteRunTx(db: SqliteDb): RunStoreTx {
       const row = s.getAttempt.get(id) as AttemptRow | undefined;
       return row ? attemptFromRow(row) : null;
     },
-    async updateAttempt(attempt, expectedVersion) {
-      return (
-        s.updateAttempt.run({ ...attemptParams(attempt), expected_version: expectedVersion }).changes === 1
-      );
+    async updateAttempt(attempt, expectedVersion, _end, previous) {
+      const mask = previous === undefined ? -1 : ATTEMPTS.sqlite.changedMask(previous, attempt);
+      const partial = mask > 0 ? partialAttemptUpdate(mask) : undefined;
+      if (partial === undefined) {
+        return (
+          s.updateAttempt.run({ ...attemptParams(attempt), expected_version: expectedVersion }).changes === 1
+        );
+      }
+      const values = ATTEMPTS.sqlite.maskedChanges(attempt, mask);
+      values.push(attempt.id, expectedVersion);
+      return partial.run(...values).changes === 1;
     },
     async appendRunEvent(event) {
       return s.appendRunEvent.run(runEventParams(event)).changes === 1;

@@ -120,6 +120,90 @@ export function describeRuns(scope: ContractScope): void {
       expect(await store.getRun("r1")).toEqual(next);
     });
 
+    // Given the row as read (`previous`), a store may write only the columns that differ from it
+    // (SQLite and PostgreSQL do): each changing column moved alone, then all at once, is read back
+    // as written, the others untouched; a stale version with `previous` still writes nothing.
+    it("updateRun and updateAttempt given the row as read: each column that moved is written, the rest kept", async () => {
+      const store = scope.store();
+      await insertRuns(store, [makeRun("r1")]);
+      await store.transaction((tx) => tx.insertAttempt(makeAttempt("r1", 1)));
+      const runMoves: Partial<Run>[] = [
+        { status: "running" },
+        { output: { frames: [3], ok: true } },
+        { error: { code: "boom", retryable: false } },
+        { maxAttempts: 5 },
+        { attemptCount: 2 },
+        { generation: 2 },
+        { currentAttemptId: "r1-g1" },
+        { cancelRequested: true },
+        { availableAt: T0 + 7 },
+        { updatedAt: T0 + 9 },
+        { settledAt: T0 + 11 },
+        { output: null, error: null, currentAttemptId: null, settledAt: null, status: "queued" },
+      ];
+      const attemptMoves: Partial<Attempt>[] = [
+        { status: "running" },
+        { lastSequence: 3 },
+        { leaseMs: 5_000 },
+        { leaseExpiresAt: null },
+        { output: { done: [1, 2] } },
+        { error: { code: "lost" } },
+        { progress: { pct: 50 } },
+        { startedAt: T0 + 1 },
+        { heartbeatAt: T0 + 2 },
+        { endedAt: T0 + 3 },
+        { updatedAt: T0 + 4 },
+        { lastSequence: null, progress: null, startedAt: null, leaseExpiresAt: T0 + 8 },
+      ];
+      for (const [i, move] of runMoves.entries()) {
+        const end = i % 2 === 0 ? undefined : ("last" as const);
+        await store.transaction(async (tx) => {
+          const before = (await tx.getRun("r1")) as Run;
+          const after = { ...before, ...move, version: before.version + 1 };
+          expect(
+            await tx.updateRun({ ...after, status: "failed" }, before.version - 1, undefined, before),
+          ).toBe(false);
+          expect(await tx.updateRun(after, before.version, end, before)).toBe(true);
+        });
+        const read = await store.getRun("r1");
+        expect(read).toEqual({
+          ...makeRun("r1"),
+          ...Object.assign({}, ...runMoves.slice(0, i + 1)),
+          version: i + 2,
+        });
+      }
+      for (const [i, move] of attemptMoves.entries()) {
+        const end = i % 2 === 0 ? undefined : ("last" as const);
+        await store.transaction(async (tx) => {
+          const before = (await tx.getAttempt("r1-g1")) as Attempt;
+          const after = { ...before, ...move, version: before.version + 1 };
+          expect(await tx.updateAttempt(after, before.version - 1, undefined, before)).toBe(false);
+          expect(await tx.updateAttempt(after, before.version, end, before)).toBe(true);
+        });
+        const [read] = await store.runAttempts("r1");
+        expect(read).toEqual({
+          ...makeAttempt("r1", 1),
+          ...Object.assign({}, ...attemptMoves.slice(0, i + 1)),
+          version: i + 2,
+        });
+      }
+      // Everything at once.
+      await store.transaction(async (tx) => {
+        const before = (await tx.getRun("r1")) as Run;
+        const after = {
+          ...before,
+          ...Object.assign({}, ...runMoves.slice(0, -1)),
+          version: before.version + 1,
+        };
+        expect(await tx.updateRun(after, before.version, undefined, before)).toBe(true);
+      });
+      expect(await store.getRun("r1")).toEqual({
+        ...makeRun("r1"),
+        ...Object.assign({}, ...runMoves.slice(0, -1)),
+        version: runMoves.length + 2,
+      });
+    });
+
     it("pickClaimableRun: the oldest queued run of the kinds asked, not cancel-requested, available now", async () => {
       const store = scope.store();
       await insertRuns(store, [
