@@ -15,7 +15,8 @@
  * BENCH_REQUESTS (400000 per round), BENCH_SYNC ("NORMAL,FULL"), BENCH_LOG_LEVEL ("info"),
  * BENCH_BASELINE_DIST (another build's dist/ directory, e.g. the commit before a change: adds
  * (e) `finality-baseline` and `finality-baseline-no-effects`, that build with and without the
- * effect, interleaved with the others).
+ * effect, interleaved with the others), BENCH_BASELINE_NODE_FLAGS (node flags for the baseline's
+ * servers only: with BENCH_BASELINE_DIST=dist, what a flag does to the same build).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -39,8 +40,9 @@ const PATH = "/webhooks/acme";
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const BASELINE_DIST = env.BENCH_BASELINE_DIST;
+const BASELINE_NODE_FLAGS = (env.BENCH_BASELINE_NODE_FLAGS ?? "").split(" ").filter(Boolean);
 
-const startFinality = (dir, sync, effectUrl, cli = CLI) =>
+const startFinality = (dir, sync, effectUrl, cli = CLI, nodeFlags = []) =>
   startFinalityServe(dir, {
     extra: {
       effects: effectUrl ? [{ name: "notify", url: effectUrl, secret: BENCH_SECRET, on: ["succeeded"] }] : [],
@@ -48,6 +50,7 @@ const startFinality = (dir, sync, effectUrl, cli = CLI) =>
     sync,
     logLevel: LOG_LEVEL,
     cli,
+    nodeFlags,
   });
 
 const DESIGNS = {
@@ -64,14 +67,20 @@ const DESIGNS = {
   ...(BASELINE_DIST
     ? {
         "finality-baseline": (dir, sync, receiverUrl) =>
-          startFinality(dir, sync, `${receiverUrl}/done`, join(BASELINE_DIST, "cli/main.js")),
+          startFinality(
+            dir,
+            sync,
+            `${receiverUrl}/done`,
+            join(BASELINE_DIST, "cli/main.js"),
+            BASELINE_NODE_FLAGS,
+          ),
       }
     : {}),
   finality: (dir, sync, receiverUrl) => startFinality(dir, sync, `${receiverUrl}/done`),
   ...(BASELINE_DIST
     ? {
         "finality-baseline-no-effects": (dir, sync) =>
-          startFinality(dir, sync, null, join(BASELINE_DIST, "cli/main.js")),
+          startFinality(dir, sync, null, join(BASELINE_DIST, "cli/main.js"), BASELINE_NODE_FLAGS),
       }
     : {}),
   "finality-no-effects": (dir, sync) => startFinality(dir, sync, null),

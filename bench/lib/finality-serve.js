@@ -12,9 +12,10 @@ export const intKnob = (value, fallback) => (value ? Number.parseInt(value, 10) 
 
 /**
  * `finality serve` on SQLite in `dir` with the one generic provider `acme` the presigned webhooks
- * are signed for, plus `extra` configuration (effects, telemetry), on a free port.
+ * are signed for, plus `extra` configuration (effects, telemetry), on a free port; `nodeFlags` go
+ * to node before the CLI (`--max-semi-space-size=8`, say).
  */
-export function startFinalityServe(dir, { extra = {}, sync, logLevel, cli = CLI }) {
+export function startFinalityServe(dir, { extra = {}, sync, logLevel, cli = CLI, nodeFlags = [] }) {
   const config = join(dir, "finality.config.json");
   writeFileSync(
     config,
@@ -25,7 +26,7 @@ export function startFinalityServe(dir, { extra = {}, sync, logLevel, cli = CLI 
   );
   return startServer(
     process.execPath,
-    [cli, "serve", "--config", config, "--port", "0", "--db", join(dir, "f.db")],
+    [...nodeFlags, cli, "serve", "--config", config, "--port", "0", "--db", join(dir, "f.db")],
     {
       FINALITY_SQLITE_SYNCHRONOUS: sync,
       FINALITY_LOG_LEVEL: logLevel,

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { FinalityError } from "../core/errors.js";
 import { parseWith } from "../core/validation.js";
 import { problemResponse, toProblem } from "../http/problem.js";

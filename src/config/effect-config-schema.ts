@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { providerNameSchema } from "../core/validation.js";
 import { httpUrl } from "./provider-config-schema.js";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { isTimestampInBounds, TIMESTAMP_BOUNDS } from "./bounds.js";
 import { didYouMean } from "./did-you-mean.js";
 import { FinalityError } from "./errors.js";

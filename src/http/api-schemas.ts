@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { ERROR_CODES, type ErrorCode } from "../core/errors.js";
 import { IGNORE_REASONS } from "../core/model.js";
 import { CANONICAL_STATES, SOURCES, TERMINAL_STATES } from "../core/states.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { apiSchemas, jobSchema } from "./api-schemas.js";
 import { intentAnswerSchema } from "./intent-api-schemas.js";
 

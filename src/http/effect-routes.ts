@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { effectToJson } from "../core/job-json.js";
 import { LIMITS, queryInteger } from "../core/validation.js";
 import { retryEffect } from "../engine/effect-admin.js";

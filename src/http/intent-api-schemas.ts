@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { ATTACHED_BY, INTENT_STATUSES } from "../core/intent-model.js";
 import { apiSchemas, iso, isoOrNull, jobSchema, json, namedObject } from "./api-schemas.js";
 

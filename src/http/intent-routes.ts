@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { FinalityError } from "../core/errors.js";
 import { intentToJson } from "../core/intent-model.js";
 import { jobToJson } from "../core/job-json.js";

@@ -1,5 +1,5 @@
 import type { Context, Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { FinalityError } from "../core/errors.js";
 import { effectToJson, eventToJson, jobToJson } from "../core/job-json.js";
 import { CANONICAL_STATES } from "../core/states.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { healthSchema, readySchema } from "./api-schemas.js";
 import type { RouteDoc } from "./openapi/route-doc.js";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { ATTEMPT_STATUSES, RUN_STATUSES } from "../core/run-model.js";
 import { apiSchemas, iso, isoOrNull, json, namedObject } from "./api-schemas.js";
 

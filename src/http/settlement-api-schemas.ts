@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { SOURCES, TERMINAL_STATES } from "../core/states.js";
 import { apiSchemas, iso, jobSchema } from "./api-schemas.js";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { RouteDoc } from "./openapi/route-doc.js";
 import { settlementPageSchema } from "./settlement-api-schemas.js";
 import {

@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { FinalityError, isFinalityError } from "../core/errors.js";
 import { LIMITS, parseWith } from "../core/validation.js";
 import type { Finality } from "../engine/finality.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { boundJsonValue } from "../core/bounded-value.js";
 import { RUN_STATUSES } from "../core/run-model.js";
 import { jsonSize, LIMITS, queryInteger } from "../core/validation.js";

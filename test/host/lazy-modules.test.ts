@@ -14,6 +14,8 @@ import { type TempDir, tempDir } from "../helpers/temp-dir.js";
 // real `serve` resolves is recorded by a module hook.
 
 const CLI = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
+const CLI_DIR_URL = new URL("../../dist/cli/", import.meta.url).href;
+const BUNDLE_INPUTS = fileURLToPath(new URL("../../dist/cli/bundle-inputs.json", import.meta.url));
 const RECORDER = fileURLToPath(new URL("../helpers/record-imports.mjs", import.meta.url));
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const OPTIONAL = {
@@ -28,7 +30,22 @@ const OPTIONAL = {
   "Hono JSX": "/node_modules/hono/dist/jsx/",
   jose: "/node_modules/jose/",
   "AWS signer": "/node_modules/@smithy/signature-v4/",
+  // zod's index names every locale; only the English one is used (about 10 MiB, issue 29).
+  "zod locales": "/node_modules/zod/v4/locales/fr.js",
 };
+
+/**
+ * The CLI is one bundle with chunks (scripts/bundle-cli.mjs): a chunk the process resolved stands
+ * for the source modules it holds, which the build records. Each is added as `/path` beside the
+ * resolved URLs, so a path in OPTIONAL matches whether its module was loaded alone or in a chunk.
+ */
+function withBundledInputs(urls: string): string {
+  const inputs = JSON.parse(readFileSync(BUNDLE_INPUTS, "utf8")) as Record<string, string[]>;
+  const held = urls
+    .split("\n")
+    .flatMap((url) => (url.startsWith(CLI_DIR_URL) ? (inputs[url.slice(CLI_DIR_URL.length)] ?? []) : []));
+  return [urls, ...held.map((input) => `/${input}`)].join("\n");
+}
 
 let dir: TempDir;
 afterEach(() => dir?.cleanup());
@@ -76,7 +93,7 @@ async function optionalLibrariesLoaded(
     child.kill("SIGTERM");
     await exited;
   }
-  const urls = readFileSync(record, "utf8");
+  const urls = withBundledInputs(readFileSync(record, "utf8"));
   return Object.entries(OPTIONAL).flatMap(([name, path]) => (urls.includes(path) ? [name] : []));
 }
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { ERROR_CODES, type ErrorCode } from "../../core/errors.js";
 import { apiSchemas } from "../api-schemas.js";
 // Registers EffectPayload in apiSchemas, for the `webhooks` entry.

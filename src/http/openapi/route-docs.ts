@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { EFFECT_ROUTE_DOCS } from "../effect-route-docs.js";
 import { INTENT_ROUTE_DOCS } from "../intent-route-docs.js";
 import { JOB_ROUTE_DOCS } from "../job-route-docs.js";
