@@ -1,5 +1,6 @@
 // `npm run demo` rebuilt dist/ every time (most of a minute of its wait). This builds only when
-// dist/ is missing or older than what it is built from: any file under src/ or a tsconfig.
+// dist/ is missing or older than what it is built from: any file under src/, a tsconfig, the
+// bundle script or package.json (its build script).
 import { spawnSync } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -7,7 +8,9 @@ import { fileURLToPath } from "node:url";
 
 /** The file whose time stands for the build: tsc writes every output on each build. */
 export const BUILT = join("dist", "cli", "main.js");
-const INPUTS = ["src", "tsconfig.json", "tsconfig.build.json"];
+/** Written by scripts/bundle-cli.mjs after it has bundled BUILT: older than BUILT, the bundle step failed. */
+export const BUNDLED = join("dist", "cli", "bundle-inputs.json");
+const INPUTS = ["src", "tsconfig.json", "tsconfig.build.json", "scripts/bundle-cli.mjs", "package.json"];
 
 /** Why `root`'s dist/ needs a build (the newest input), or null when it is up to date. */
 export function staleReason(root) {
@@ -17,6 +20,14 @@ export function staleReason(root) {
   } catch {
     return `${BUILT} is missing`;
   }
+  let bundled;
+  try {
+    bundled = statSync(join(root, BUNDLED)).mtimeMs;
+  } catch {
+    bundled = -1;
+  }
+  if (bundled < built)
+    return `${BUILT} is not bundled (the last build stopped before scripts/bundle-cli.mjs finished)`;
   const newest = newestFile(root, INPUTS);
   if (newest !== null && newest.mtimeMs > built)
     return `${relative(root, newest.path)} is newer than ${BUILT}`;

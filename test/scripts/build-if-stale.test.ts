@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { BUILT, buildIfStale, staleReason } from "../../scripts/build-if-stale.mjs";
+import { BUILT, BUNDLED, buildIfStale, staleReason } from "../../scripts/build-if-stale.mjs";
 import { tempDir } from "../helpers/temp-dir.js";
 
 // `npm run demo` builds only when dist/ is older than what it is built from (issue 30, item 6).
@@ -11,7 +11,7 @@ afterAll(() => dir.cleanup());
 
 let n = 0;
 /** A checkout with one source file and a build, each at the given time (seconds since the epoch). */
-function checkout(times: { source: number; built?: number; tsconfig?: number }): string {
+function checkout(times: { source: number; built?: number; tsconfig?: number; bundled?: number }): string {
   const root = join(dir.path, `checkout-${n++}`);
   const put = (path: string, at: number) => {
     const file = join(root, path);
@@ -22,6 +22,9 @@ function checkout(times: { source: number; built?: number; tsconfig?: number }):
   put("src/engine/deep/module.ts", times.source);
   put("tsconfig.json", times.tsconfig ?? 1000);
   if (times.built !== undefined) put(BUILT, times.built);
+  // The bundle step writes its list just after main.js.
+  const bundled = times.bundled ?? times.built;
+  if (bundled !== undefined) put(BUNDLED, bundled);
   return root;
 }
 
@@ -57,6 +60,15 @@ describe("build only when dist/ is stale", () => {
     expect(staleReason(checkout({ source: 1000, tsconfig: 3000, built: 2000 }))).toBe(
       `tsconfig.json is newer than ${BUILT}`,
     );
+  });
+
+  it("builds when tsc's main.js was never bundled (the build stopped after tsc)", () => {
+    const reason = `${BUILT} is not bundled (the last build stopped before scripts/bundle-cli.mjs finished)`;
+    expect(staleReason(checkout({ source: 1000, built: 2000, bundled: 1500 }))).toBe(reason);
+    const root = join(dir.path, `checkout-${n++}`);
+    mkdirSync(join(root, "dist", "cli"), { recursive: true });
+    writeFileSync(join(root, BUILT), "");
+    expect(staleReason(root)).toBe(reason);
   });
 
   it("does not build when dist/ is newer than every input", () => {

@@ -87,10 +87,12 @@ export function mutateStore(store: Store, name = process.env.FINALITY_SIM_MUTANT
       };
     if (name === "lost-without-code")
       return {
-        updateAttempt: (attempt, version) =>
+        updateAttempt: (attempt, version, end, previous) =>
           tx.updateAttempt(
             attempt.status === "lost" ? { ...attempt, error: { code: "GONE" } } : attempt,
             version,
+            end,
+            previous,
           ),
       };
     if (name !== "late-kind-effect-skipped") return mutant.tx;
