@@ -29,7 +29,7 @@
  * server's is: compare it with the SQLite figure of the same build, and builds with each other).
  * Not run by `npm run bench` (minutes under valgrind).
  */
-import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -191,6 +191,7 @@ async function measure(name, argsOf) {
     const { total, parts, files } = countedIn(dir);
     for (const file of files) {
       if (process.env.BENCH_KEEP_PROFILE) {
+        mkdirSync(process.env.BENCH_KEEP_PROFILE, { recursive: true });
         copyFileSync(join(dir, file), join(process.env.BENCH_KEEP_PROFILE, `${name}.${file}`));
         // --perf-basic-prof's map of the JIT's code, for bench/callgrind-js.js.
         const pid = file.split(".").at(-1);

@@ -23,7 +23,7 @@
  * `BENCH_WEBHOOKS=<BENCH_COUNTED> node bench/callgrind-js.js <output> <map>` names the JavaScript
  * functions, per run). Not run by `npm run bench` (minutes under valgrind).
  */
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -98,6 +98,7 @@ async function measure(label, serverScript, spec) {
     const { total, parts, files } = countedIn(dir);
     if (total === 0) throw new Error("callgrind counted nothing");
     const keep = process.env.BENCH_KEEP_PROFILE;
+    if (keep) mkdirSync(keep, { recursive: true });
     for (const file of keep ? files : []) {
       copyFileSync(join(dir, file), join(keep, `${label}.${file}`));
       const map = `/tmp/perf-${file.split(".").at(-1)}.map`;
