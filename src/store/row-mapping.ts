@@ -278,6 +278,25 @@ export function defineTable<T, N extends keyof T = never>(
   };
 }
 
+/** Most distinct "columns that moved" statements kept per table; past it, every column is written. */
+const MAX_PARTIAL_UPDATES = 64;
+
+/**
+ * The statement for each set of columns that moved (a `changedMask`), made on first use and kept:
+ * a table's writes move a handful of column sets. Past MAX_PARTIAL_UPDATES sets it answers
+ * undefined, and the caller writes every column.
+ */
+export function perChangedMask<S>(make: (mask: number) => S): (mask: number) => S | undefined {
+  const made = new Map<number, S>();
+  return (mask) => {
+    let statement = made.get(mask);
+    if (statement !== undefined || made.size >= MAX_PARTIAL_UPDATES) return statement;
+    statement = make(mask);
+    made.set(mask, statement);
+    return statement;
+  };
+}
+
 /**
  * A timestamptz column as epoch milliseconds in SQL. Every time is written in whole milliseconds
  * (toTime), so the rounding is exact whether extract answers numeric (PostgreSQL 14 on) or a double.

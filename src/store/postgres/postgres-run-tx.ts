@@ -1,3 +1,4 @@
+import { perChangedMask } from "../row-mapping.js";
 import { detailOf, type RunStoreTx, type WriteEnd } from "../run-store.js";
 import { ATTEMPTS, RUN_EVENTS, RUNS } from "../tables.js";
 import type { TxSql } from "./postgres-client.js";
@@ -65,29 +66,22 @@ const checkedWrite = (plain: string, what: string): CheckedWrite => ({
   checked: expectOne(plain, what),
 });
 
-/** Most distinct "columns that moved" UPDATEs per table; past it, every column is written. */
-const MAX_PARTIAL_UPDATES = 64;
-
 /**
  * A CAS UPDATE of only the columns a write changed (the mapping's changedMask): `$1` the id,
- * the changed values next, the expected version last. Built once per table and mask (a run's
- * writes move a handful of column sets) and prepared like the others.
+ * the changed values next, the expected version last; prepared like the others.
  */
 function partialUpdates(
   table: "runs" | "attempts",
   mapping: typeof RUNS.postgres | typeof ATTEMPTS.postgres,
 ) {
-  const made = new Map<number, CheckedWrite>();
   const what = table === "runs" ? "the run changed concurrently" : "the attempt changed concurrently";
-  return (mask: number) => {
-    let update = made.get(mask);
-    if (update !== undefined || made.size >= MAX_PARTIAL_UPDATES) return update;
-    const count = bitCount(mask);
-    const plain = `UPDATE ${table} SET ${mapping.assignmentsFor(mask, 2)} WHERE id = $1 AND version = $${count + 2}`;
-    update = checkedWrite(plain, what);
-    made.set(mask, update);
-    return update;
-  };
+  return perChangedMask((mask) => {
+    const versionParam = 2 + bitCount(mask);
+    return checkedWrite(
+      `UPDATE ${table} SET ${mapping.assignmentsFor(mask, 2)} WHERE id = $1 AND version = $${versionParam}`,
+      what,
+    );
+  });
 }
 
 function bitCount(mask: number): number {

@@ -1,6 +1,7 @@
+import { perChangedMask } from "../row-mapping.js";
 import { detailOf, type RunStoreTx } from "../run-store.js";
 import { ATTEMPTS, RUN_EVENTS, RUNS } from "../tables.js";
-import type { SqliteDb, SqliteStatement } from "./sqlite-driver.js";
+import type { SqliteDb } from "./sqlite-driver.js";
 import {
   type AttemptRow,
   attemptFromRow,
@@ -12,9 +13,6 @@ import {
   runFromRow,
   runParams,
 } from "./sqlite-rows.js";
-
-/** Most distinct "columns that moved" UPDATEs kept prepared per table; past it, every column is written. */
-const MAX_PARTIAL_UPDATES = 64;
 
 /**
  * The runs part of the SQLite StoreTx. Every call runs inside the group's `BEGIN IMMEDIATE`
@@ -57,23 +55,12 @@ export function createSqliteRunTx(db: SqliteDb): RunStoreTx {
     dropRunEvent: db.prepare("DELETE FROM run_events WHERE dedupe_key = ?"),
   };
 
-  /**
-   * A CAS UPDATE of only the columns a write changed (the mapping's changedMask), as the jobs'
-   * updateJob does: SQLite rewrites every index over a SET column and evaluates every `UPDATE OF`
-   * trigger on one, changed or not. Prepared once per mask, at most MAX_PARTIAL_UPDATES per table.
-   */
-  function partialUpdates(table: "runs" | "attempts", mapping: typeof RUNS.sqlite | typeof ATTEMPTS.sqlite) {
-    const made = new Map<number, SqliteStatement>();
-    return (mask: number) => {
-      const known = made.get(mask);
-      if (known !== undefined || made.size >= MAX_PARTIAL_UPDATES) return known;
-      const update = db.prepare(
-        `UPDATE ${table} SET ${mapping.assignmentsFor(mask)} WHERE id = ? AND version = ?`,
-      );
-      made.set(mask, update);
-      return update;
-    };
-  }
+  // A CAS UPDATE of only the columns a write changed, as the jobs' updateJob does: SQLite rewrites
+  // every index over a SET column and evaluates every `UPDATE OF` trigger on one, changed or not.
+  const partialUpdates = (table: "runs" | "attempts", mapping: typeof RUNS.sqlite | typeof ATTEMPTS.sqlite) =>
+    perChangedMask((mask) =>
+      db.prepare(`UPDATE ${table} SET ${mapping.assignmentsFor(mask)} WHERE id = ? AND version = ?`),
+    );
   const partialRunUpdate = partialUpdates("runs", RUNS.sqlite);
   const partialAttemptUpdate = partialUpdates("attempts", ATTEMPTS.sqlite);
 

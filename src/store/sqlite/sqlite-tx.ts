@@ -1,5 +1,6 @@
 import { checkStorableJobKey } from "../../core/job-id.js";
 import type { Effect, Job, JobEvent, JobKey } from "../../core/model.js";
+import { perChangedMask } from "../row-mapping.js";
 import type { AdapterTx } from "../store.js";
 import { EFFECTS, EVENTS, JOBS } from "../tables.js";
 import type { SqliteDb, SqliteStatement } from "./sqlite-driver.js";
@@ -40,23 +41,15 @@ type WriteStatementName =
   | "updateEffect";
 type WriteStatements = Record<WriteStatementName, SqliteStatement>;
 
-/** Most distinct "columns that moved" UPDATEs kept prepared; past it, every column is written. */
-const MAX_PARTIAL_UPDATES = 64;
-
 /** The StoreTx (but afterCommit) over one open SQLite write transaction. Every call runs synchronously. */
 export function createSqliteTx(db: SqliteDb, s: WriteStatements): AdapterTx {
   // One UPDATE per set of columns that moved (a webhook's forward move writes version, seq and
   // times, not the state, its JSON columns or their indexes): prepared on first use.
-  const partialUpdates = new Map<number, SqliteStatement>();
-  function partialUpdate(mask: number): SqliteStatement | undefined {
-    const known = partialUpdates.get(mask);
-    if (known !== undefined || partialUpdates.size >= MAX_PARTIAL_UPDATES) return known;
-    const made = db.prepare(
+  const partialUpdate = perChangedMask((mask) =>
+    db.prepare(
       `UPDATE jobs SET ${JOBS.sqlite.assignmentsFor(mask)} WHERE provider = ? AND id = ? AND version = ?`,
-    );
-    partialUpdates.set(mask, made);
-    return made;
-  }
+    ),
+  );
   return {
     ...createSqliteRunTx(db),
     ...createSqliteLifecycleTx(db),
