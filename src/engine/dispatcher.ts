@@ -174,16 +174,13 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
     const definition = definitions.get(effect.name);
     if (definition === undefined) throw new DeliveryError(`no effect named "${effect.name}" is configured`);
     // A starved store can take long to answer: the lease counts that time too.
-    const delivery = await untilAborted(deliveryOf(effect), lease.signal);
+    const delivery = await lease.race(deliveryOf(effect));
     loaded.job = delivery.job;
     const signal = lease.within(timeoutMs);
     const handler = definition.handler;
     // Through a promise: a plain function from JavaScript (returning nothing) counts as delivered.
     if (handler)
-      return untilAborted(
-        Promise.resolve().then(() => resumeIn(traced, () => handler(delivery, signal))),
-        signal,
-      );
+      return lease.race(Promise.resolve().then(() => resumeIn(traced, () => handler(delivery, signal))));
     const destination = destinationOf(definition);
     const target = destination === null || destination === "handler" ? undefined : targets[destination];
     if (target === undefined)
@@ -192,10 +189,7 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
           ? `effect "${effect.name}" has no deliverable target`
           : `effect "${effect.name}" goes to ${destination}, and this host has no ${destination} target`,
       );
-    return untilAborted(
-      resumeIn(traced, () => target.deliver(definition, delivery, signal)),
-      signal,
-    );
+    return lease.race(resumeIn(traced, () => target.deliver(definition, delivery, signal)));
   }
 
   /** The delivery of an outbox row: its job, or for an orphaned intent's alert, the intent. */
@@ -302,28 +296,4 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
       }
     },
   };
-}
-
-/**
- * `work`, or the signal's reason (a DeliveryError) once it is aborted, whichever is first. Work
- * that honours the signal gets a turn of the event loop to fail with its own, fuller message.
- */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const reason = () =>
-      signal.reason instanceof DeliveryError ? signal.reason : new DeliveryError("delivery stopped");
-    const onAbort = () => setTimeout(() => reject(reason()), 0);
-    if (signal.aborted) onAbort();
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
 }

@@ -7,11 +7,17 @@ import { DeliveryError } from "./delivery-error.js";
 export interface HeldLease {
   /**
    * Aborted (with a DeliveryError saying why) when the attempt must stop: another dispatcher took
-   * the claim over, or the lease is about to run out without having been renewed.
+   * the claim over, the lease is about to run out without having been renewed, or the delivery's
+   * timeout (`within`) has passed. Made when first read: a delivery asks for it once.
    */
   readonly signal: AbortSignal;
-  /** `signal`, or "delivery timed out" after `ms` from now, whichever comes first. */
+  /** Arms the delivery's own timeout: `signal` is also aborted ("delivery timed out") `ms` from now. */
   within(ms: number): AbortSignal;
+  /**
+   * `work`, or the reason the attempt was stopped once it is, whichever comes first. Work that
+   * honours `signal` gets a turn of the event loop to fail with its own, fuller message.
+   */
+  race<T>(work: Promise<T>): Promise<T>;
   /**
    * Stops renewing; resolves, once a renewal in flight has answered, with the `lease_until` to
    * finish the row with, or null when the claim was lost (finishing would change nothing).
@@ -41,7 +47,6 @@ export function holdEffectLease(options: {
   leaseMs: number;
 }): HeldLease {
   const { store, clock, effect, leaseMs } = options;
-  const controller = new AbortController();
   // Stop this long before the lease runs out: the timers and the other dispatchers' clocks are
   // not exact, and the stop itself takes a moment to reach the transport.
   const marginMs = Math.min(1000, leaseMs / 10);
@@ -49,12 +54,22 @@ export function holdEffectLease(options: {
   let lost = false;
   let released = false;
   let renewing: Promise<void> | null = null;
+  // Why the attempt was stopped (the first reason wins), and who waits on it. One AbortController,
+  // made only when a transport or handler asks for the signal, and plain callbacks for `race`:
+  // each AbortSignal and EventTarget listener costs a delivery thousands of instructions.
+  let stopped: DeliveryError | null = null;
+  let controller: AbortController | null = null;
+  const onStop = new Set<(reason: DeliveryError) => void>();
 
   const stop = (message: string) => {
-    if (!controller.signal.aborted) controller.abort(new DeliveryError(message));
+    if (stopped !== null) return;
+    stopped = new DeliveryError(message);
+    controller?.abort(stopped);
+    for (const fail of onStop) fail(stopped);
+    onStop.clear();
   };
   const after = (ms: number, run: () => void) => unref(setTimeout(run, Math.max(0, ms)));
-  const deadlines: ReturnType<typeof setTimeout>[] = [];
+  let deadline: ReturnType<typeof setTimeout> | undefined;
   const armGuard = () =>
     after(heldUntil - marginMs - clock.now(), () =>
       stop("delivery stopped: its lease was about to run out and could not be renewed"),
@@ -88,18 +103,38 @@ export function holdEffectLease(options: {
   }
 
   return {
-    signal: controller.signal,
+    get signal() {
+      if (controller === null) {
+        controller = new AbortController();
+        if (stopped !== null) controller.abort(stopped);
+      }
+      return controller.signal;
+    },
     within(ms) {
-      const bounded = new AbortController();
-      const forward = () => bounded.abort(controller.signal.reason);
-      if (controller.signal.aborted) forward();
-      else controller.signal.addEventListener("abort", forward, { once: true });
-      deadlines.push(after(ms, () => bounded.abort(new DeliveryError("delivery timed out"))));
-      return bounded.signal;
+      if (deadline !== undefined) clearTimeout(deadline);
+      deadline = after(ms, () => stop("delivery timed out"));
+      return this.signal;
+    },
+    race(work) {
+      return new Promise((resolve, reject) => {
+        const fail = (reason: DeliveryError) => setTimeout(() => reject(reason), 0);
+        if (stopped !== null) fail(stopped);
+        else onStop.add(fail);
+        work.then(
+          (value) => {
+            onStop.delete(fail);
+            resolve(value);
+          },
+          (error) => {
+            onStop.delete(fail);
+            reject(error);
+          },
+        );
+      });
     },
     async release() {
       released = true;
-      for (const deadline of deadlines) clearTimeout(deadline);
+      if (deadline !== undefined) clearTimeout(deadline);
       clearTimeout(guard);
       clearInterval(heartbeat);
       if (renewing !== null) await renewing;

@@ -6,7 +6,7 @@ import { systemClock } from "../../src/core/clock.js";
 import { isFinalityError } from "../../src/core/errors.js";
 import type { JobKey } from "../../src/core/model.js";
 import { createFinality } from "../../src/engine/create-finality.js";
-import { createDispatcher, type DeliveryAttempt } from "../../src/engine/dispatcher.js";
+import { createDispatcher, type DeliveryAttempt, DeliveryError } from "../../src/engine/dispatcher.js";
 import type { EffectDelivery } from "../../src/engine/effect-definitions.js";
 import { holdEffectLease } from "../../src/engine/effect-lease.js";
 import { type Finality, finalityOn } from "../../src/engine/finality.js";
@@ -212,6 +212,54 @@ describe("effect delivery leases", () => {
     ]);
     const [row] = (await engineOf(replicaB).store.listEffects({ jobId: "j3" })).items;
     expect(row).toMatchObject({ status: "delivered", attempts: 2 });
+  });
+});
+
+describe("a held lease's stop", () => {
+  /** A lease on a store whose renewals always hold (nothing here runs long enough to renew). */
+  function held(leaseLeftMs = 60_000): ReturnType<typeof holdEffectLease> {
+    const store = { extendEffectLease: async () => true };
+    const claimedAt = Date.now();
+    return holdEffectLease({
+      store,
+      clock: systemClock,
+      effect: { id: "e1", leaseUntil: claimedAt + leaseLeftMs },
+      claimedAt,
+      leaseMs: 60_000,
+    });
+  }
+
+  it("race answers work that ignores the stop with the stop's reason, and the signal carries the same", async () => {
+    const lease = held();
+    const signal = lease.within(20);
+    const error = await lease.race(new Promise<never>(() => {})).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DeliveryError);
+    expect((error as Error).message).toBe("delivery timed out");
+    expect(signal.aborted).toBe(true);
+    expect(signal.reason).toBe(error);
+    expect(await lease.release()).toBeGreaterThan(0);
+  });
+
+  it("work that honours the signal fails with its own message, not the lease's", async () => {
+    const lease = held();
+    const signal = lease.within(20);
+    const honouring = new Promise<never>((_, reject) =>
+      signal.addEventListener("abort", () =>
+        reject(new DeliveryError("POST http://r:1 failed: timed out after 20 ms")),
+      ),
+    );
+    await expect(lease.race(honouring)).rejects.toThrow("POST http://r:1 failed");
+    await lease.release();
+  });
+
+  it("a signal first read after the stop is already aborted, and a race begun then is answered", async () => {
+    // A claim read with its lease all but run out: the guard stops the attempt at once.
+    const lease = held(10);
+    await delay(20);
+    expect(lease.signal.aborted).toBe(true);
+    expect((lease.signal.reason as Error).message).toContain("lease was about to run out");
+    await expect(lease.race(new Promise<never>(() => {}))).rejects.toThrow("lease was about to run out");
+    await lease.release();
   });
 });
 
