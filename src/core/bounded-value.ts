@@ -1,6 +1,5 @@
-import { sha256 } from "@noble/hashes/sha2.js";
-import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import type { Observation } from "./model.js";
+import { sha256Hex } from "./sha256-hex.js";
 import { isCanonicalState } from "./states.js";
 import { exceedsDepth, jsonText, LIMITS, utf8Length } from "./validation.js";
 
@@ -115,5 +114,5 @@ export function storableDeliveryId(id: string): string {
     id.isWellFormed()
   )
     return id;
-  return `sha256:${bytesToHex(sha256(utf8ToBytes(id)))}`;
+  return `sha256:${sha256Hex(id)}`;
 }

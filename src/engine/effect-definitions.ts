@@ -1,7 +1,6 @@
-import { sha256 } from "@noble/hashes/sha2.js";
-import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import type { Intent } from "../core/intent-model.js";
 import type { Effect, Job, JobKey } from "../core/model.js";
+import { sha256Hex } from "../core/sha256-hex.js";
 import { TERMINAL_STATES, type TerminalState } from "../core/states.js";
 import type { StoreTx } from "../store/store.js";
 import type {
@@ -104,8 +103,8 @@ export function effectsForAnyKind(
  * 128 bits of SHA-256 over fields that cannot contain the NUL separator.
  */
 export function effectIdempotencyKey(provider: string, jobId: string, name: string, trigger: string): string {
-  const digest = sha256(utf8ToBytes(`${provider}\u0000${jobId}\u0000${name}\u0000${trigger}`));
-  return `fin_${bytesToHex(digest.subarray(0, 16))}`;
+  // The first 16 bytes of the digest.
+  return `fin_${sha256Hex(`${provider}\u0000${jobId}\u0000${name}\u0000${trigger}`).slice(0, 32)}`;
 }
 
 export function newEffectRow(

@@ -1,7 +1,6 @@
-import { sha256 } from "@noble/hashes/sha2.js";
-import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import { FinalityError } from "../core/errors.js";
 import type { JobKey, Observation } from "../core/model.js";
+import { sha256Hex } from "../core/sha256-hex.js";
 import type { TerminalState } from "../core/states.js";
 import type { Page } from "./page.js";
 
@@ -80,7 +79,7 @@ export function effectsFiredHash(effects: readonly FiredEffect[]): string {
   return digest(lines);
 }
 
-const digest = (text: string) => bytesToHex(sha256(utf8ToBytes(text)).subarray(0, 16));
+const digest = (text: string) => sha256Hex(text).slice(0, 32);
 const EMPTY_HASH = digest("");
 
 /** What `parkObservation` throws when the job exists after all: the work is run again. */

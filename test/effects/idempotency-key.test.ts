@@ -31,6 +31,17 @@ describe("effect idempotency keys", () => {
     expect(new Set([key, ...others]).size).toBe(6);
   });
 
+  it("are the keys every earlier version gave: rows enqueued before an upgrade keep theirs", () => {
+    // Computed by the build before node:crypto hashed them (@noble/hashes alone): a receiver
+    // dedupes on these, so a change of derivation would deliver every pending effect twice.
+    expect(effectIdempotencyKey("acme", "job-1", "notify", "succeeded")).toBe(
+      "fin_03104a380714da6a8485231ce1a8d376",
+    );
+    expect(effectIdempotencyKey("acmé", "jöb-\ud800", "notify", "succeeded")).toBe(
+      "fin_457a03cca186fb0f5a34fb5b55d7094f",
+    );
+  });
+
   /** A ledger on `file` whose one effect records the key of every delivery it receives. */
   function ledger(file: string, clock: ReturnType<typeof manualClock>, keys: string[]) {
     return createFinality({
