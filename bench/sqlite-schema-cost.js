@@ -10,8 +10,14 @@
  *
  *   npm run build && node bench/sqlite-schema-cost.js
  *
+ * With BENCH_EFFECT=1 every settling ingest enqueues one effect (a handler that returns at once,
+ * `on: succeeded`), and a dispatcher poked by the enqueues, as `serve`'s is, claims, delivers and
+ * finishes it: the outbox and its indexes and triggers are counted too, per webhook (one effect per
+ * three webhooks).
+ *
  * Knobs: BENCH_WEBHOOKS (3000, counted), BENCH_WARMUP (3000, uncounted), BENCH_VARIANTS (a comma
- * list: all, none, or an index or trigger name to drop). Needs valgrind. Not run by `npm run bench`.
+ * list: all, none, or an index or trigger name to drop), BENCH_EFFECT. Needs valgrind. Not run by
+ * `npm run bench`.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
@@ -21,13 +27,22 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { createFinality } from "../dist/exports/sqlite.js";
+import { createDispatcher } from "../dist/index.js";
 import { jobSteps } from "./lib/job-steps.js";
 
 const COUNT = Number.parseInt(process.env.BENCH_WEBHOOKS ?? "3000", 10);
 const WARMUP = Number.parseInt(process.env.BENCH_WARMUP ?? "3000", 10);
 const IN_FLIGHT = 16;
 /** The tables an ingest writes (settlements through the settling trigger, row_counts through the counting ones). */
-const INGEST_TABLES = ["jobs", "events", "deliveries", "settlements", "row_counts"];
+const EFFECT = process.env.BENCH_EFFECT === "1";
+const INGEST_TABLES = [
+  "jobs",
+  "events",
+  "deliveries",
+  "settlements",
+  "row_counts",
+  ...(EFFECT ? ["outbox"] : []),
+];
 
 if (process.argv[2] === "child") await child(process.argv[3], process.argv[4]);
 else await parent();
@@ -43,7 +58,9 @@ async function parent() {
     ...objects.map((o) => o.name),
     "none",
   ];
-  console.log(`knobs: BENCH_WEBHOOKS=${COUNT} BENCH_WARMUP=${WARMUP}; SQLite instructions per webhook`);
+  console.log(
+    `knobs: BENCH_WEBHOOKS=${COUNT} BENCH_WARMUP=${WARMUP} BENCH_EFFECT=${EFFECT ? 1 : 0}; SQLite instructions per webhook`,
+  );
   const all = variants.includes("all") ? await measure("all") : undefined;
   if (all !== undefined) console.log(`  ${"whole schema".padEnd(40)} ${fmt(all).padStart(8)}`);
   for (const variant of variants.filter((v) => v !== "all")) {
@@ -158,14 +175,26 @@ async function child(variant, file) {
   if (variant === "all") dropped.length = 0;
   for (const { type, name } of dropped) db.exec(`DROP ${type.toUpperCase()} "${name}"`);
   db.close();
-  const finality = createFinality({ store: { sqlite: file, synchronous: "NORMAL" } });
+  const finality = createFinality({
+    store: { sqlite: file, synchronous: "NORMAL" },
+    effects: EFFECT ? [{ name: "notify", on: ["succeeded"], handler: async () => {} }] : [],
+  });
+  // As `serve` runs it: poked by each enqueue (src/host/node/background-loop.ts).
+  const dispatcher = EFFECT ? createDispatcher(finality) : null;
+  const unsubscribe = dispatcher ? finality.onEffectsEnqueued(() => dispatcher.poke()) : () => {};
+  dispatcher?.start();
   const input = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
   await ingestAll(finality, webhooks("warm", WARMUP));
+  await dispatcher?.runOnce();
   process.stdout.write("warm\n");
   await input.next();
   await ingestAll(finality, webhooks("counted", COUNT));
+  // What is still due is delivered inside the window: every counted effect is finished in it.
+  await dispatcher?.runOnce();
   process.stdout.write("done\n");
   await input.next();
+  unsubscribe();
+  await dispatcher?.stop();
   await finality.close();
 }
 
