@@ -62,4 +62,9 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     name: "settlement_amendments",
     sql: "-- Settlement amendments (store/settlement-feed.ts). A job adopted from an early webhook settles\n-- with no kind; its kind arrives later, with a registration or an intent's attach. Its feed row\n-- keeps kind NULL, so a reader filtered by kind would never see the job. When a settled job's\n-- kind arrives, this trigger writes an amendment in the same transaction: a second row for the\n-- same settlement, with the kind, marked amendment = 1. Kind-filtered readers read amendments\n-- (the original row, kind NULL, never matches them); every other reader skips them, so an\n-- unfiltered reader still sees each settlement once. A kind is only ever filled, never changed\n-- (registration fills what is missing), so a job has at most one amendment.\nALTER TABLE settlements ADD COLUMN amendment INTEGER NOT NULL DEFAULT 0;\n\nCREATE TRIGGER jobs_kind_after_settled AFTER UPDATE OF kind ON jobs\n  WHEN OLD.settled_at IS NOT NULL AND OLD.kind IS NULL AND NEW.kind IS NOT NULL BEGIN\n  INSERT INTO settlements (provider, job_id, kind, state, settled_at, settled_by, amendment)\n    VALUES (NEW.provider, NEW.id, NEW.kind, NEW.state, NEW.settled_at, NEW.settled_by, 1);\nEND;\n",
   },
+  {
+    version: 13,
+    name: "drop_outbox_by_job",
+    sql: "-- The outbox's UNIQUE (provider, job_id, name, trigger) already orders its rows by (provider,\n-- job_id): every query that finds a job's effects (retention's NOT EXISTS, the latency and\n-- lifecycle joins) is served by its prefix. The second index on (provider, job_id), added in\n-- 0004, only cost each effect's insert and status change (~2,800 instructions a webhook with one\n-- effect in three; bench/sqlite-schema-cost.js, issue 29).\nDROP INDEX IF EXISTS outbox_by_job;\n",
+  },
 ];

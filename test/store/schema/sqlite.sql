@@ -216,8 +216,6 @@ CREATE INDEX jobs_settled_by_source ON jobs (settled_at, settled_by) WHERE settl
 
 CREATE INDEX jobs_stuck ON jobs (job_no) WHERE stuck = 1;
 
-CREATE INDEX outbox_by_job ON outbox (provider, job_id);
-
 CREATE INDEX outbox_by_status ON outbox (status, effect_no);
 
 CREATE INDEX outbox_delivered ON outbox (delivered_at) WHERE status = 'delivered';
