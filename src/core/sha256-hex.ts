@@ -2,6 +2,8 @@ import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 
 interface NodeHashing {
+  /** One-shot (Node 20.12 and later): a third of createHash's time, which builds a stream. */
+  hash?(algorithm: "sha256", text: string, encoding: "hex"): string;
   createHash(algorithm: "sha256"): {
     update(text: string, encoding: "utf8"): { digest(encoding: "hex"): string };
   };
@@ -19,9 +21,10 @@ const nodeCrypto = (
  * on every runtime, whichever implementation computes it.
  */
 export function sha256Hex(text: string): string {
-  return nodeCrypto !== undefined
-    ? nodeCrypto.createHash("sha256").update(text, "utf8").digest("hex")
-    : sha256HexPortable(text);
+  if (nodeCrypto === undefined) return sha256HexPortable(text);
+  return nodeCrypto.hash !== undefined
+    ? nodeCrypto.hash("sha256", text, "hex")
+    : nodeCrypto.createHash("sha256").update(text, "utf8").digest("hex");
 }
 
 /** `sha256Hex` in JavaScript alone (@noble/hashes): what runtimes without node:crypto use. */
