@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -100,7 +101,9 @@ describe("effect deliveries over node:http: what the URL puts in the request", (
       });
       req.on("end", () => {
         seen.push({ url: req.url ?? "", headers: req.headers, body });
-        res.writeHead(204).end();
+        // /hang is held unanswered: the caller aborts it.
+        if (req.url === "/hang") hanging.resolve();
+        else res.writeHead(204).end();
       });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -110,6 +113,7 @@ describe("effect deliveries over node:http: what the URL puts in the request", (
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   });
+  let hanging = arrival();
   const transport = createNodeHttpTransport();
   const send = async (url: string, headers: Record<string, string>, body: string) => {
     const answer = await transport(url, headers, body, AbortSignal.timeout(5000));
@@ -157,4 +161,38 @@ describe("effect deliveries over node:http: what the URL puts in the request", (
     ).rejects.toThrow(/Invalid character in header/);
     expect(seen.length).toBe(before);
   });
+
+  // The transport listens on the signal itself (node:http's `signal` option costs a delivery
+  // ~30,000 instructions): each request must stop on it, and leave no listener behind.
+  it("stops a request when its signal is aborted, and leaves no abort listener on the signal", async () => {
+    const done = new AbortController();
+    await transport(`http://127.0.0.1:${port}/in`, {}, "{}", done.signal);
+    expect(getEventListeners(done.signal, "abort")).toHaveLength(0);
+
+    hanging = arrival();
+    const stop = new AbortController();
+    const answer = transport(`http://127.0.0.1:${port}/hang`, {}, "{}", stop.signal);
+    await hanging.promise;
+    expect(getEventListeners(stop.signal, "abort")).toHaveLength(1);
+    stop.abort(new Error("lease lost"));
+    await expect(answer).rejects.toMatchObject({ name: "AbortError", cause: new Error("lease lost") });
+    expect(getEventListeners(stop.signal, "abort")).toHaveLength(0);
+  });
+
+  it("sends nothing for a signal aborted already", async () => {
+    const before = seen.length;
+    await expect(
+      transport(`http://127.0.0.1:${port}/in`, {}, "{}", AbortSignal.abort(new Error("stopped"))),
+    ).rejects.toMatchObject({ name: "AbortError" });
+    expect(seen.length).toBe(before);
+  });
 });
+
+/** A request's arrival at the server: `promise` resolves when the server calls `resolve`. */
+function arrival(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = () => {};
+  const promise = new Promise<void>((done) => {
+    resolve = done;
+  });
+  return { promise, resolve };
+}
