@@ -52,6 +52,8 @@ const serverSchema = z.strictObject({
 const sqliteStoreSchema = z.strictObject({
   sqlite: z.string().min(1),
   synchronous: z.enum(["NORMAL", "FULL"], { error: "must be FULL or NORMAL" }).default("FULL"),
+  /** SQLite's page cache per connection, in MiB (4; the store opens two connections). */
+  cacheMiB: z.number().int().min(1).max(65_536).optional(),
 });
 const postgresStoreSchema = z.strictObject({
   postgres: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"),
@@ -83,6 +85,9 @@ const postgresStoreSchema = z.strictObject({
   /** Milliseconds a group is collected before it starts (0: until the event loop is idle). */
   groupCommitMaxWaitMs: z.number().min(0).max(1000).optional(),
 });
+
+/** The keys of a SQLite store other than its path: what FINALITY_DB keeps from the file. */
+export const SQLITE_STORE_SETTINGS = ["synchronous", "cacheMiB"] as const;
 
 /** The keys of a PostgreSQL store other than its URL: what DATABASE_URL keeps from the file. */
 export const POSTGRES_STORE_SETTINGS = [

@@ -1,5 +1,5 @@
 import { FinalityError } from "../core/errors.js";
-import { POSTGRES_STORE_SETTINGS } from "./config-schema.js";
+import { POSTGRES_STORE_SETTINGS, SQLITE_STORE_SETTINGS } from "./config-schema.js";
 
 export type Environment = Readonly<Record<string, string | undefined>>;
 type Json = Record<string, unknown>;
@@ -56,7 +56,9 @@ const OVERRIDES: readonly {
     variable: "FINALITY_DB",
     apply: (c, v, file) => {
       const store = objectAt(file, "store");
-      c.store = { sqlite: v, ...("synchronous" in store ? { synchronous: store.synchronous } : {}) };
+      // The file's SQLite settings stay with the new path.
+      const kept = SQLITE_STORE_SETTINGS.filter((key) => key in store).map((key) => [key, store[key]]);
+      c.store = { sqlite: v, ...Object.fromEntries(kept) };
       return "store.sqlite";
     },
   },

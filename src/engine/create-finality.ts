@@ -6,6 +6,10 @@ export function createFinality(options: FinalityOptions): Finality {
   const store =
     "transaction" in options.store
       ? options.store
-      : createSqliteStore({ path: options.store.sqlite, synchronous: options.store.synchronous });
+      : createSqliteStore({
+          path: options.store.sqlite,
+          synchronous: options.store.synchronous,
+          cacheMiB: options.store.cacheMiB,
+        });
   return finalityOn({ ...options, store });
 }

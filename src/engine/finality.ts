@@ -41,7 +41,7 @@ export interface ProviderPolicy {
 
 export interface FinalityOptions {
   /** A store, or where to open the embedded SQLite one. */
-  store: Store | { sqlite: string; synchronous?: "NORMAL" | "FULL" };
+  store: Store | { sqlite: string; synchronous?: "NORMAL" | "FULL"; cacheMiB?: number };
   /**
    * Known providers and their policies. When given, observations for any other provider are
    * refused with `unknown-provider`; when omitted, every provider is accepted with `adopt`.

@@ -21,4 +21,19 @@ describe("store settings from the environment", () => {
       synchronous: "NORMAL",
     });
   });
+
+  it("FINALITY_DB keeps the file's page cache size", () => {
+    const file = { store: { sqlite: "./x.db", cacheMiB: 32 } };
+    expect(parseConfig(file, { FINALITY_DB: "./y.db" }).store).toEqual({
+      sqlite: "./y.db",
+      synchronous: "FULL",
+      cacheMiB: 32,
+    });
+  });
+
+  it("refuses a page cache that is not a whole number of MiB from 1", () => {
+    for (const cacheMiB of [0, -4, 2.5, "8"]) {
+      expect(() => parseConfig({ store: { sqlite: "./x.db", cacheMiB } }, {})).toThrow(/store\.cacheMiB/);
+    }
+  });
 });

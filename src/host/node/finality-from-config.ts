@@ -50,7 +50,11 @@ export async function openStore(store: StoreConfig): Promise<Store> {
   }
   let opened: Store;
   try {
-    opened = createSqliteStore({ path: store.sqlite, synchronous: store.synchronous });
+    opened = createSqliteStore({
+      path: store.sqlite,
+      synchronous: store.synchronous,
+      cacheMiB: store.cacheMiB,
+    });
   } catch (error) {
     held.release();
     throw explainSqliteOpenError(store.sqlite, error);

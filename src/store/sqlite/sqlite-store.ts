@@ -1,4 +1,5 @@
 import Database from "better-sqlite3";
+import { FinalityError } from "../../core/errors.js";
 import type { Store } from "../store.js";
 import { createGroupCommitter } from "./group-commit.js";
 import { migrateSqlite, pendingSqliteMigrations } from "./sqlite-migrate.js";
@@ -14,6 +15,12 @@ export interface SqliteStoreOptions {
    * commits may roll back when the machine stops.
    */
   synchronous?: "NORMAL" | "FULL";
+  /**
+   * SQLite's page cache, per connection, in MiB (`DEFAULT_SQLITE_CACHE_MIB`); the store opens two
+   * (the writer and the reader). Pages it does not hold are read again from the operating system's
+   * file cache.
+   */
+  cacheMiB?: number;
   busyTimeoutMs?: number;
   /** Most transactions committed together in one group. */
   maxBatch?: number;
@@ -24,7 +31,19 @@ export interface SqliteStoreOptions {
   settlementPollMs?: number;
 }
 
+/**
+ * 4 MiB a connection, not better-sqlite3's 16: under a webhook load the two connections' caches
+ * filled to ~18 MiB more of peak memory for no measurable gain in webhooks/s or CPU per webhook
+ * (bench/README.md, "Memory: SQLite's page cache"). SQLite's own default is 2 MiB.
+ */
+export const DEFAULT_SQLITE_CACHE_MIB = 4;
+
 export function createSqliteStore(options: SqliteStoreOptions): Store {
+  const { cacheMiB } = options;
+  if (cacheMiB !== undefined && !(Number.isFinite(cacheMiB) && cacheMiB > 0))
+    throw new FinalityError("invalid-config", `cacheMiB must be a positive number of MiB, not ${cacheMiB}`, {
+      details: { field: "cacheMiB" },
+    });
   const writer = open(options.path, options);
   migrateSqlite(writer);
   // Reads use their own connection: in WAL mode they see only committed data and never wait
@@ -55,5 +74,7 @@ function open(path: string, options: SqliteStoreOptions): Database.Database {
   db.pragma(`synchronous = ${options.synchronous ?? "FULL"}`);
   db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
   db.pragma("foreign_keys = ON");
+  // Negative: a size in KiB, whatever the page size.
+  db.pragma(`cache_size = ${-Math.round((options.cacheMiB ?? DEFAULT_SQLITE_CACHE_MIB) * 1024)}`);
   return db;
 }
