@@ -18,6 +18,8 @@ export function settlementToJson(settlement: Settlement) {
     cursor: settlement.cursor,
     provider: settlement.provider,
     id: settlement.id,
+    kind: settlement.kind,
+    amendment: settlement.amendment,
     state: settlement.state,
     settledAt: new Date(settlement.settledAt).toISOString(),
     settledBy: settlement.settledBy,

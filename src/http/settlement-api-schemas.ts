@@ -13,6 +13,15 @@ export const settlementSchema = z
     cursor: z.string().describe("opaque; pass back as `after` (or `Last-Event-ID`) to read what came after"),
     provider: z.string(),
     id: z.string(),
+    kind: z
+      .string()
+      .nullable()
+      .describe("the job's kind when it settled; on an amendment, the kind that arrived after it settled"),
+    amendment: z
+      .boolean()
+      .describe(
+        "true: not a new settlement but the kind of a job that settled without one, arriving; given only to a reader filtered by `kind`",
+      ),
     state: z.enum(TERMINAL_STATES).describe("the terminal state the job settled in"),
     settledAt: iso,
     settledBy: z.enum(SOURCES).nullable(),

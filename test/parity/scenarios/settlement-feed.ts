@@ -1,9 +1,16 @@
 import { expect } from "vitest";
 import { SECRET, signWith } from "../../http/helpers/webhooks.js";
-import { json, SCALE, type Scenario } from "../scenario.js";
+import { json, post, SCALE, type Scenario } from "../scenario.js";
 
 interface Page {
-  items: { cursor: string; provider: string; id: string; state: string }[];
+  items: {
+    cursor: string;
+    provider: string;
+    id: string;
+    kind: string | null;
+    amendment: boolean;
+    state: string;
+  }[];
   cursor: string | null;
 }
 
@@ -15,7 +22,9 @@ const webhook = (running: Parameters<Scenario["run"]>[0], provider: string, id: 
 /**
  * The settlement feed: every settled job once, in pages followed by cursor, filtered by provider
  * (another instance's settlements never show), and resumed from a cursor in the middle: the rest,
- * nothing twice, nothing missed, whichever URL answers each page.
+ * nothing twice, nothing missed, whichever URL answers each page. A job that settles before its
+ * kind is known: a reader filtered by that kind is given it once, marked as the kind's amendment;
+ * the provider's reader saw it once, kind-less.
  */
 export const settlementFeed: Scenario = {
   name: "settlement-feed",
@@ -63,6 +72,20 @@ export const settlementFeed: Scenario = {
     expect((await read(all.cursor, 5)).seen).toEqual([]);
     expect((await webhook(running, "feed-a", "open-1", "failed")).status).toBe(200);
     expect((await read(all.cursor, 5)).seen.map((s) => [s.id, s.state])).toEqual([["open-1", "failed"]]);
+
+    expect((await webhook(running, "feed-b", "late-kind", "succeeded")).status).toBe(200);
+    expect(
+      (await post(running, "/v1/jobs", { provider: "feed-b", id: "late-kind", kind: "render" })).status,
+    ).toBe(200);
+    const renders = await json<Page>(running, "/v1/settlements?kind=render");
+    expect(
+      renders.body.items.map(({ id, kind, amendment, state }) => ({ id, kind, amendment, state })),
+    ).toEqual([{ id: "late-kind", kind: "render", amendment: true, state: "succeeded" }]);
+    const feedB = await json<Page>(running, "/v1/settlements?provider=feed-b&limit=1000");
+    expect(feedB.body.items.filter((s) => s.id === "late-kind")).toMatchObject([
+      { kind: null, amendment: false },
+    ]);
+    expect(feedB.body.items.every((s) => !s.amendment)).toBe(true);
 
     const bad = await running.fetch("/v1/settlements?after=not-a-cursor");
     expect(bad.status).toBe(400);
