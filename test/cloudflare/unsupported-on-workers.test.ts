@@ -43,6 +43,11 @@ describe("the keys a Worker refuses", () => {
       expect((refusal as Error).message).toContain(key);
   });
 
+  it("names a SQLite page cache size: a Durable Object's SQLite is not ours to size", () => {
+    const config = parseConfig({ ...base, store: { sqlite: "./finality.db", cacheMiB: 8 } }, {});
+    expect(unsupportedOnWorkers(config).map((u) => u.field)).toEqual(["store.cacheMiB"]);
+  });
+
   it("takes what a Worker does offer: url effects, CloudEvents, the default store", () => {
     const config = parseConfig(
       {

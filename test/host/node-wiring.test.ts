@@ -174,6 +174,8 @@ const WIRED: Record<string, () => void | Promise<void>> = {
   "store.sqlite": () => expect(onlyCall(createSqliteStore)[0].path).toBe(config.store.sqlite),
   "store.synchronous": () =>
     expect(onlyCall(createSqliteStore)[0].synchronous).toBe(config.store.synchronous),
+  // The pragma each connection then holds: test/store/sqlite-cache-size.test.ts.
+  "store.cacheMiB": () => expect(onlyCall(createSqliteStore)[0].cacheMiB).toBe(config.store.cacheMiB),
   "providers.<name>": () => {
     // Each instance's adapter is built once, from its configuration as written, and both the
     // webhook intake and the reconciler use that one adapter.

@@ -15,7 +15,7 @@ export function CONFIG(at: { sqlite: string; port: number }) {
       headersTimeoutMs: 73_000,
       apiToken: "wiring-api-token-0123456789",
     },
-    store: { sqlite: at.sqlite, synchronous: "NORMAL" as const },
+    store: { sqlite: at.sqlite, synchronous: "NORMAL" as const, cacheMiB: 3 },
     providers: {
       acme: {
         type: "generic" as const,

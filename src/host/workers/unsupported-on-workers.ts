@@ -27,6 +27,11 @@ export function unsupportedOnWorkers(config: FinalityConfig): Unsupported[] {
       field: "store.postgres",
       why: "a Worker's ledger is its Durable Objects' own SQLite (docs/cloudflare-workers.md, D1 or PostgreSQL)",
     });
+  if ("sqlite" in config.store && config.store.cacheMiB !== undefined)
+    found.push({
+      field: "store.cacheMiB",
+      why: "a Durable Object's SQLite is sized by Cloudflare; the page cache is for `finality serve`'s SQLite file",
+    });
   if (config.telemetry.otlpUrl !== undefined)
     found.push({
       field: "telemetry.otlpUrl",
