@@ -176,11 +176,12 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
     // A starved store can take long to answer: the lease counts that time too.
     const delivery = await lease.race(deliveryOf(effect));
     loaded.job = delivery.job;
-    const signal = lease.within(timeoutMs);
     const handler = definition.handler;
     // Through a promise: a plain function from JavaScript (returning nothing) counts as delivered.
-    if (handler)
+    if (handler) {
+      const signal = lease.within(timeoutMs);
       return lease.race(Promise.resolve().then(() => resumeIn(traced, () => handler(delivery, signal))));
+    }
     const destination = destinationOf(definition);
     const target = destination === null || destination === "handler" ? undefined : targets[destination];
     if (target === undefined)
@@ -189,6 +190,13 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
           ? `effect "${effect.name}" has no deliverable target`
           : `effect "${effect.name}" goes to ${destination}, and this host has no ${destination} target`,
       );
+    // A target that can be stopped without an AbortSignal is (none is made for it, see DeliveryStop).
+    const { deliverWithStop } = target;
+    if (deliverWithStop !== undefined) {
+      const stop = lease.stopAfter(timeoutMs);
+      return lease.race(resumeIn(traced, () => deliverWithStop.call(target, definition, delivery, stop)));
+    }
+    const signal = lease.within(timeoutMs);
     return lease.race(resumeIn(traced, () => target.deliver(definition, delivery, signal)));
   }
 

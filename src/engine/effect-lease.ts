@@ -2,6 +2,7 @@ import type { Clock } from "../core/clock.js";
 import type { Effect } from "../core/model.js";
 import type { Store } from "../store/store.js";
 import { DeliveryError } from "./delivery-error.js";
+import type { DeliveryStop } from "./effect-target.js";
 
 /** A claimed delivery's lease while its attempt runs. */
 export interface HeldLease {
@@ -13,6 +14,8 @@ export interface HeldLease {
   readonly signal: AbortSignal;
   /** Arms the delivery's own timeout: `signal` is also aborted ("delivery timed out") `ms` from now. */
   within(ms: number): AbortSignal;
+  /** Arms the same timeout and answers the stop without making an AbortSignal (see DeliveryStop). */
+  stopAfter(ms: number): DeliveryStop;
   /**
    * `work`, or the reason the attempt was stopped once it is, whichever comes first. Work that
    * honours `signal` gets a turn of the event loop to fail with its own, fuller message.
@@ -102,18 +105,42 @@ export function holdEffectLease(options: {
       });
   }
 
+  const signal = (): AbortSignal => {
+    if (controller === null) {
+      controller = new AbortController();
+      if (stopped !== null) controller.abort(stopped);
+    }
+    return controller.signal;
+  };
+  const armDeadline = (ms: number) => {
+    if (deadline !== undefined) clearTimeout(deadline);
+    deadline = after(ms, () => stop("delivery timed out"));
+  };
+  const deliveryStop: DeliveryStop = {
+    get reason() {
+      return stopped;
+    },
+    onStop(listener) {
+      if (stopped !== null) return () => {};
+      onStop.add(listener);
+      return () => onStop.delete(listener);
+    },
+    get signal() {
+      return signal();
+    },
+  };
+
   return {
     get signal() {
-      if (controller === null) {
-        controller = new AbortController();
-        if (stopped !== null) controller.abort(stopped);
-      }
-      return controller.signal;
+      return signal();
     },
     within(ms) {
-      if (deadline !== undefined) clearTimeout(deadline);
-      deadline = after(ms, () => stop("delivery timed out"));
-      return this.signal;
+      armDeadline(ms);
+      return signal();
+    },
+    stopAfter(ms) {
+      armDeadline(ms);
+      return deliveryStop;
     },
     race(work) {
       return new Promise((resolve, reject) => {

@@ -1,3 +1,4 @@
+import type { DeliveryError } from "./delivery-error.js";
 import type { EffectDefinition, EffectDelivery } from "./effect-definitions.js";
 
 // Where an outbox delivery goes. The dispatcher owns the outbox's promises (lease, timeout,
@@ -20,10 +21,26 @@ export interface DestinationStatus {
   error?: string;
 }
 
+/**
+ * A delivery's stop without an AbortSignal: an AbortController and its listeners cost a delivery
+ * ~18,000 instructions and outlive it in the heap, so a target that can do without one is given
+ * this instead (`deliverWithStop`).
+ */
+export interface DeliveryStop {
+  /** Why the attempt was stopped (timed out, claim lost, lease running out), or null while it may go on. */
+  readonly reason: DeliveryError | null;
+  /** Calls `listener` once when the attempt is stopped (never when it already was); returns its removal. */
+  onStop(listener: (reason: DeliveryError) => void): () => void;
+  /** The same stop as an AbortSignal, made when first read (for fetch and other APIs that take one). */
+  readonly signal: AbortSignal;
+}
+
 export interface EffectTarget {
   readonly kind: DestinationKind;
   /** Sends one delivery; resolves once the destination has it. */
   deliver(definition: EffectDefinition, delivery: EffectDelivery, signal: AbortSignal): Promise<void>;
+  /** The same with a DeliveryStop, no AbortSignal made unless read from it: the dispatcher prefers it. */
+  deliverWithStop?(definition: EffectDefinition, delivery: EffectDelivery, stop: DeliveryStop): Promise<void>;
   /** The connections this target keeps, one per effect that used it; none for HTTP. */
   status?(): DestinationStatus[];
   /** Closes kept connections; deliveries after it open them again. */

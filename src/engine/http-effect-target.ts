@@ -4,7 +4,7 @@ import { signStandardWebhookWeb } from "../webhooks/schemes/standard-webhooks/we
 import { DeliveryError } from "./delivery-error.js";
 import type { EffectDefinition, EffectDelivery } from "./effect-definitions.js";
 import { DEFAULT_CLOUDEVENTS_SOURCE, prefixedAttributes } from "./effect-message.js";
-import type { EffectTarget } from "./effect-target.js";
+import type { DeliveryStop, EffectTarget } from "./effect-target.js";
 import { fitEffectMessage, truncatedHeader } from "./message-fit.js";
 import { parseRetryAfter } from "./poller.js";
 import { activeSpan, effectPropagationHeaders } from "./tracing.js";
@@ -19,6 +19,16 @@ export type UrlDeliverer = (
   signal: AbortSignal,
 ) => Promise<void>;
 
+/**
+ * What `createHttpEffectDeliverer` makes: a UrlDeliverer that also takes the dispatcher's
+ * DeliveryStop. A UrlDeliverer of your own (`deliverUrl`) is always given an AbortSignal.
+ */
+type StopAwareDeliverer = ((
+  definition: EffectDefinition,
+  delivery: EffectDelivery,
+  stop: AbortSignal | DeliveryStop,
+) => Promise<void>) & { readonly takesDeliveryStop: true };
+
 /** Sends one POST and reports its status; it never follows redirects and drains the answer. */
 export type EffectTransport = (
   url: string,
@@ -26,6 +36,30 @@ export type EffectTransport = (
   body: string,
   signal: AbortSignal,
 ) => Promise<{ status: number; retryAfter: string | null }>;
+
+/**
+ * A transport that takes the dispatcher's DeliveryStop as it is (the Node one): any other is
+ * given an AbortSignal.
+ */
+export type StopAwareTransport = SendWithStop & { readonly takesDeliveryStop: true };
+
+type SendWithStop = (
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  stop: AbortSignal | DeliveryStop,
+) => Promise<{ status: number; retryAfter: string | null }>;
+
+/** Marked as taking a DeliveryStop where others take an AbortSignal. */
+const marked = (f: object) => (f as { takesDeliveryStop?: unknown }).takesDeliveryStop === true;
+const isStopAwareTransport = (t: EffectTransport): t is StopAwareTransport => marked(t);
+const isStopAwareDeliverer = (d: UrlDeliverer): d is StopAwareDeliverer => marked(d);
+
+/** An AbortSignal's stop, or a DeliveryStop's: the reason it was stopped, or null. */
+export function stopReasonOf(stop: AbortSignal | DeliveryStop): unknown {
+  if ("onStop" in stop) return stop.reason;
+  return stop.aborted ? stop.reason : null;
+}
 
 /** The portable transport (Node, Workers, Deno): `fetch`. */
 export const fetchTransport: EffectTransport = async (url, headers, body, signal) => {
@@ -47,6 +81,7 @@ export function createHttpEffectDeliverer(
   options: {
     userAgent?: string;
     now?: () => number;
+    /** fetch by default; the Node host passes `createNodeHttpTransport()` (a StopAwareTransport). */
     transport?: EffectTransport;
     /**
      * WebCrypto by default (every runtime); the Node service passes the synchronous node:crypto
@@ -60,7 +95,14 @@ export function createHttpEffectDeliverer(
   const now = options.now ?? Date.now;
   const sign = options.sign ?? signStandardWebhookWeb;
   const transport = options.transport ?? fetchTransport;
-  return async (definition, delivery, signal) => {
+  const send: SendWithStop = isStopAwareTransport(transport)
+    ? transport
+    : (url, headers, body, stop) => transport(url, headers, body, "onStop" in stop ? stop.signal : stop);
+  const deliver = async (
+    definition: EffectDefinition,
+    delivery: EffectDelivery,
+    stop: AbortSignal | DeliveryStop,
+  ): Promise<void> => {
     if (!definition.url) throw new DeliveryError(`effect "${definition.name}" has no url`);
     const span = activeSpan();
     // CloudEvents over HTTP: structured mode is the event as the body; binary mode its
@@ -102,9 +144,10 @@ export function createHttpEffectDeliverer(
     // message (fetch and node:http quote the URL) is scrubbed of it.
     let answer: { status: number; retryAfter: string | null };
     try {
-      answer = await transport(definition.url, headers, body, signal);
+      answer = await send(definition.url, headers, body, stop);
     } catch (error) {
-      const reason = signal.aborted ? abortReason(signal) : transportMessage(error);
+      const stopped = stopReasonOf(stop);
+      const reason = stopped !== null ? abortReason(stopped) : transportMessage(error);
       throw new DeliveryError(
         `POST ${redactToOrigin(definition.url)} failed: ${redactUrlsIn(reason, [definition.url])}`,
       );
@@ -116,16 +159,19 @@ export function createHttpEffectDeliverer(
       parseRetryAfter(answer.retryAfter, now()),
     );
   };
+  const stopAware: StopAwareDeliverer = Object.assign(deliver, { takesDeliveryStop: true as const });
+  return stopAware;
 }
 
 /** The HTTP destination as an effect target (what the dispatcher uses for `url` effects). */
 export function httpEffectTarget(deliver: UrlDeliverer): EffectTarget {
-  return { kind: "url", deliver };
+  return isStopAwareDeliverer(deliver)
+    ? { kind: "url", deliver, deliverWithStop: deliver }
+    : { kind: "url", deliver };
 }
 
 /** Why the dispatcher stopped the attempt ("timed out", "lost its claim", ...). */
-function abortReason(signal: AbortSignal): string {
-  const reason: unknown = signal.reason;
+function abortReason(reason: unknown): string {
   if (reason instanceof DeliveryError) return reason.message;
   return "timed out";
 }

@@ -1,6 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type RequestOptions } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
-import type { EffectTransport } from "./http-effect-target.js";
+import type { DeliveryStop } from "./effect-target.js";
+import { type StopAwareTransport, stopReasonOf } from "./http-effect-target.js";
 
 /** A receiver's URL as node:http needs it, worked out once: effects go to a few configured URLs. */
 interface Receiver {
@@ -22,7 +23,7 @@ const MAX_RECEIVERS = 256;
  * still validated): an object costs a `setHeader` each (lower-casing, a map) and node:http then
  * adds `Host` and the URL's `Authorization` itself, so with an array those two are written here.
  */
-export function createNodeHttpTransport(options: { maxSockets?: number } = {}): EffectTransport {
+export function createNodeHttpTransport(options: { maxSockets?: number } = {}): StopAwareTransport {
   const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 50 };
   const agents = { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) };
   const receivers = new Map<string, Receiver>();
@@ -56,16 +57,24 @@ export function createNodeHttpTransport(options: { maxSockets?: number } = {}): 
     return receiver;
   }
 
-  return (url, headers, body, signal) =>
-    new Promise((resolveAnswer, rejectAnswer) => {
-      if (signal.aborted) return rejectAnswer(abortErrorOf(signal));
-      // One abort listener of our own, removed when the request settles: node:http's `signal`
+  const send = (
+    url: string,
+    headers: Record<string, string>,
+    body: string,
+    stop: AbortSignal | DeliveryStop,
+  ) =>
+    new Promise<{ status: number; retryAfter: string | null }>((resolveAnswer, rejectAnswer) => {
+      const early = stopReasonOf(stop);
+      if (early !== null) return rejectAnswer(abortErrorOf(early));
+      // One stop listener of our own, removed when the request settles: node:http's `signal`
       // option wires the request's end-of-stream machinery to it, ~30,000 instructions a delivery.
-      const onAbort = () => req.destroy(abortErrorOf(signal));
+      // The dispatcher's DeliveryStop takes a plain callback: no AbortSignal is made at all.
+      const onAbort = () => req.destroy(abortErrorOf(stopReasonOf(stop)));
+      let unwatch = () => {};
       const settled =
         <T>(settle: (value: T) => void) =>
         (value: T) => {
-          signal.removeEventListener("abort", onAbort);
+          unwatch();
           settle(value);
         };
       const resolve = settled(resolveAnswer);
@@ -91,14 +100,19 @@ export function createNodeHttpTransport(options: { maxSockets?: number } = {}): 
         res.on("error", reject);
       });
       req.on("error", reject);
-      signal.addEventListener("abort", onAbort, { once: true });
+      if ("onStop" in stop) unwatch = stop.onStop(onAbort);
+      else {
+        stop.addEventListener("abort", onAbort, { once: true });
+        unwatch = () => stop.removeEventListener("abort", onAbort);
+      }
       req.end(body);
     });
+  return Object.assign(send, { takesDeliveryStop: true as const });
 }
 
-/** What a stopped delivery's request fails with: the signal's reason, as node:http's `signal` gives it. */
-function abortErrorOf(signal: AbortSignal): Error {
-  const error = new Error("The operation was aborted", { cause: signal.reason });
+/** What a stopped delivery's request fails with: the stop's reason, as node:http's `signal` gives it. */
+function abortErrorOf(reason: unknown): Error {
+  const error = new Error("The operation was aborted", { cause: reason });
   error.name = "AbortError";
   return error;
 }

@@ -7,4 +7,9 @@ export type {
   NatsDestination,
   RedisDestination,
 } from "../engine/effect-destinations.js";
-export type { DestinationKind, DestinationStatus, EffectTarget } from "../engine/effect-target.js";
+export type {
+  DeliveryStop,
+  DestinationKind,
+  DestinationStatus,
+  EffectTarget,
+} from "../engine/effect-target.js";

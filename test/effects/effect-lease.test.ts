@@ -11,6 +11,7 @@ import type { EffectDelivery } from "../../src/engine/effect-definitions.js";
 import { holdEffectLease } from "../../src/engine/effect-lease.js";
 import { type Finality, finalityOn } from "../../src/engine/finality.js";
 import type { Store } from "../../src/store/store.js";
+import { countAbortControllers } from "../helpers/abort-controllers.js";
 import { engineOf } from "../helpers/engine.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
@@ -260,6 +261,37 @@ describe("a held lease's stop", () => {
     expect((lease.signal.reason as Error).message).toContain("lease was about to run out");
     await expect(lease.race(new Promise<never>(() => {}))).rejects.toThrow("lease was about to run out");
     await lease.release();
+  });
+
+  it("stopAfter: the stop's listener hears the timeout once, its reason is the race's, and no AbortSignal is made", async () => {
+    const made = countAbortControllers();
+    try {
+      const lease = held();
+      const stop = lease.stopAfter(20);
+      expect(stop.reason).toBeNull();
+      const heard: DeliveryError[] = [];
+      stop.onStop((reason) => heard.push(reason));
+      const removed: DeliveryError[] = [];
+      stop.onStop((reason) => removed.push(reason))();
+      const error = await lease.race(new Promise<never>(() => {})).catch((e: unknown) => e);
+      expect((error as Error).message).toBe("delivery timed out");
+      expect(heard).toEqual([error]);
+      expect(removed).toEqual([]);
+      expect(stop.reason).toBe(error);
+      // Added after the stop: never called (the reason is there to read).
+      const late: DeliveryError[] = [];
+      stop.onStop((reason) => late.push(reason));
+      await delay(5);
+      expect(late).toEqual([]);
+      await lease.release();
+      expect(made()).toBe(0);
+      // Read from the stop, the signal is made, already aborted with the same reason.
+      expect(stop.signal.aborted).toBe(true);
+      expect(stop.signal.reason).toBe(error);
+      expect(made()).toBe(1);
+    } finally {
+      made.restore();
+    }
   });
 });
 

@@ -3,9 +3,23 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeliveryError } from "../../src/engine/delivery-error.js";
-import { createHttpEffectDeliverer, fetchTransport } from "../../src/engine/http-effect-target.js";
+import type { DeliveryStop } from "../../src/engine/effect-target.js";
+import {
+  createHttpEffectDeliverer,
+  fetchTransport,
+  httpEffectTarget,
+} from "../../src/engine/http-effect-target.js";
 import { createNodeHttpTransport } from "../../src/engine/node-http-transport.js";
 import { makeJob } from "../helpers/records.js";
+
+/** One delivery, as the dispatcher hands it to a url target. */
+const delivery = {
+  type: "job.settled" as const,
+  effect: "notify",
+  idempotencyKey: "fin_key",
+  attempt: 2,
+  job: makeJob({ id: "j1", state: "succeeded" }),
+};
 
 describe.each([
   ["fetch", fetchTransport],
@@ -37,13 +51,6 @@ describe.each([
   });
 
   const deliver = createHttpEffectDeliverer({ transport, now: () => Date.UTC(2026, 0, 1) });
-  const delivery = {
-    type: "job.settled" as const,
-    effect: "notify",
-    idempotencyKey: "fin_key",
-    attempt: 2,
-    job: makeJob({ id: "j1", state: "succeeded" }),
-  };
   const definition = (path: string) => ({
     name: "notify",
     url: `${base}${path}`,
@@ -186,7 +193,90 @@ describe("effect deliveries over node:http: what the URL puts in the request", (
     ).rejects.toMatchObject({ name: "AbortError" });
     expect(seen.length).toBe(before);
   });
+
+  // The dispatcher gives the Node transport a DeliveryStop, no AbortSignal: the same stop, through
+  // a plain callback.
+  it("stops a request on a DeliveryStop, and removes its callback when the request settles", async () => {
+    const done = deliveryStop();
+    await transport(`http://127.0.0.1:${port}/in`, {}, "{}", done.stop);
+    expect(done.listeners.size).toBe(0);
+
+    hanging = arrival();
+    const stopping = deliveryStop();
+    const answer = transport(`http://127.0.0.1:${port}/hang`, {}, "{}", stopping.stop);
+    await hanging.promise;
+    expect(stopping.listeners.size).toBe(1);
+    const reason = new DeliveryError("delivery timed out");
+    stopping.fire(reason);
+    await expect(answer).rejects.toMatchObject({ name: "AbortError", cause: reason });
+    expect(stopping.listeners.size).toBe(0);
+    expect(stopping.signalsRead).toBe(0);
+  });
+
+  it("sends nothing for a DeliveryStop stopped already", async () => {
+    const before = seen.length;
+    const stopped = deliveryStop();
+    stopped.fire(new DeliveryError("delivery stopped: another dispatcher took over its claim"));
+    await expect(transport(`http://127.0.0.1:${port}/in`, {}, "{}", stopped.stop)).rejects.toMatchObject({
+      name: "AbortError",
+    });
+    expect(seen.length).toBe(before);
+  });
 });
+
+describe("a DeliveryStop given to a deliverer whose transport takes an AbortSignal", () => {
+  it("is handed over as its signal: the transport sees the stop's reason", async () => {
+    const given: AbortSignal[] = [];
+    const deliver = createHttpEffectDeliverer({
+      transport: async (_url, _headers, _body, signal) => {
+        given.push(signal);
+        throw new Error("refused");
+      },
+    });
+    const stopped = deliveryStop();
+    stopped.fire(new DeliveryError("delivery timed out"));
+    const definition = { name: "notify", url: "http://127.0.0.1:9/in" };
+    // As the dispatcher calls it: through the url target's deliverWithStop.
+    const target = httpEffectTarget(deliver);
+    await expect(target.deliverWithStop?.(definition, delivery, stopped.stop)).rejects.toThrow(
+      "POST http://127.0.0.1:9 failed: delivery timed out",
+    );
+    expect(given).toHaveLength(1);
+    expect(given[0]?.aborted).toBe(true);
+  });
+});
+
+/** A DeliveryStop as the lease makes one, with its callbacks in view. */
+function deliveryStop() {
+  const listeners = new Set<(reason: DeliveryError) => void>();
+  let reason: DeliveryError | null = null;
+  let signal: AbortSignal | null = null;
+  const made = {
+    listeners,
+    signalsRead: 0,
+    stop: {
+      get reason() {
+        return reason;
+      },
+      onStop(listener: (reason: DeliveryError) => void) {
+        if (reason !== null) return () => {};
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+      get signal() {
+        made.signalsRead++;
+        signal ??= reason === null ? new AbortController().signal : AbortSignal.abort(reason);
+        return signal;
+      },
+    } satisfies DeliveryStop,
+    fire(why: DeliveryError) {
+      reason = why;
+      for (const listener of listeners) listener(why);
+      listeners.clear();
+    },
+  };
+  return made;
+}
 
 /** A request's arrival at the server: `promise` resolves when the server calls `resolve`. */
 function arrival(): { promise: Promise<void>; resolve: () => void } {
