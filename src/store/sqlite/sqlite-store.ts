@@ -32,9 +32,10 @@ export interface SqliteStoreOptions {
 }
 
 /**
- * 4 MiB a connection, not better-sqlite3's 16: under a webhook load the two connections' caches
- * filled to ~18 MiB more of peak memory for no measurable gain in webhooks/s or CPU per webhook
- * (bench/README.md, "Memory: SQLite's page cache"). SQLite's own default is 2 MiB.
+ * 4 MiB a connection, not better-sqlite3's 16: under a webhook load the writer's cache filled to
+ * 15–30 MiB more of peak memory. It bought nothing measurable without effects, and ~6% of the CPU
+ * per webhook with one effect per three (bench/README.md, "Memory: SQLite's page cache"): memory
+ * first by default, `cacheMiB: 16` for the CPU. SQLite's own default is 2 MiB.
  */
 export const DEFAULT_SQLITE_CACHE_MIB = 4;
 
