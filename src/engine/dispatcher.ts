@@ -8,6 +8,7 @@ import { yieldToEventLoop } from "../core/yield.js";
 import { DeliveryError } from "./delivery-error.js";
 import { traceDelivery } from "./delivery-tracing.js";
 import type { EffectDelivery } from "./effect-definitions.js";
+import type { EffectHandoff } from "./effect-handoff.js";
 import { type HeldLease, holdEffectLease } from "./effect-lease.js";
 import { type DestinationKind, destinationOf, destinationUrls, type EffectTarget } from "./effect-target.js";
 import type { Finality } from "./finality.js";
@@ -43,6 +44,14 @@ export interface DispatcherOptions {
   targets?: Partial<Record<Exclude<DestinationKind, "handler">, EffectTarget>>;
   /** Called after each attempt, for metrics and logs. */
   onAttempt?: (event: DeliveryAttempt) => void;
+  /**
+   * Whether this dispatcher takes the effects its ledger's transactions enqueue as they commit,
+   * claimed by the transaction itself (one claim's transaction saved per effect, no wait for a
+   * poke), while it has room for them. Default: while started (`start` to `stop`); `true` also
+   * before `start`, for a dispatcher driven by `runOnce` (handed effects wait for the next run);
+   * `false`: never. One dispatcher per ledger takes them; any other claims as usual.
+   */
+  handoff?: boolean;
 }
 
 export interface DeliveryAttempt {
@@ -76,7 +85,8 @@ export interface Dispatcher {
  * on every attempt, so an idempotent receiver acts exactly once.
  */
 export function createDispatcher(finality: Finality, options: DispatcherOptions = {}): Dispatcher {
-  const { store, clock, effects } = engineOf(finality);
+  const engine = engineOf(finality);
+  const { store, clock, effects } = engine;
   const concurrency = options.concurrency ?? 50;
   const timeoutMs = options.timeoutMs ?? 15_000;
   const leaseMs = options.leaseMs ?? timeoutMs * 4;
@@ -98,6 +108,9 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
   // Failures are stored in last_error and logged: no receiver or broker URL may appear there whole.
   const effectUrls = effects.flatMap(destinationUrls);
   const inFlight = new Set<Promise<void>>();
+  // Effects claimed by the transactions that enqueued them and handed over (see `handoff`), in
+  // the order they committed, waiting for a slot: at most `concurrency` were promised room.
+  const handed: Effect[] = [];
   let running = false;
   let pumping = false;
   let again = false;
@@ -106,6 +119,9 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
   // otherwise the next poke (effects enqueued here) or tick (retries come due, other replicas'
   // rows) does. Without it every delivery cost a second, empty claim.
   let backlog = true;
+  // The commit that pokes next handed its effects over (each transaction hands them over just
+  // before it announces them): nothing of it is left to claim, unless `backlog` says otherwise.
+  let handedSincePoke = false;
 
   async function deliver(effect: Effect, claimedAt: number): Promise<void> {
     const attempted = await traceDelivery(effect, definitions.get(effect.name), () =>
@@ -213,6 +229,62 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
     return { ...base, type: effect.trigger === "stuck" ? "job.stuck" : "job.settled", job };
   }
 
+  const handoff: EffectHandoff = {
+    leaseMsForNext() {
+      if (inFlight.size + handed.length < concurrency) return leaseMs;
+      // Enqueued pending for want of room: the next slot to free claims it.
+      backlog = true;
+      return null;
+    },
+    take(effect) {
+      if (!running && options.handoff !== true) {
+        void giveBack(effect);
+        return;
+      }
+      handed.push(effect);
+      handedSincePoke = true;
+      if (running) startHanded();
+    },
+  };
+  if (options.handoff === true) engine.takeEffectHandoff(handoff);
+
+  /** Starts handed effects in free slots (at most `budget`); how many it started. */
+  function startHanded(budget = Number.POSITIVE_INFINITY): number {
+    let started = 0;
+    while (handed.length > 0 && inFlight.size < concurrency && started < budget) {
+      const effect = handed.shift() as Effect;
+      // Started only with a whole delivery's timeout of lease left, as a fresh claim has (the lease
+      // is longer than the timeout): one that waited longer (a `runOnce` long after the commit, a
+      // slow transaction) is left to run out, after which any claim takes the row.
+      if (effect.leaseUntil === null || effect.leaseUntil - clock.now() <= timeoutMs) continue;
+      track(deliver(effect, effect.createdAt));
+      started++;
+    }
+    return started;
+  }
+
+  /**
+   * An effect handed over after this dispatcher stopped (its transaction committed meanwhile):
+   * made pending again, due now, so that the next dispatcher need not wait for its lease to run out.
+   */
+  async function giveBack(effect: Effect): Promise<void> {
+    if (effect.leaseUntil === null) return;
+    const at = clock.now();
+    const error = "the dispatcher that claimed it stopped before its first attempt";
+    await store
+      .finishEffect({
+        id: effect.id,
+        claimedUntil: effect.leaseUntil,
+        kind: "retry",
+        at,
+        nextAttemptAt: at,
+        error,
+      })
+      .catch(() => {
+        // The store is closing: the lease runs out and any dispatcher claims the row then.
+      });
+  }
+
   async function pump(budget = Number.POSITIVE_INFINITY): Promise<number> {
     if (pumping) {
       again = true;
@@ -223,6 +295,7 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
     try {
       do {
         again = false;
+        claimed += startHanded(budget - claimed);
         const free = Math.min(concurrency - inFlight.size, budget - claimed);
         if (free <= 0) {
           backlog = true;
@@ -248,7 +321,7 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
       })
       .finally(() => {
         inFlight.delete(tracked);
-        if (running && backlog) void pump().catch(() => {});
+        if (running && startHanded(1) === 0 && backlog) void pump().catch(() => {});
       });
     inFlight.add(tracked);
   }
@@ -267,15 +340,24 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
     start() {
       if (running) return;
       running = true;
+      if (options.handoff !== false) engine.takeEffectHandoff(handoff);
       ticks.start();
     },
     async stop() {
       running = false;
+      if (options.handoff !== true) engine.dropEffectHandoff(handoff);
       await ticks.stop();
-      while (pumping || inFlight.size > 0) await Promise.race([...inFlight, yieldToEventLoop()]);
+      // What was handed over is claimed by this dispatcher: delivered before it stops.
+      for (;;) {
+        startHanded();
+        if (!pumping && inFlight.size === 0 && handed.length === 0) return;
+        await Promise.race([...inFlight, yieldToEventLoop()]);
+      }
     },
     poke() {
-      if (running) void pump().catch(() => {});
+      const handedOnly = handedSincePoke && !backlog;
+      handedSincePoke = false;
+      if (running && !handedOnly) void pump().catch(() => {});
     },
     async runOnce(options = {}) {
       // A window of `concurrency` slots, each refilled as its delivery ends, until nothing is due

@@ -132,3 +132,11 @@ export function newEffectRow(
     traceParent,
   };
 }
+
+/**
+ * An outbox row as the dispatcher's claim leaves it (the first attempt, leased until
+ * `leaseUntil`): what a transaction enqueues for the dispatcher it hands the effect to.
+ */
+export function claimedOnEnqueue(row: Effect, leaseUntil: number): Effect {
+  return { ...row, status: "delivering", attempts: 1, leaseUntil };
+}

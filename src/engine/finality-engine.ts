@@ -3,6 +3,7 @@ import { FinalityError } from "../core/errors.js";
 import type { Observation } from "../core/model.js";
 import type { Store } from "../store/store.js";
 import type { EffectDefinition } from "./effect-definitions.js";
+import type { EffectHandoff } from "./effect-handoff.js";
 import type { Finality } from "./finality-api.js";
 import type { IngestContext, IngestOutcome } from "./ingest.js";
 import type { JobWaiters } from "./job-waiters.js";
@@ -28,6 +29,13 @@ export interface FinalityEngine extends Finality {
   contextFor(provider: string, now: number): IngestContext;
   /** The waits for single jobs (`waitFor`, `GET /v1/jobs/{provider}/{id}?wait=N`), one watch per job. */
   readonly jobWaiters: JobWaiters;
+  /**
+   * Makes `handoff` the dispatcher that takes the effects this ledger's transactions enqueue; one
+   * at a time: false when another dispatcher holds it.
+   */
+  takeEffectHandoff(handoff: EffectHandoff): boolean;
+  /** Gives the handoff up, if `handoff` holds it: effects are enqueued pending again. */
+  dropEffectHandoff(handoff: EffectHandoff): void;
 }
 
 // Keyed by the public object, so that the public object carries no internals at run time either

@@ -7,6 +7,7 @@ import { RUNS_PROVIDER } from "../core/run-model.js";
 import { parseJobKey, parseObservation, parseRegistration } from "../core/validation.js";
 import { jobLockOrder, type Store, type StoreTx } from "../store/store.js";
 import type { EffectDefinition } from "./effect-definitions.js";
+import type { EffectHandoff } from "./effect-handoff.js";
 import type { Finality } from "./finality-api.js";
 import { bindEngine } from "./finality-engine.js";
 import { type IngestContext, type IngestOutcome, ingestInTx, registerInTx } from "./ingest.js";
@@ -116,9 +117,12 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
       traceParent: currentTraceParent(),
       maxClockSkewMs,
       ...(policy.unpollable === undefined ? {} : { unpollable: policy.unpollable }),
+      ...(handoff === null ? {} : { handoff }),
     };
   }
 
+  // The dispatcher that takes effects as they commit (engine's setEffectHandoff), if one does.
+  let handoff: EffectHandoff | null = null;
   const listeners = new Set<() => void>();
   const announceEffects = () => {
     for (const listener of listeners) listener();
@@ -227,6 +231,14 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
     ingestTrusted,
     announceEffects,
     jobWaiters,
+    takeEffectHandoff(taker) {
+      if (handoff !== null && handoff !== taker) return false;
+      handoff = taker;
+      return true;
+    },
+    dropEffectHandoff(taker) {
+      if (handoff === taker) handoff = null;
+    },
   });
   return finality;
 }

@@ -7,7 +7,14 @@ import { type Registration, reduce, register } from "../core/reducer.js";
 import { isCanonicalState, isTerminal } from "../core/states.js";
 import type { ParkedObservation, Tombstone } from "../store/lifecycle-store.js";
 import type { IngestLoad, JobWritten, StoreTx } from "../store/store.js";
-import { type EffectDefinition, effectsFor, effectsForAnyKind, newEffectRow } from "./effect-definitions.js";
+import {
+  claimedOnEnqueue,
+  type EffectDefinition,
+  effectsFor,
+  effectsForAnyKind,
+  newEffectRow,
+} from "./effect-definitions.js";
+import type { EffectHandoff } from "./effect-handoff.js";
 
 export interface IngestContext {
   now: number;
@@ -25,6 +32,8 @@ export interface IngestContext {
   maxClockSkewMs?: number;
   /** The provider's reason a job could not be polled (ProviderPolicy.unpollable); registration refuses it. */
   unpollable?: (id: string, kind: string | null) => string | null;
+  /** A dispatcher in this process that takes the effects enqueued here, claimed, as they commit. */
+  handoff?: EffectHandoff;
 }
 
 export interface IngestOutcome {
@@ -417,17 +426,22 @@ async function fireDefinitions(
   endsTransaction = false,
 ): Promise<string[]> {
   const fired: string[] = [];
+  const { handoff } = ctx;
   for (const [at, definition] of definitions.entries()) {
     if (definition.transactional) {
       await definition.transactional(job, tx);
       fired.push(definition.name);
-    } else if (
-      await tx.enqueueEffect(
-        newEffectRow(job, definition.name, trigger, ctx.newId(), ctx.now, ctx.traceParent),
-        endsTransaction && at === definitions.length - 1,
-      )
-    ) {
+      continue;
+    }
+    const row = newEffectRow(job, definition.name, trigger, ctx.newId(), ctx.now, ctx.traceParent);
+    // Claimed in this transaction when this process's dispatcher has room for it: it is handed
+    // over once the commit has returned, and the claim's own transaction is saved. Should the
+    // process stop before it is delivered, its lease runs out and any dispatcher claims it.
+    const leaseMs = handoff?.leaseMsForNext() ?? null;
+    const effect = leaseMs === null ? row : claimedOnEnqueue(row, ctx.now + leaseMs);
+    if (await tx.enqueueEffect(effect, endsTransaction && at === definitions.length - 1)) {
       fired.push(definition.name);
+      if (leaseMs !== null) tx.afterCommit(() => handoff?.take(effect));
     }
   }
   return fired;

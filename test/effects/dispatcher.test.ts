@@ -277,8 +277,10 @@ describe("dispatcher", () => {
     };
     const attempts: string[] = [];
     let attempted = () => {};
-    // No tick after the first: only pokes and deliveries' ends claim.
+    // No tick after the first: only pokes and deliveries' ends claim. Claimed by the dispatcher,
+    // not handed over by the ingest's transaction (effect-handoff.test.ts).
     const dispatcher = createDispatcher(finality, {
+      handoff: false,
       concurrency: 2,
       pollIntervalMs: 3_600_000,
       onAttempt: (attempt) => {

@@ -43,6 +43,8 @@ const CASES: {
   { mutant: "claim-deaf-to-abort", invariant: "aborted-claim-claims-nothing", start: 7, count: 1 },
   // 2026-12-06: a worker's end that claims its next run (`next`), its first answer lost.
   { mutant: "retried-end-claims-anew", invariant: "retried-end-claims-nothing-new", start: 18, count: 1 },
+  // 2026-12-07: effects claimed by the transaction that enqueues them (DispatcherOptions.handoff).
+  { mutant: "handed-unclaimed", invariant: "no-parallel-delivery", start: 27, count: 1 },
 ];
 
 afterEach(() => {

@@ -93,10 +93,13 @@ export function generateSchedule(seed: number): Schedule {
   const timing = effectTiming(random);
   const config = drawSimConfig(seed, timing.effectTimeoutMs, timing.effectLeaseMs);
   const effectLeaseMs = config.parsed.effectDelivery.leaseSeconds ?? 4 * (timing.effectTimeoutMs / 1000);
+  // Effects handed over by their transactions: a stream of its own as well.
+  const handoff = seededRandom(seed ^ 0x4a0d0f);
   return {
     seed,
     ...timing,
     effectLeaseMs: Math.round(effectLeaseMs * 1000),
+    effectHandoff: handoff() < 0.5,
     config,
     jobs,
     attemptPlans,

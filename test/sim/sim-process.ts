@@ -42,6 +42,8 @@ export interface ProcessOptions {
   brokerTarget: EffectTarget;
   effectTimeoutMs: number;
   effectLeaseMs: number;
+  /** The dispatcher takes effects from the transactions that enqueue them (Schedule.effectHandoff). */
+  effectHandoff: boolean;
   /** The schedule's configuration, parsed and checked (sim-config.ts). */
   config: FinalityConfig;
 }
@@ -106,7 +108,7 @@ export function startProcess(options: ProcessOptions): SimProcess {
     random: options.random,
     targets: { nats: options.brokerTarget },
   };
-  const dispatcher = createDispatcher(finality, dispatcherOptions);
+  const dispatcher = createDispatcher(finality, { ...dispatcherOptions, handoff: options.effectHandoff });
   // A second replica's dispatcher over the same database, run while a slow delivery is in flight.
   const replica = createDispatcher(finality, dispatcherOptions);
   const runs = mutateRuns(

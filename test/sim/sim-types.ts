@@ -154,6 +154,12 @@ export interface Schedule {
   /** The dispatcher's delivery timeout and lease, drawn from their valid range (lease > timeout). */
   effectTimeoutMs: number;
   effectLeaseMs: number;
+  /**
+   * Whether the process's dispatcher takes the effects its ingests enqueue, claimed in their
+   * transactions (DispatcherOptions.handoff): held until the next `dispatch` step, lost with the
+   * process on a kill or crash, when only their leases bring them back.
+   */
+  effectHandoff: boolean;
   /** The configuration the process runs with, drawn from what the config check accepts (sim-config.ts). */
   config: SimConfig;
   jobs: JobPlan[];

@@ -192,6 +192,7 @@ export class SimWorld {
       brokerTarget: simBrokerTarget(this),
       effectTimeoutMs: this.schedule.effectTimeoutMs,
       effectLeaseMs: this.schedule.effectLeaseMs,
+      effectHandoff: this.schedule.effectHandoff,
       config: this.schedule.config.parsed,
     });
   }

@@ -54,6 +54,11 @@ export const STORE_MUTANTS = {
    * sequence 0): a worker numbering its reports from 0 has its first one answered `duplicate`.
    */
   "seq-zero-taken": { store: {}, tx: {} },
+  /**
+   * An effect handed to the dispatcher by the transaction that enqueued it is stored unclaimed
+   * (pending, no lease): a claim takes the row as well, and it is sent twice at once.
+   */
+  "handed-unclaimed": { store: {}, tx: {} },
 } as const satisfies Record<string, { store: Partial<Store>; tx: Partial<StoreTx> }>;
 
 export type StoreMutantName = keyof typeof STORE_MUTANTS;
@@ -70,6 +75,11 @@ export function mutateStore(store: Store, name = process.env.FINALITY_SIM_MUTANT
     if (name === "alert-skipped")
       return {
         enqueueEffect: async (effect) => (effect.name === "alert" ? false : tx.enqueueEffect(effect)),
+      };
+    if (name === "handed-unclaimed")
+      return {
+        enqueueEffect: (effect, last) =>
+          tx.enqueueEffect({ ...effect, status: "pending", attempts: 0, leaseUntil: null }, last),
       };
     if (name === "running-events-dropped")
       return {

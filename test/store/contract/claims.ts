@@ -33,6 +33,48 @@ export function describeClaims(scope: ContractScope): void {
         expect(effect).toMatchObject({ attempts: 2, leaseUntil: T0 + 2 * LEASE_MS });
     });
 
+    it("an effect enqueued claimed (handed to a dispatcher) keeps its lease: claimed again only once it has passed", async () => {
+      // What a transaction writes for the dispatcher it hands the effect to (claimedOnEnqueue).
+      const handed = makeEffect({
+        jobId: "job-handed",
+        status: "delivering",
+        attempts: 1,
+        nextAttemptAt: T0,
+        leaseUntil: T0 + LEASE_MS,
+      });
+      await insertEffects(scope.store(), [handed]);
+      const store = scope.store();
+      expect(await store.getEffect(handed.id)).toMatchObject({
+        status: "delivering",
+        attempts: 1,
+        leaseUntil: T0 + LEASE_MS,
+      });
+      expect(await store.claimEffects(T0 + LEASE_MS - 1, 10, LEASE_MS)).toEqual([]);
+      expect(await store.extendEffectLease(handed.id, T0 + LEASE_MS, T0 + 2 * LEASE_MS)).toBe(true);
+      expect(
+        await store.finishEffect({
+          id: handed.id,
+          claimedUntil: T0 + 2 * LEASE_MS,
+          kind: "delivered",
+          at: T0 + 1,
+        }),
+      ).toBe(true);
+      expect(await store.getEffect(handed.id)).toMatchObject({ status: "delivered", attempts: 1 });
+
+      // One whose dispatcher died: its lease runs out, and a claim takes it (the second attempt).
+      const orphan = makeEffect({
+        jobId: "job-orphan",
+        status: "delivering",
+        attempts: 1,
+        nextAttemptAt: T0,
+        leaseUntil: T0 + LEASE_MS,
+      });
+      await insertEffects(scope.store(), [orphan]);
+      expect(await store.claimEffects(T0 + LEASE_MS, 10, LEASE_MS)).toEqual([
+        expect.objectContaining({ id: orphan.id, attempts: 2, leaseUntil: T0 + 2 * LEASE_MS }),
+      ]);
+    });
+
     it("claims at most `limit` and never the same row twice", async () => {
       const effects = Array.from({ length: 7 }, (_, i) => makeEffect({ jobId: `job-${i}` }));
       await insertEffects(scope.store(), effects);

@@ -1,0 +1,301 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { manualClock } from "../../src/core/clock.js";
+import { createFinality } from "../../src/engine/create-finality.js";
+import { createDispatcher, type DeliveryAttempt } from "../../src/engine/dispatcher.js";
+import type { EffectDefinition } from "../../src/engine/effect-definitions.js";
+import type { Finality } from "../../src/engine/finality.js";
+import { engineOf } from "../helpers/engine.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+// A running dispatcher takes the effects its ledger's ingests enqueue straight from their
+// transactions: the row is inserted claimed (leased to it) and handed over once the commit has
+// returned, so no claim transaction runs for it. Everything here is about what that must not
+// change: rollbacks hand nothing over, a full dispatcher leaves rows pending, and a row handed
+// to a process that dies, or to a dispatcher that stopped, is delivered all the same.
+
+const dirs: { cleanup(): void }[] = [];
+const open: Finality[] = [];
+afterEach(async () => {
+  for (const f of open.splice(0)) await f.close();
+  for (const d of dirs.splice(0)) d.cleanup();
+});
+
+function ledger(effects: EffectDefinition[], file?: string) {
+  const dir = tempDir();
+  dirs.push(dir);
+  const clock = manualClock();
+  const path = file ?? dir.file("ledger.db");
+  const finality = createFinality({ store: { sqlite: path }, clock, effects });
+  open.push(finality);
+  return { finality, clock, path };
+}
+
+const settle = (finality: Finality, id: string) =>
+  finality.ingest({ provider: "acme", id, state: "succeeded", source: "webhook", deliveryId: `d-${id}` });
+
+/**
+ * Counts the claim transactions the store runs (each is one, whether it finds rows or not);
+ * `started()` resolves once the dispatcher's first tick has claimed and that claim has ended.
+ */
+function countClaims(finality: Finality) {
+  const store = engineOf(finality).store;
+  const claimEffects = store.claimEffects.bind(store);
+  let first = () => {};
+  const firstEnded = new Promise<void>((resolve) => {
+    first = resolve;
+  });
+  const counted = { claims: 0, started: () => firstEnded };
+  store.claimEffects = (...args) => {
+    counted.claims++;
+    const claim = claimEffects(...args);
+    void claim.finally(first).catch(() => {});
+    return claim;
+  };
+  return counted;
+}
+
+/** Resolves with each attempt as the dispatcher reports it. */
+function attempts() {
+  const seen: DeliveryAttempt[] = [];
+  const waiting: { count: number; resolve: () => void }[] = [];
+  return {
+    seen,
+    onAttempt(attempt: DeliveryAttempt) {
+      seen.push(attempt);
+      for (const w of waiting.filter((w) => seen.length >= w.count)) w.resolve();
+    },
+    until: (count: number) =>
+      seen.length >= count
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => waiting.push({ count, resolve })),
+  };
+}
+
+const rowOf = async (finality: Finality, jobId: string) => {
+  const [row] = (await engineOf(finality).store.listEffects({ jobId })).items;
+  if (row === undefined) throw new Error(`no outbox row for ${jobId}`);
+  return row;
+};
+
+describe("effects handed over by the transaction that enqueued them", () => {
+  it("a started dispatcher delivers each ingest's effect with no claim of its own", async () => {
+    const delivered: string[] = [];
+    const { finality } = ledger([{ name: "notify", handler: async (d) => void delivered.push(d.job.id) }]);
+    const counted = countClaims(finality);
+    const seen = attempts();
+    // No tick after the first; pokes as `serve` wires them.
+    const dispatcher = createDispatcher(finality, { pollIntervalMs: 3_600_000, onAttempt: seen.onAttempt });
+    const unsubscribe = finality.onEffectsEnqueued(() => dispatcher.poke());
+    dispatcher.start();
+    try {
+      await counted.started();
+      const before = counted.claims;
+      for (const [n, id] of ["a", "b", "c"].entries()) {
+        await settle(finality, id);
+        await seen.until(n + 1);
+      }
+      expect(counted.claims - before).toBe(0);
+    } finally {
+      unsubscribe();
+      await dispatcher.stop();
+    }
+    expect(delivered).toEqual(["a", "b", "c"]);
+    expect(seen.seen.map((a) => a.outcome)).toEqual(["delivered", "delivered", "delivered"]);
+    for (const id of ["a", "b", "c"]) {
+      const row = await rowOf(finality, id);
+      expect({ status: row.status, attempts: row.attempts, leaseUntil: row.leaseUntil }).toEqual({
+        status: "delivered",
+        attempts: 1,
+        leaseUntil: null,
+      });
+    }
+  });
+
+  it("`handoff: false` claims every effect itself, as before", async () => {
+    const { finality } = ledger([{ name: "notify", handler: async () => {} }]);
+    const counted = countClaims(finality);
+    const seen = attempts();
+    const dispatcher = createDispatcher(finality, {
+      handoff: false,
+      pollIntervalMs: 3_600_000,
+      onAttempt: seen.onAttempt,
+    });
+    const unsubscribe = finality.onEffectsEnqueued(() => dispatcher.poke());
+    dispatcher.start();
+    try {
+      await counted.started();
+      const before = counted.claims;
+      await settle(finality, "a");
+      await seen.until(1);
+      expect(counted.claims - before).toBe(1);
+    } finally {
+      unsubscribe();
+      await dispatcher.stop();
+    }
+  });
+
+  it("a transaction that rolls back hands nothing over and leaves no row", async () => {
+    const delivered: string[] = [];
+    const { finality } = ledger([
+      { name: "notify", handler: async (d) => void delivered.push(d.job.id) },
+      {
+        name: "audit",
+        transactional: async (job) => {
+          if (job.id === "boom") throw new Error("audit refused");
+        },
+      },
+    ]);
+    const seen = attempts();
+    const dispatcher = createDispatcher(finality, { concurrency: 1, onAttempt: seen.onAttempt });
+    dispatcher.start();
+    try {
+      await expect(settle(finality, "boom")).rejects.toThrow("audit refused");
+      expect((await engineOf(finality).store.listEffects({ jobId: "boom" })).items).toEqual([]);
+      // The one slot is free: the next effect is handed over, not left pending.
+      await settle(finality, "ok");
+      await seen.until(1);
+    } finally {
+      await dispatcher.stop();
+    }
+    expect(delivered).toEqual(["ok"]);
+    expect((await rowOf(finality, "ok")).attempts).toBe(1);
+  });
+
+  it("with no room the row is enqueued pending, and the slot that frees claims it", async () => {
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const delivered: string[] = [];
+    const { finality } = ledger([
+      {
+        name: "notify",
+        handler: async (d) => {
+          if (d.job.id === "slow") await held;
+          delivered.push(d.job.id);
+        },
+      },
+    ]);
+    const seen = attempts();
+    // No tick and no pokes: only the handoff and the freed slot can start anything.
+    const counted = countClaims(finality);
+    const dispatcher = createDispatcher(finality, {
+      concurrency: 1,
+      pollIntervalMs: 3_600_000,
+      timeoutMs: 60_000,
+      onAttempt: seen.onAttempt,
+    });
+    dispatcher.start();
+    try {
+      await counted.started();
+      await settle(finality, "slow");
+      expect((await rowOf(finality, "slow")).status).toBe("delivering");
+      await settle(finality, "next");
+      expect((await rowOf(finality, "next")).status).toBe("pending");
+      release();
+      await seen.until(2);
+    } finally {
+      await dispatcher.stop();
+    }
+    expect(delivered).toEqual(["slow", "next"]);
+    expect((await rowOf(finality, "next")).attempts).toBe(1);
+  });
+
+  it("a row handed to a process that died is claimed once its lease has run out", async () => {
+    const { finality, clock, path } = ledger([{ name: "notify", handler: async () => {} }]);
+    // Driven by runOnce: the handed effect waits for a run that never comes (the process dies).
+    createDispatcher(finality, { handoff: true, leaseMs: 60_000 });
+    await settle(finality, "lost");
+    const leased = await rowOf(finality, "lost");
+    expect(leased.status).toBe("delivering");
+    expect(leased.leaseUntil).toBe(clock.now() + 60_000);
+    await finality.close();
+    open.splice(open.indexOf(finality), 1);
+
+    const delivered: string[] = [];
+    const after = ledger([{ name: "notify", handler: async (d) => void delivered.push(d.job.id) }], path);
+    after.clock.set(clock.now());
+    const dispatcher = createDispatcher(after.finality, { leaseMs: 60_000 });
+    expect(await dispatcher.runOnce()).toBe(0);
+    after.clock.advance(60_000);
+    expect(await dispatcher.runOnce()).toBe(1);
+    expect(delivered).toEqual(["lost"]);
+    const row = await rowOf(after.finality, "lost");
+    expect({ status: row.status, attempts: row.attempts }).toEqual({ status: "delivered", attempts: 2 });
+  });
+
+  it("a handed effect whose lease is mostly spent waits for it to run out, then is claimed", async () => {
+    const delivered: string[] = [];
+    const { finality, clock } = ledger([
+      { name: "notify", handler: async (d) => void delivered.push(d.job.id) },
+    ]);
+    const dispatcher = createDispatcher(finality, { handoff: true, leaseMs: 60_000 });
+    await settle(finality, "stale");
+    // A run long after the commit: less lease left than a delivery's timeout (15 s).
+    clock.advance(45_000);
+    expect(await dispatcher.runOnce()).toBe(0);
+    expect(delivered).toEqual([]);
+    clock.advance(15_000);
+    expect(await dispatcher.runOnce()).toBe(1);
+    expect(delivered).toEqual(["stale"]);
+    expect((await rowOf(finality, "stale")).attempts).toBe(2);
+    // A fresh one is delivered by the next run, from the handoff (its first attempt).
+    await settle(finality, "fresh");
+    expect(await dispatcher.runOnce()).toBe(1);
+    expect((await rowOf(finality, "fresh")).attempts).toBe(1);
+  });
+
+  it("an effect handed over after its dispatcher stopped is made due again at once", async () => {
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    let entered = () => {};
+    const inTransaction = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    const delivered: string[] = [];
+    const { finality } = ledger([
+      { name: "notify", handler: async (d) => void delivered.push(d.job.id) },
+      {
+        name: "hold",
+        transactional: async () => {
+          entered();
+          await gate;
+        },
+      },
+    ]);
+    const counted = countClaims(finality);
+    // The give-back is the one finish: resolves once it has committed.
+    const store = engineOf(finality).store;
+    const finishEffect = store.finishEffect.bind(store);
+    let finished = (_: Promise<boolean>) => {};
+    const givenBack = new Promise<Promise<boolean>>((resolve) => {
+      finished = resolve;
+    });
+    store.finishEffect = (outcome) => {
+      const done = finishEffect(outcome);
+      finished(done);
+      return done;
+    };
+    const dispatcher = createDispatcher(finality, { pollIntervalMs: 3_600_000 });
+    dispatcher.start();
+    // The first tick's claim has ended (stopping waits for a claim, which waits for the writer).
+    await counted.started();
+    // Claimed for the running dispatcher, committed once it has stopped.
+    const settled = settle(finality, "late");
+    await inTransaction;
+    await dispatcher.stop();
+    open();
+    await settled;
+    const next = createDispatcher(finality, { handoff: false });
+    // Given back before the next run: due now, not when the lease runs out.
+    expect(await await givenBack).toBe(true);
+    const given = await rowOf(finality, "late");
+    expect(given.status).toBe("pending");
+    expect(given.lastError).toContain("stopped before its first attempt");
+    expect(given.nextAttemptAt).toBeLessThanOrEqual(engineOf(finality).clock.now());
+    expect(await next.runOnce()).toBe(1);
+    expect(delivered).toEqual(["late"]);
+  });
+});
