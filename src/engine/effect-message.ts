@@ -1,4 +1,5 @@
 import { intentToJson } from "../core/intent-model.js";
+import { isoTime } from "../core/iso-time.js";
 import { jobToJson } from "../core/job-json.js";
 import type { EffectDefinition, EffectDelivery } from "./effect-definitions.js";
 
@@ -52,7 +53,7 @@ function cloudEventOf(delivery: EffectDelivery, source: string) {
     // An orphaned intent's alert is about the intent, not a job: `finality.intent.orphaned`.
     type: delivery.type === "intent.orphaned" ? "finality.intent.orphaned" : `finality.job.${state}`,
     subject: `${job.provider}/${job.id}`,
-    time: new Date(job.settledAt ?? job.updatedAt).toISOString(),
+    time: isoTime(job.settledAt ?? job.updatedAt),
     datacontenttype: "application/json",
     finalityattempt: String(delivery.attempt),
     data: {

@@ -1,3 +1,4 @@
+import { isoTime } from "../core/iso-time.js";
 import { jobToJson } from "../core/job-json.js";
 import type { Settlement, SettlementPage, SettlementQuery } from "../store/settlement-feed.js";
 import type { Store } from "../store/store.js";
@@ -21,7 +22,7 @@ export function settlementToJson(settlement: Settlement) {
     kind: settlement.kind,
     amendment: settlement.amendment,
     state: settlement.state,
-    settledAt: new Date(settlement.settledAt).toISOString(),
+    settledAt: isoTime(settlement.settledAt),
     settledBy: settlement.settledBy,
     job: settlement.job === null ? null : jobToJson(settlement.job),
   };

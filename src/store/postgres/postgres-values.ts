@@ -1,4 +1,5 @@
 import { FinalityError } from "../../core/errors.js";
+import { isoTime } from "../../core/iso-time.js";
 
 /**
  * The port speaks epoch milliseconds; the time columns are timestamptz (except max_update_time,
@@ -12,7 +13,7 @@ export function toTime(ms: number): string | Date;
 export function toTime(ms: number | null): string | Date | null;
 export function toTime(ms: number | null): string | Date | null {
   if (ms === null) return null;
-  if (ms >= FIRST_ISO_YEAR_MS && ms < AFTER_ISO_YEARS_MS) return new Date(ms).toISOString();
+  if (ms >= FIRST_ISO_YEAR_MS && ms < AFTER_ISO_YEARS_MS) return isoTime(ms);
   const date = new Date(ms);
   // Out of Date's range (±8.64e15 ms) would surface as a raw RangeError from the driver.
   if (Number.isNaN(date.getTime())) {
