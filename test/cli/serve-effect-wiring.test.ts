@@ -130,6 +130,22 @@ describe("`finality serve` delivers effects as effectDelivery says", () => {
     expect(transportCalls.count).toBe(1);
   });
 
+  it("takes the effects its ingests enqueue from their transactions while it runs (the handoff)", async () => {
+    receiver.decide = () => 204;
+    const { finality } = serveLoops({});
+    const stranger = { leaseMsForNext: () => null, take() {} };
+    // Held by serve's dispatcher: no other may take it.
+    expect(engineOf(finality).takeEffectHandoff(stranger)).toBe(false);
+    await settle(finality, "j0");
+    await receiver.until(() => receiver.applied.size === 1);
+    // Stopping waits for the delivery to be recorded, and gives the handoff up.
+    const { dispatcher } = opened.at(-1) as (typeof opened)[number];
+    await dispatcher.stop();
+    const [row] = (await engineOf(finality).store.listEffects({ jobId: "j0" })).items;
+    expect({ status: row?.status, attempts: row?.attempts }).toEqual({ status: "delivered", attempts: 1 });
+    expect(engineOf(finality).takeEffectHandoff(stranger)).toBe(true);
+  });
+
   it("claims under leaseSeconds and gives up on a silent receiver after timeoutSeconds", async () => {
     receiver.decide = () => "hold";
     const { finality, clock, warned, until } = serveLoops({
