@@ -26,7 +26,10 @@
  * BENCH_KEEP_PROFILE, bench/callgrind-js.js then names the JavaScript functions in the profile),
  * BENCH_STORE (`postgres`: finality and the baseline on PostgreSQL at BENCH_POSTGRES_URL, each in a
  * fresh schema dropped after it, instead of SQLite; the database's own work is not counted, the
- * server's is: compare it with the SQLite figure of the same build, and builds with each other).
+ * server's is: compare it with the SQLite figure of the same build, and builds with each other),
+ * BENCH_TOOL (`strace`: system calls per webhook instead, by name, from `strace -c -f` attached to
+ * the server for the same window; the kernel's side, which callgrind does not count. Needs strace;
+ * the server runs under node alone).
  * Not run by `npm run bench` (minutes under valgrind).
  */
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -40,6 +43,7 @@ import { jobSteps } from "./lib/job-steps.js";
 import { openAdmin } from "./lib/pg-admin.js";
 import { BENCH_SECRET } from "./lib/presign.js";
 import { startServer } from "./lib/processes.js";
+import { attachStrace, requireStrace } from "./lib/strace.js";
 
 const WARMUP = Number.parseInt(process.env.BENCH_WARMUP ?? "12000", 10);
 const COUNT = Number.parseInt(process.env.BENCH_WEBHOOKS ?? "3000", 10);
@@ -72,7 +76,13 @@ const chosen = (
   .split(",")
   .map((name) => name.trim());
 
-requireValgrind();
+const underStrace = process.env.BENCH_TOOL === "strace";
+if (process.env.BENCH_TOOL !== undefined && !underStrace) {
+  throw new Error(`BENCH_TOOL=${process.env.BENCH_TOOL}: only "strace" is known (callgrind is the default)`);
+}
+if (underStrace) requireStrace();
+else requireValgrind();
+const unit = underStrace ? "system calls/webhook" : "instructions/webhook (warm)";
 // Where the effect is delivered (BENCH_EFFECT): a bare server, not counted.
 const receiver = process.env.BENCH_EFFECT
   ? await startServer(process.execPath, [here("servers/bare-server.js")])
@@ -93,7 +103,7 @@ for (let run = 1; run <= RUNS; run++) {
   for (const name of chosen) {
     const measured = await measure(name, servers[name]);
     runs[name].push(measured);
-    console.log(`  ${name.padEnd(12)} ${fmt(measured.total).padStart(10)} instructions/webhook (warm)`);
+    console.log(`  ${name.padEnd(12)} ${fmt(measured.total).padStart(10)} ${unit}`);
   }
 }
 for (const name of chosen) {
@@ -131,7 +141,8 @@ function median(values) {
 }
 
 function fmt(n) {
-  return Math.round(n).toLocaleString("en-US");
+  // System calls per webhook are a few: two decimals; instructions, whole.
+  return underStrace ? n.toFixed(2) : Math.round(n).toLocaleString("en-US");
 }
 
 function finalityArgs(dir, dist) {
@@ -167,9 +178,9 @@ async function measure(name, argsOf) {
     const env = { FINALITY_SQLITE_SYNCHRONOUS: "NORMAL" };
     if (process.env.BENCH_LOG_LEVEL) env.FINALITY_LOG_LEVEL = process.env.BENCH_LOG_LEVEL;
     server = await startServer(
-      "valgrind",
+      underStrace ? process.execPath : "valgrind",
       [
-        ...callgrindArgs(dir),
+        ...(underStrace ? [] : callgrindArgs(dir)),
         ...(process.env.BENCH_NODE_FLAGS ?? "").split(/\s+/).filter(Boolean),
         ...argsOf(dir),
       ],
@@ -182,6 +193,20 @@ async function measure(name, argsOf) {
     // Fresh connections for the window: callgrind_control can take longer than a server's
     // keep-alive timeout, and a socket it closed meanwhile would be reset under the client.
     const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
+    if (underStrace) {
+      const tracer = await attachStrace(server.pid, dir);
+      await send(server.url, webhooks.slice(WARMUP), agent);
+      const calls = await tracer.detach();
+      agent.destroy();
+      await server.stop();
+      const total = Object.values(calls).reduce((a, b) => a + b, 0);
+      const top = Object.entries(calls)
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 8)
+        .map(([call, n]) => `${call} ${fmt(n / COUNT)}`);
+      console.log(`  (${name}: ${top.join(", ")})`);
+      return { total: total / COUNT, withoutCompiler: total / COUNT, sqlite: 0 };
+    }
     control(server.pid, "on");
     await send(server.url, webhooks.slice(WARMUP), agent);
     control(server.pid, "off");
