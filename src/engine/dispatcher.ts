@@ -109,7 +109,9 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
   const effectUrls = effects.flatMap(destinationUrls);
   const inFlight = new Set<Promise<void>>();
   // Effects claimed by the transactions that enqueued them and handed over (see `handoff`), in
-  // the order they committed, waiting for a slot: at most `concurrency` were promised room.
+  // the order they committed, waiting for a slot. Room is looked at as each is enqueued (no slot
+  // is reserved, so a rollback leaks none): transactions in flight together may hand over a few
+  // more than there are slots, bounded by how many run at once; those wait here.
   const handed: Effect[] = [];
   let running = false;
   let pumping = false;
