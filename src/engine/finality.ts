@@ -121,7 +121,7 @@ export function finalityOn(options: FinalityOptions & { store: Store }): Finalit
     };
   }
 
-  // The dispatcher that takes effects as they commit (engine's setEffectHandoff), if one does.
+  // The dispatcher that takes effects as they commit (the engine's takeEffectHandoff), if one does.
   let handoff: EffectHandoff | null = null;
   const listeners = new Set<() => void>();
   const announceEffects = () => {

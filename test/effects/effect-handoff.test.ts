@@ -246,9 +246,9 @@ describe("effects handed over by the transaction that enqueued them", () => {
   });
 
   it("an effect handed over after its dispatcher stopped is made due again at once", async () => {
-    let open = () => {};
+    let openGate = () => {};
     const gate = new Promise<void>((resolve) => {
-      open = resolve;
+      openGate = resolve;
     });
     let entered = () => {};
     const inTransaction = new Promise<void>((resolve) => {
@@ -270,7 +270,7 @@ describe("effects handed over by the transaction that enqueued them", () => {
     const store = engineOf(finality).store;
     const finishEffect = store.finishEffect.bind(store);
     let finished = (_: Promise<boolean>) => {};
-    const givenBack = new Promise<Promise<boolean>>((resolve) => {
+    const givenBack = new Promise<boolean>((resolve) => {
       finished = resolve;
     });
     store.finishEffect = (outcome) => {
@@ -286,11 +286,11 @@ describe("effects handed over by the transaction that enqueued them", () => {
     const settled = settle(finality, "late");
     await inTransaction;
     await dispatcher.stop();
-    open();
+    openGate();
     await settled;
     const next = createDispatcher(finality, { handoff: false });
     // Given back before the next run: due now, not when the lease runs out.
-    expect(await await givenBack).toBe(true);
+    expect(await givenBack).toBe(true);
     const given = await rowOf(finality, "late");
     expect(given.status).toBe("pending");
     expect(given.lastError).toContain("stopped before its first attempt");
