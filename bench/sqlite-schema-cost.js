@@ -27,8 +27,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { createFinality } from "../dist/exports/sqlite.js";
-import { createDispatcher } from "../dist/index.js";
-import { jobSteps } from "./lib/job-steps.js";
+import { ingestAll, libraryObservations, openLedger } from "./lib/library-ingest.js";
 
 const COUNT = Number.parseInt(process.env.BENCH_WEBHOOKS ?? "3000", 10);
 const WARMUP = Number.parseInt(process.env.BENCH_WARMUP ?? "3000", 10);
@@ -175,48 +174,18 @@ async function child(variant, file) {
   if (variant === "all") dropped.length = 0;
   for (const { type, name } of dropped) db.exec(`DROP ${type.toUpperCase()} "${name}"`);
   db.close();
-  const finality = createFinality({
-    store: { sqlite: file, synchronous: "NORMAL" },
-    effects: EFFECT ? [{ name: "notify", on: ["succeeded"], handler: async () => {} }] : [],
-  });
-  // As `serve` runs it: poked by each enqueue (src/host/node/background-loop.ts).
-  const dispatcher = EFFECT ? createDispatcher(finality) : null;
-  const unsubscribe = dispatcher ? finality.onEffectsEnqueued(() => dispatcher.poke()) : () => {};
-  dispatcher?.start();
+  const ledger = openLedger(file, EFFECT);
   const input = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
-  await ingestAll(finality, webhooks("warm", WARMUP));
-  await dispatcher?.runOnce();
+  await ingestAll(ledger.finality, libraryObservations("warm", WARMUP), IN_FLIGHT);
+  await ledger.drain();
   process.stdout.write("warm\n");
   await input.next();
-  await ingestAll(finality, webhooks("counted", COUNT));
+  await ingestAll(ledger.finality, libraryObservations("counted", COUNT), IN_FLIGHT);
   // What is still due is delivered inside the window: every counted effect is finished in it.
-  await dispatcher?.runOnce();
+  await ledger.drain();
   process.stdout.write("done\n");
   await input.next();
-  unsubscribe();
-  await dispatcher?.stop();
-  await finality.close();
-}
-
-/** As `intake-callgrind.js` sends them (lib/job-steps.js), as the library's observations. */
-function webhooks(prefix, count) {
-  return jobSteps(prefix, count, ({ jobId, state, seq, result }, n) => ({
-    provider: "acme",
-    id: jobId,
-    state,
-    seq,
-    source: "webhook",
-    deliveryId: `${prefix}-msg-${n}`,
-    ...(result === undefined ? {} : { result }),
-  }));
-}
-
-async function ingestAll(finality, observations) {
-  let next = 0;
-  const lane = async () => {
-    while (next < observations.length) await finality.ingest(observations[next++]);
-  };
-  await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+  await ledger.close();
 }
 
 function fmt(n) {

@@ -8,7 +8,7 @@ const DETECTION = `
   FROM jobs
   WHERE settled_at >= to_timestamp($1::float8 / 1000) AND settled_at < to_timestamp($2::float8 / 1000)
     AND max_update_time IS NOT NULL
-  ORDER BY settled_at DESC LIMIT $3`; // jobs_settled
+  ORDER BY settled_at DESC LIMIT $3`; // jobs_settled_by_source
 
 const TO_EFFECT = `
   SELECT o.provider, o.name AS effect, coalesce(j.settled_by, 'unknown') AS source, ${epochMs("o.delivered_at")} - j.max_update_time AS ms

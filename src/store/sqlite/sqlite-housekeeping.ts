@@ -37,7 +37,7 @@ const PRUNABLE: Record<PruneTarget, Prunable> = {
   events: olderThan("events", "event_no", "at"),
   settledJobs: {
     // The key first; the rest is what the tombstone keeps.
-    select: `SELECT job_no, provider, id, state, settled_at FROM jobs j INDEXED BY jobs_settled
+    select: `SELECT job_no, provider, id, state, settled_at FROM jobs j INDEXED BY jobs_settled_by_source
       WHERE settled_at IS NOT NULL AND settled_at < ?
         AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.provider = j.provider AND o.job_id = j.id AND o.status <> 'delivered')
       ORDER BY settled_at LIMIT ?`,

@@ -6,7 +6,7 @@ export function createSqliteLatencyReads(reader: SqliteDb, assertOpen: () => voi
   const detection = reader.prepare(
     `SELECT provider, coalesce(settled_by, 'unknown') AS source, settled_at - max_update_time AS ms
      FROM jobs WHERE settled_at >= @from AND settled_at < @to AND max_update_time IS NOT NULL
-     ORDER BY settled_at DESC LIMIT @cap`, // jobs_settled
+     ORDER BY settled_at DESC LIMIT @cap`, // jobs_settled_by_source
   );
   const toEffect = reader.prepare(
     `SELECT o.provider, o.name AS effect, coalesce(j.settled_by, 'unknown') AS source, o.delivered_at - j.max_update_time AS ms

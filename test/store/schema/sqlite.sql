@@ -89,13 +89,13 @@ CREATE TABLE jobs (
   UNIQUE (provider, id)
 );
 
-CREATE TABLE outbox (
+CREATE TABLE "outbox" (
   effect_no       INTEGER PRIMARY KEY,
   id              TEXT NOT NULL UNIQUE,
   provider        TEXT NOT NULL,
   job_id          TEXT NOT NULL,
   name            TEXT NOT NULL,
-  idempotency_key TEXT NOT NULL UNIQUE,
+  idempotency_key TEXT NOT NULL,
   trigger         TEXT NOT NULL,
   status          TEXT NOT NULL,
   attempts        INTEGER NOT NULL DEFAULT 0,
@@ -103,7 +103,8 @@ CREATE TABLE outbox (
   lease_until     INTEGER,
   last_error      TEXT,
   created_at      INTEGER NOT NULL,
-  delivered_at    INTEGER, trace_parent TEXT,
+  delivered_at    INTEGER,
+  trace_parent    TEXT,
   -- One row per effect and trigger: a job settles once, and is alerted as stuck at most once.
   UNIQUE (provider, job_id, name, trigger)
 );
@@ -209,8 +210,6 @@ CREATE INDEX jobs_conflict ON jobs (job_no) WHERE conflict = 1;
 CREATE INDEX jobs_due ON jobs (next_check_at) WHERE next_check_at IS NOT NULL;
 
 CREATE INDEX jobs_open_by_age ON jobs (submitted_at) WHERE settled_at IS NULL;
-
-CREATE INDEX jobs_settled ON jobs (settled_at) WHERE settled_at IS NOT NULL;
 
 CREATE INDEX jobs_settled_by_source ON jobs (settled_at, settled_by) WHERE settled_at IS NOT NULL;
 
