@@ -175,14 +175,17 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
       outcome = (await store.finishEffect(finish)) ? decision.kind : "lost-claim";
     }
     const definition = definitions.get(effect.name);
-    return {
+    // Written out, with every key in one literal: properties after a spread each cost V8 a call
+    // into its runtime and a new hidden class (~1 µs a delivery for each such literal).
+    const attempted: DeliveryAttempt = {
       effect,
       destination: definition ? destinationOf(definition) : null,
-      ...loaded,
       outcome,
       durationMs: at - started,
-      ...(failure ? { error: failure.message } : {}),
     };
+    if (loaded.job !== undefined) attempted.job = loaded.job;
+    if (failure !== null) attempted.error = failure.message;
+    return attempted;
   }
 
   /** One attempt, stopped when its lease is lost or about to run out, or its delivery times out. */
@@ -220,15 +223,27 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
 
   /** The delivery of an outbox row: its job, or for an orphaned intent's alert, the intent. */
   async function deliveryOf(effect: Effect): Promise<EffectDelivery> {
-    const base = { effect: effect.name, idempotencyKey: effect.idempotencyKey, attempt: effect.attempts };
     if (effect.trigger === "orphaned") {
       const intent = await store.getIntent(effect.jobId);
       if (intent === null) throw new DeliveryError(`intent ${effect.jobId} no longer exists`);
-      return { ...base, type: "intent.orphaned", job: intentAlertSubject(intent), intent };
+      return {
+        effect: effect.name,
+        idempotencyKey: effect.idempotencyKey,
+        attempt: effect.attempts,
+        type: "intent.orphaned",
+        job: intentAlertSubject(intent),
+        intent,
+      };
     }
     const job = await store.getJob({ provider: effect.provider, id: effect.jobId });
     if (job === null) throw new DeliveryError(`job ${effect.provider}/${effect.jobId} no longer exists`);
-    return { ...base, type: effect.trigger === "stuck" ? "job.stuck" : "job.settled", job };
+    return {
+      effect: effect.name,
+      idempotencyKey: effect.idempotencyKey,
+      attempt: effect.attempts,
+      type: effect.trigger === "stuck" ? "job.stuck" : "job.settled",
+      job,
+    };
   }
 
   const handoff: EffectHandoff = {

@@ -88,7 +88,8 @@ export function encodeEffectMessage(
 /** The attributes under a binding's prefix: `ce-id`, `cloudEvents_id`, ... */
 export function prefixedAttributes(message: EffectMessage, prefix: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(message.attributes ?? {})) out[`${prefix}${name}`] = value;
+  if (message.attributes !== null)
+    for (const [name, value] of Object.entries(message.attributes)) out[`${prefix}${name}`] = value;
   return out;
 }
 

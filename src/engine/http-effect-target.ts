@@ -116,16 +116,16 @@ export function createHttpEffectDeliverer(
     );
     const body = message.body;
     const truncated = truncatedHeader(message);
-    const headers: Record<string, string> = {
-      ...prefixedAttributes(message, "ce-"),
-      "content-type": message.contentType,
-      "user-agent": options.userAgent ?? "finality",
-      "idempotency-key": delivery.idempotencyKey,
-      "finality-attempt": String(delivery.attempt),
-      ...(truncated !== null ? { "finality-truncated": truncated } : {}),
-      // W3C trace context of this attempt's span, so the receiver's trace continues it.
-      ...effectPropagationHeaders(),
-    };
+    // Added one by one to a fresh object, in the order they go out: a literal with keys after a
+    // spread costs V8 a runtime call per key and a new hidden class each time.
+    const headers = prefixedAttributes(message, "ce-");
+    headers["content-type"] = message.contentType;
+    headers["user-agent"] = options.userAgent ?? "finality";
+    headers["idempotency-key"] = delivery.idempotencyKey;
+    headers["finality-attempt"] = String(delivery.attempt);
+    if (truncated !== null) headers["finality-truncated"] = truncated;
+    // W3C trace context of this attempt's span, so the receiver's trace continues it.
+    Object.assign(headers, effectPropagationHeaders());
     if (definition.secret) {
       Object.assign(
         headers,

@@ -6,10 +6,15 @@ import { type StopAwareTransport, stopReasonOf } from "./http-effect-target.js";
 /** A receiver's URL as node:http needs it, worked out once: effects go to a few configured URLs. */
 interface Receiver {
   send: typeof httpRequest;
-  options: RequestOptions;
+  options: ReceiverOptions;
   /** `Host` (with the port when it is not the scheme's own) and `Authorization` from the URL's credentials. */
   lines: readonly string[];
 }
+
+/** A receiver's request options but its headers (which differ per delivery). */
+type ReceiverOptions = Required<Pick<RequestOptions, "protocol" | "hostname" | "path" | "agent">> & {
+  port: number | undefined;
+};
 
 /** More distinct URLs than this and the parsed ones are dropped and parsed again as they come. */
 const MAX_RECEIVERS = 256;
@@ -47,7 +52,6 @@ export function createNodeHttpTransport(options: { maxSockets?: number } = {}): 
         hostname: target.hostname.startsWith("[") ? target.hostname.slice(1, -1) : target.hostname,
         port: target.port === "" ? undefined : Number(target.port),
         path: `${target.pathname}${target.search}`,
-        method: "POST",
         agent: secure ? agents.https : agents.http,
       },
       lines,
@@ -87,7 +91,10 @@ export function createNodeHttpTransport(options: { maxSockets?: number } = {}): 
         if (lower === "host" || lower === "authorization") dropLine(lines, lower);
         lines.push(name, headers[name] as string);
       }
-      const req = receiver.send({ ...receiver.options, headers: lines }, (res) => {
+      // Every key in one literal: a key after a spread costs V8 a runtime call and a new hidden class.
+      const { protocol, hostname, port, path, agent } = receiver.options;
+      const options = { protocol, hostname, port, path, method: "POST", agent, headers: lines };
+      const req = receiver.send(options, (res) => {
         // Drain the answer so the socket goes back to the pool.
         res.resume();
         res.on("end", () => {
