@@ -54,8 +54,9 @@ function cloudEventOf(delivery: EffectDelivery, source: string) {
     type: delivery.type === "intent.orphaned" ? "finality.intent.orphaned" : `finality.job.${state}`,
     subject: `${job.provider}/${job.id}`,
     time: isoTime(job.settledAt ?? job.updatedAt),
-    datacontenttype: "application/json",
     finalityattempt: String(delivery.attempt),
+    // Last, in the structured body's order (it is this object as it is).
+    datacontenttype: "application/json",
     data: {
       effect: delivery.effect,
       job: jobToJson(job),
@@ -72,14 +73,13 @@ export function encodeEffectMessage(
 ): EffectMessage {
   if (definition.format !== "cloudevents")
     return { body: finalityBody(delivery), contentType: "application/json", attributes: null };
-  const { data, datacontenttype, ...attributes } = cloudEventOf(
-    delivery,
-    definition.cloudevents?.source ?? source,
-  );
-  if (definition.cloudevents?.mode === "binary")
+  const event = cloudEventOf(delivery, definition.cloudevents?.source ?? source);
+  if (definition.cloudevents?.mode === "binary") {
+    const { data, datacontenttype, ...attributes } = event;
     return { body: JSON.stringify(data), contentType: datacontenttype, attributes };
+  }
   return {
-    body: JSON.stringify({ ...attributes, datacontenttype, data }),
+    body: JSON.stringify(event),
     contentType: "application/cloudevents+json; charset=utf-8",
     attributes: null,
   };

@@ -74,8 +74,10 @@ export function fitEffectMessage(
       limitBytes,
       limitDepth: LIMITS.jsonDepth,
     };
+    // Cold path (a message over its limit): spreads are fine here.
     job = { ...job, [field]: marker };
     cut.push(field);
+    // Cold path.
     const message = encodeEffectMessage(definition, { ...delivery, job }, source);
     if (fits(message, trace, delivery, limitBytes)) return fitted(message, trace, cut);
   }
