@@ -26,6 +26,9 @@ export function createSqliteLifecycleTx(db: SqliteDb): LifecycleStoreTx {
     getTombstone: db.prepare(GET_TOMBSTONE),
     park: db.prepare(`INSERT INTO parked ${PARKED_INSERT} ON CONFLICT DO NOTHING`),
     take: db.prepare("DELETE FROM parked WHERE provider = ? AND job_id = ? RETURNING *"),
+    // Every new job asks, and almost none has anything parked: a read is ~4× cheaper than the
+    // DELETE (which opens the table and its three indexes for writing even to delete nothing).
+    anyParked: db.prepare("SELECT 1 FROM parked WHERE provider = ? AND job_id = ? LIMIT 1"),
     jobExists: db.prepare("SELECT 1 FROM jobs WHERE provider = ? AND id = ?"),
   };
   return {
@@ -48,6 +51,7 @@ export function createSqliteLifecycleTx(db: SqliteDb): LifecycleStoreTx {
       return s.park.run(row).changes === 1;
     },
     async takeParked(key: JobKey) {
+      if (s.anyParked.get(key.provider, key.id) === undefined) return [];
       const rows = s.take.all(key.provider, key.id) as ParkedRow[];
       // RETURNING promises no order.
       return rows.map(parkedFromRow).sort((a, b) => a.parkedNo - b.parkedNo);
