@@ -1,18 +1,22 @@
-import { Agent as HttpAgent, request as httpRequest, type RequestOptions } from "node:http";
+import { type RequestOptions, validateHeaderName, validateHeaderValue } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { DeliveryStop } from "./effect-target.js";
 import { type StopAwareTransport, stopReasonOf } from "./http-effect-target.js";
+import { createHttp1Client, type Http1Answer, type Http1Origin } from "./http1-client.js";
 
-/** A receiver's URL as node:http needs it, worked out once: effects go to a few configured URLs. */
+/** A receiver's URL as the transport needs it, worked out once: effects go to a few configured URLs. */
 interface Receiver {
-  send: typeof httpRequest;
-  options: ReceiverOptions;
+  /** Set for an https URL: node:https's options but the headers (which differ per delivery). */
+  secure: HttpsOptions | null;
+  /** For a plain-http URL: where the lean client connects. */
+  origin: Http1Origin;
+  /** The request line, `POST <path> HTTP/1.1`. */
+  requestLine: string;
   /** `Host` (with the port when it is not the scheme's own) and `Authorization` from the URL's credentials. */
   lines: readonly string[];
 }
 
-/** A receiver's request options but its headers (which differ per delivery). */
-type ReceiverOptions = Required<Pick<RequestOptions, "protocol" | "hostname" | "path" | "agent">> & {
+type HttpsOptions = Required<Pick<RequestOptions, "protocol" | "hostname" | "path" | "agent">> & {
   port: number | undefined;
 };
 
@@ -20,17 +24,20 @@ type ReceiverOptions = Required<Pick<RequestOptions, "protocol" | "hostname" | "
 const MAX_RECEIVERS = 256;
 
 /**
- * The Node transport for effect deliveries: `node:http` with keep-alive agents. It does the same
- * as `fetchTransport` for a fraction of the CPU (fetch's web streams cost more per delivery than
+ * The Node transport for effect deliveries: plain http through the lean HTTP/1.1 client
+ * (http1-client.ts), https through node:https with a keep-alive agent. Both do what
+ * `fetchTransport` does for a fraction of the CPU (fetch's web streams cost more per delivery than
  * the whole webhook intake), which matters because the dispatcher shares the process with intake.
  *
- * Headers go to node:http as one flat array, which it writes as they are (each name and value
- * still validated): an object costs a `setHeader` each (lower-casing, a map) and node:http then
- * adds `Host` and the URL's `Authorization` itself, so with an array those two are written here.
+ * The head is written here, in node:http's order and with its checks (each name and value through
+ * node:http's own validators, before anything is sent): `Host` and the URL's `Authorization`
+ * first, then `Content-Length`, the caller's headers, and `Connection: keep-alive`. node:https is
+ * handed the same lines as one flat array, which it writes as they are.
  */
 export function createNodeHttpTransport(options: { maxSockets?: number } = {}): StopAwareTransport {
-  const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 50 };
-  const agents = { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) };
+  const maxSockets = options.maxSockets ?? 50;
+  const httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets });
+  const client = createHttp1Client({ maxSockets });
   const receivers = new Map<string, Receiver>();
 
   function receiverOf(url: string): Receiver {
@@ -44,16 +51,15 @@ export function createNodeHttpTransport(options: { maxSockets?: number } = {}): 
       const auth = `${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`;
       lines.push("authorization", `Basic ${Buffer.from(auth).toString("base64")}`);
     }
+    // A bracketed IPv6 literal in the URL is a bare address to the socket.
+    const hostname = target.hostname.startsWith("[") ? target.hostname.slice(1, -1) : target.hostname;
+    const port = target.port === "" ? undefined : Number(target.port);
+    const path = `${target.pathname}${target.search}`;
+    const origin = { host: hostname, port: port ?? 80, key: `${hostname}:${port ?? 80}` };
     const receiver: Receiver = {
-      send: secure ? httpsRequest : httpRequest,
-      options: {
-        protocol: target.protocol,
-        // A bracketed IPv6 literal in the URL is a bare address to the socket.
-        hostname: target.hostname.startsWith("[") ? target.hostname.slice(1, -1) : target.hostname,
-        port: target.port === "" ? undefined : Number(target.port),
-        path: `${target.pathname}${target.search}`,
-        agent: secure ? agents.https : agents.http,
-      },
+      secure: secure ? { protocol: target.protocol, hostname, port, path, agent: httpsAgent } : null,
+      origin,
+      requestLine: `POST ${path} HTTP/1.1\r\n`,
       lines,
     };
     if (receivers.size >= MAX_RECEIVERS) receivers.clear();
@@ -70,10 +76,6 @@ export function createNodeHttpTransport(options: { maxSockets?: number } = {}): 
     new Promise<{ status: number; retryAfter: string | null }>((resolveAnswer, rejectAnswer) => {
       const early = stopReasonOf(stop);
       if (early !== null) return rejectAnswer(abortErrorOf(early));
-      // One stop listener of our own, removed when the request settles: node:http's `signal`
-      // option wires the request's end-of-stream machinery to it, ~30,000 instructions a delivery.
-      // The dispatcher's DeliveryStop takes a plain callback: no AbortSignal is made at all.
-      const onAbort = () => req.destroy(abortErrorOf(stopReasonOf(stop)));
       let unwatch = () => {};
       const settled =
         <T>(settle: (value: T) => void) =>
@@ -84,37 +86,94 @@ export function createNodeHttpTransport(options: { maxSockets?: number } = {}): 
       const resolve = settled(resolveAnswer);
       const reject = settled(rejectAnswer);
       const receiver = receiverOf(url);
-      const lines = [...receiver.lines, "content-length", String(Buffer.byteLength(body))];
+      const bodyBytes = Buffer.byteLength(body);
+      const lines = [...receiver.lines, "content-length", String(bodyBytes)];
       for (const name in headers) {
         const lower = name.toLowerCase();
         // The caller's own Host or Authorization wins, as with node:http's object form.
         if (lower === "host" || lower === "authorization") dropLine(lines, lower);
         lines.push(name, headers[name] as string);
       }
-      // Every key in one literal: a key after a spread costs V8 a runtime call and a new hidden class.
-      const { protocol, hostname, port, path, agent } = receiver.options;
-      const options = { protocol, hostname, port, path, method: "POST", agent, headers: lines };
-      const req = receiver.send(options, (res) => {
-        // Drain the answer so the socket goes back to the pool.
-        res.resume();
-        res.on("end", () => {
-          const retryAfter = res.headers["retry-after"];
-          resolve({
-            status: res.statusCode ?? 0,
-            retryAfter: typeof retryAfter === "string" ? retryAfter : null,
-          });
-        });
-        res.on("error", reject);
-      });
-      req.on("error", reject);
+      let stopRequest: (error: Error) => void;
+      let answer: Promise<Http1Answer>;
+      try {
+        if (receiver.secure !== null) {
+          const sent = sendOverHttps(receiver.secure, lines, body);
+          stopRequest = sent.stop;
+          answer = sent.answer;
+        } else {
+          const sent = client.send(
+            receiver.origin,
+            requestBytes(receiver.requestLine, lines, body, bodyBytes),
+          );
+          stopRequest = sent.stop;
+          answer = sent.answer;
+        }
+      } catch (error) {
+        return reject(error as Error);
+      }
+      // One stop listener of our own, removed when the request settles: node:http's `signal`
+      // option wires the request's end-of-stream machinery to it, ~30,000 instructions a delivery.
+      // The dispatcher's DeliveryStop takes a plain callback: no AbortSignal is made at all.
+      const onAbort = () => stopRequest(abortErrorOf(stopReasonOf(stop)));
       if ("onStop" in stop) unwatch = stop.onStop(onAbort);
       else {
         stop.addEventListener("abort", onAbort, { once: true });
         unwatch = () => stop.removeEventListener("abort", onAbort);
       }
-      req.end(body);
+      answer.then(resolve, reject);
     });
   return Object.assign(send, { takesDeliveryStop: true as const });
+}
+
+/** One POST over node:https, its answer drained so the socket goes back to the agent's pool. */
+function sendOverHttps(
+  target: HttpsOptions,
+  lines: string[],
+  body: string,
+): { answer: Promise<Http1Answer>; stop: (error: Error) => void } {
+  let stop: (error: Error) => void = () => {};
+  const answer = new Promise<Http1Answer>((resolve, reject) => {
+    // Every key in one literal: a key after a spread costs V8 a runtime call and a new hidden class.
+    const { protocol, hostname, port, path, agent } = target;
+    const options = { protocol, hostname, port, path, method: "POST", agent, headers: lines };
+    const req = httpsRequest(options, (res) => {
+      res.resume();
+      res.on("end", () => {
+        const retryAfter = res.headers["retry-after"];
+        resolve({
+          status: res.statusCode ?? 0,
+          retryAfter: typeof retryAfter === "string" ? retryAfter : null,
+        });
+      });
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    stop = (error) => req.destroy(error);
+    req.end(body);
+  });
+  return { answer, stop };
+}
+
+/**
+ * The whole request as one buffer: the head in latin1 (as node:http writes it; a value may hold
+ * obs-text bytes), the body in UTF-8. Names and values go through node:http's own validators, so
+ * what node:http would refuse is refused here, before anything is sent.
+ */
+function requestBytes(requestLine: string, lines: string[], body: string, bodyBytes: number): Buffer {
+  let head = requestLine;
+  for (let i = 0; i < lines.length; i += 2) {
+    const name = lines[i] as string;
+    const value = lines[i + 1] as string;
+    validateHeaderName(name);
+    validateHeaderValue(name, value);
+    head += `${name}: ${value}\r\n`;
+  }
+  head += "connection: keep-alive\r\n\r\n";
+  const bytes = Buffer.allocUnsafe(head.length + bodyBytes);
+  bytes.write(head, 0, "latin1");
+  bytes.write(body, head.length, "utf8");
+  return bytes;
 }
 
 /** What a stopped delivery's request fails with: the stop's reason, as node:http's `signal` gives it. */

@@ -13,6 +13,8 @@ const HOT_FILES = [
   "src/engine/effect-message.ts",
   "src/engine/http-effect-target.ts",
   "src/engine/node-http-transport.ts",
+  "src/engine/http1-client.ts",
+  "src/engine/http1-response.ts",
   "src/runs/run-callbacks.ts",
   "src/store/postgres/postgres-tx.ts",
 ];

@@ -1,4 +1,3 @@
-import { execFileSync, spawn } from "node:child_process";
 import { getEventListeners, once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
@@ -6,6 +5,7 @@ import { build } from "esbuild";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createFinalityClient, FinalityClientError } from "../../src/client/index.js";
 import { hasNodeHttp } from "../../src/client/node-send.js";
+import { runNodeScript, selfSignedCertificate } from "../helpers/tls.js";
 import { tempDir } from "../http/helpers/service.js";
 
 // The client's transport on Node: node:http over a keep-alive agent, not fetch, unless the
@@ -279,29 +279,7 @@ describe("the client's transport on Node", () => {
   it("speaks https to a server whose certificate the process trusts (NODE_EXTRA_CA_CERTS)", async () => {
     const dir = tempDir();
     try {
-      const key = dir.file("key.pem");
-      const cert = dir.file("cert.pem");
-      execFileSync(
-        "openssl",
-        [
-          "req",
-          "-x509",
-          "-newkey",
-          "rsa:2048",
-          "-nodes",
-          "-days",
-          "1",
-          "-subj",
-          "/CN=127.0.0.1",
-          "-addext",
-          "subjectAltName=IP:127.0.0.1",
-          "-keyout",
-          key,
-          "-out",
-          cert,
-        ],
-        { stdio: "ignore" },
-      );
+      const { key, cert } = selfSignedCertificate(dir);
       const script = `
         const https = await import("node:https");
         const { readFileSync } = await import("node:fs");
@@ -314,18 +292,7 @@ describe("the client's transport on Node", () => {
           console.log(JSON.stringify(await client.health()));
           server.close();
         });`;
-      const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
-        env: { ...process.env, NODE_EXTRA_CA_CERTS: cert },
-      });
-      let out = "";
-      let err = "";
-      child.stdout.on("data", (chunk) => {
-        out += chunk;
-      });
-      child.stderr.on("data", (chunk) => {
-        err += chunk;
-      });
-      const [code] = await once(child, "exit");
+      const { code, out, err } = await runNodeScript(script, { NODE_EXTRA_CA_CERTS: cert });
       expect({ code, err }).toEqual({ code: 0, err: "" });
       expect(JSON.parse(out)).toEqual({ status: "ok", protocol: "https" });
     } finally {

@@ -224,6 +224,38 @@ describe("effect deliveries over node:http: what the URL puts in the request", (
   });
 });
 
+// maxSockets (serve passes effectDelivery.concurrency) reaches the plain-http client: no more
+// connections than that to one receiver, the rest waiting their turn.
+describe("effect deliveries over plain http: maxSockets", () => {
+  it("opens at most maxSockets connections to a receiver and queues the rest", async () => {
+    let connections = 0;
+    const held: (() => void)[] = [];
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => held.push(() => res.writeHead(204).end()));
+    });
+    server.on("connection", () => connections++);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/in`;
+      const transport = createNodeHttpTransport({ maxSockets: 2 });
+      const answers = [1, 2, 3, 4, 5].map(() => transport(url, {}, "{}", AbortSignal.timeout(5000)));
+      let answered = 0;
+      while (answered < answers.length) {
+        while (held.length === 0) await new Promise((resolve) => setImmediate(resolve));
+        expect(held.length).toBeLessThanOrEqual(2);
+        (held.shift() as () => void)();
+        answered++;
+      }
+      expect((await Promise.all(answers)).map((answer) => answer.status)).toEqual([204, 204, 204, 204, 204]);
+      expect(connections).toBe(2);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
 describe("a DeliveryStop given to a deliverer whose transport takes an AbortSignal", () => {
   it("is handed over as its signal: the transport sees the stop's reason", async () => {
     const given: AbortSignal[] = [];
