@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import type { Hono } from "hono";
 import type { AppEnv } from "./app-env.js";
+import { sweepIdleSockets } from "./idle-socket-sweep.js";
 import type { NodeRequestHandler } from "./node-webhook-handler.js";
 
 export interface NodeServer {
@@ -62,6 +63,8 @@ export async function startNodeServer(app: Hono<AppEnv>, options: NodeServerOpti
   server.keepAliveTimeout = keepAliveTimeout;
   server.headersTimeout = headersTimeout;
   server.requestTimeout = Math.max(REQUEST_TIMEOUT_MS, headersTimeout);
+  // Node arms a timer per answer for the keep-alive timeout; one sweep does it for every socket.
+  sweepIdleSockets(server, Math.min(1000, Math.max(50, keepAliveTimeout / 4)));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, () => {

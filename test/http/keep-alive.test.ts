@@ -78,6 +78,53 @@ describe("idle keep-alive connections", () => {
   }, 20_000);
 });
 
+// Node arms a timer on the socket after each answer; this server's sockets only note the deadline
+// and one sweep closes what stays idle past it (src/http/idle-socket-sweep.ts).
+describe("the idle sweep", () => {
+  it("arms no timer on the socket per answer", async () => {
+    const app = new Hono<AppEnv>();
+    app.get("/ping", (c) => c.text("pong"));
+    const sockets: Socket[] = [];
+    server = await startNodeServer(app, {
+      host: "127.0.0.1",
+      port: 0,
+      fastPath: (request) => {
+        sockets.push(request.socket);
+        return false;
+      },
+    });
+    const client = await keptConnection(server.url);
+    expect(await client.get()).toBe("HTTP/1.1 200 OK");
+    expect(await client.get()).toBe("HTTP/1.1 200 OK");
+    expect(sockets).toHaveLength(2);
+    // `timeout` is what the socket's own setTimeout set; it stays unset.
+    expect(sockets[0]?.timeout).toBeUndefined();
+    client.socket.destroy();
+  });
+
+  it("does not cut a request whose bytes are still arriving when the idle deadline passes", async () => {
+    const { url } = await start({ keepAliveTimeoutMs: 1000 });
+    const client = await keptConnection(url);
+    expect(await client.get()).toBe("HTTP/1.1 200 OK");
+    // The next request begins inside the keep-alive timeout (Node arms it 1 s longer than asked,
+    // so 2 s here) and its head trickles in past it: as with Node's own timer, the bytes read
+    // push the deadline back.
+    await delay(700);
+    let received = "";
+    client.socket.on("data", (chunk) => {
+      received += chunk.toString("latin1");
+    });
+    const head = "GET /ping HTTP/1.1\r\nhost: finality\r\n\r\n";
+    for (const piece of [head.slice(0, 8), head.slice(8, 16), head.slice(16, 24), head.slice(24)]) {
+      client.socket.write(piece);
+      await delay(600);
+    }
+    while (!received.endsWith("pong") && !client.socket.destroyed) await once(client.socket, "data");
+    expect(received.split("\r\n")[0]).toBe("HTTP/1.1 200 OK");
+    client.socket.destroy();
+  }, 20_000);
+});
+
 describe("stopping", () => {
   it("closes a connection busy at close() once its answer is sent, not at the keep-alive timeout", async () => {
     const app = new Hono<AppEnv>();
