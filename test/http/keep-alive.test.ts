@@ -73,7 +73,8 @@ describe("idle keep-alive connections", () => {
     const idleFrom = performance.now();
     await once(client.socket, "close");
     const idle = performance.now() - idleFrom;
-    expect(idle).toBeGreaterThanOrEqual(900);
+    // Node arms its timer a second longer than asked; the sweep closes no sooner than that.
+    expect(idle).toBeGreaterThanOrEqual(1_950);
     expect(idle).toBeLessThan(4_000);
   }, 20_000);
 });
