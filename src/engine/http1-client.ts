@@ -162,6 +162,8 @@ class Connection {
   /** Whether any byte of the current answer has come. */
   private answering = false;
   private idleSince = 0;
+  /** The server's last `Keep-Alive: timeout` hint, in ms (null: none). */
+  private keepAliveMs: number | null = null;
   private closed = false;
   private failure: Error | null = null;
 
@@ -186,7 +188,7 @@ class Connection {
   /** Whether an idle connection can take a request at `now` (open, and not past the server's hint). */
   usableAt(now: number): boolean {
     if (this.closed) return false;
-    const limit = this.reader.keepAliveMs;
+    const limit = this.keepAliveMs;
     return limit === null || now - this.idleSince < limit - KEEP_ALIVE_MARGIN_MS;
   }
 
@@ -228,10 +230,9 @@ class Connection {
     if (state !== COMPLETE) return;
     const answer: Http1Answer = { status: this.reader.status, retryAfter: this.reader.retryAfter };
     const reusable = this.reader.reusable && this.reader.leftover === 0;
-    const keepAliveMs = this.reader.keepAliveMs;
+    this.keepAliveMs = this.reader.keepAliveMs;
     this.exchange = null;
     this.reader.reset();
-    this.reader.keepAliveMs = keepAliveMs;
     settle(exchange, answer);
     if (reusable) this.pool.release(this);
     else this.destroy();
