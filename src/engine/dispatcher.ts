@@ -113,6 +113,8 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
   // is reserved, so a rollback leaks none): transactions in flight together may hand over a few
   // more than there are slots, bounded by how many run at once; those wait here.
   const handed: Effect[] = [];
+  // The job each handed effect's transaction committed (undefined: its first attempt reads it).
+  const handedJobs: (Job | undefined)[] = [];
   let running = false;
   let pumping = false;
   let again = false;
@@ -125,20 +127,24 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
   // before it announces them): nothing of it is left to claim, unless `backlog` says otherwise.
   let handedSincePoke = false;
 
-  async function deliver(effect: Effect, claimedAt: number): Promise<void> {
+  async function deliver(effect: Effect, claimedAt: number, job?: Job): Promise<void> {
     const attempted = await traceDelivery(effect, definitions.get(effect.name), () =>
-      deliverOnce(effect, claimedAt),
+      deliverOnce(effect, claimedAt, job),
     );
     options.onAttempt?.(attempted);
   }
 
-  async function deliverOnce(effect: Effect, claimedAt: number): Promise<DeliveryAttempt> {
+  async function deliverOnce(
+    effect: Effect,
+    claimedAt: number,
+    job: Job | undefined,
+  ): Promise<DeliveryAttempt> {
     const started = clock.now();
     const lease = holdEffectLease({ store, clock, effect, claimedAt, leaseMs });
     let failure: DeliveryError | null = null;
     const loaded: { job?: Job } = {};
     try {
-      await attempt(effect, lease, loaded);
+      await attempt(effect, lease, loaded, job);
     } catch (error) {
       const cause = error instanceof DeliveryError ? error : new DeliveryError(toError(error).message);
       failure = new DeliveryError(redactUrlsIn(cause.message, effectUrls), cause.retryAfterMs);
@@ -188,14 +194,23 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
     return attempted;
   }
 
-  /** One attempt, stopped when its lease is lost or about to run out, or its delivery times out. */
-  async function attempt(effect: Effect, lease: HeldLease, loaded: { job?: Job }): Promise<void> {
+  /**
+   * One attempt, stopped when its lease is lost or about to run out, or its delivery times out.
+   * `committed`: the job as the transaction that handed the effect over committed it, or undefined.
+   */
+  async function attempt(
+    effect: Effect,
+    lease: HeldLease,
+    loaded: { job?: Job },
+    committed: Job | undefined,
+  ): Promise<void> {
     // The attempt's span, to deliver in once the job is loaded (see tracing.ts).
     const traced = captureContext();
     const definition = definitions.get(effect.name);
     if (definition === undefined) throw new DeliveryError(`no effect named "${effect.name}" is configured`);
     // A starved store can take long to answer: the lease counts that time too.
-    const delivery = await lease.race(deliveryOf(effect));
+    const delivery =
+      committed === undefined ? await lease.race(deliveryOf(effect)) : jobDelivery(effect, committed);
     loaded.job = delivery.job;
     const handler = definition.handler;
     // Through a promise: a plain function from JavaScript (returning nothing) counts as delivered.
@@ -237,6 +252,10 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
     }
     const job = await store.getJob({ provider: effect.provider, id: effect.jobId });
     if (job === null) throw new DeliveryError(`job ${effect.provider}/${effect.jobId} no longer exists`);
+    return jobDelivery(effect, job);
+  }
+
+  function jobDelivery(effect: Effect, job: Job): EffectDelivery {
     return {
       effect: effect.name,
       idempotencyKey: effect.idempotencyKey,
@@ -253,12 +272,13 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
       backlog = true;
       return null;
     },
-    take(effect) {
+    take(effect, job) {
       if (!running && options.handoff !== true) {
         void giveBack(effect);
         return;
       }
       handed.push(effect);
+      handedJobs.push(job);
       handedSincePoke = true;
       if (running) startHanded();
     },
@@ -270,11 +290,12 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
     let started = 0;
     while (handed.length > 0 && inFlight.size < concurrency && started < budget) {
       const effect = handed.shift() as Effect;
+      const job = handedJobs.shift();
       // Started only with a whole delivery's timeout of lease left, as a fresh claim has (the lease
       // is longer than the timeout): one that waited longer (a `runOnce` long after the commit, a
       // slow transaction) is left to run out, after which any claim takes the row.
       if (effect.leaseUntil === null || effect.leaseUntil - clock.now() <= timeoutMs) continue;
-      track(deliver(effect, effect.createdAt));
+      track(deliver(effect, effect.createdAt, job));
       started++;
     }
     return started;

@@ -1,4 +1,4 @@
-import type { Effect } from "../core/model.js";
+import type { Effect, Job } from "../core/model.js";
 
 /**
  * A dispatcher in this process that takes the effects its ledger enqueues as they commit, already
@@ -10,6 +10,9 @@ export interface EffectHandoff {
    * null when it has none (the row is enqueued pending and claimed as usual).
    */
   leaseMsForNext(): number | null;
-  /** An effect enqueued claimed, once its transaction has committed. */
-  take(effect: Effect): void;
+  /**
+   * An effect enqueued claimed, once its transaction has committed; with `job` when that is the
+   * job as the transaction committed it (its first attempt then reads no job from the store).
+   */
+  take(effect: Effect, job?: Job): void;
 }

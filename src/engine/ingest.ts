@@ -149,10 +149,17 @@ export async function ingestInTx(
     await tx.appendEvent(event);
     if (settled && job !== null) firing = effectsFor(ctx.effects, job, job.state);
   }
+  // A job inserted here takes its parked observations before its effects fire (they are applied
+  // after them): with none, nothing after the effects changes the job in this transaction.
+  if (current === null && job !== null && taken === undefined && firing.length > 0)
+    taken = await tx.takeParked(job);
   // An updated job has nothing parked to apply after its effects: the last enqueue may end the
   // transaction (an inserted one's parked observations come after them).
   const lastEnqueue = endsTransaction && current !== null;
-  const effects = job !== null ? await fireDefinitions(tx, job, job.state, firing, ctx, lastEnqueue) : [];
+  // The job as this transaction commits it, for the effects it hands over (see fireDefinitions).
+  const final = endsTransaction && (current !== null || taken?.length === 0);
+  const effects =
+    job !== null ? await fireDefinitions(tx, job, job.state, firing, ctx, lastEnqueue, final) : [];
   if (current === null && job !== null) {
     // A job created here (a discovery sweep's adoption, an `adopt` webhook after the policy was
     // `registered-only`) may have completions parked for it: they wait for no registration that
@@ -424,9 +431,17 @@ async function fireDefinitions(
   ctx: IngestContext,
   /** Nothing follows these effects in the transaction: the last enqueue may end it (StoreTx.enqueueEffect). */
   endsTransaction = false,
+  /**
+   * `job` is the job as this transaction commits it (nothing after these effects writes it). An
+   * effect handed over then carries it, and its first attempt reads no job: the job it delivers
+   * is the one its settling commit left, where a read could see a later commit too. Not with a
+   * transactional effect among them: it may write to the job with the transaction.
+   */
+  final = false,
 ): Promise<string[]> {
   const fired: string[] = [];
   const { handoff } = ctx;
+  const carried = final && definitions.every((d) => d.transactional === undefined) ? job : undefined;
   for (const [at, definition] of definitions.entries()) {
     if (definition.transactional) {
       await definition.transactional(job, tx);
@@ -441,7 +456,7 @@ async function fireDefinitions(
     const effect = leaseMs === null ? row : claimedOnEnqueue(row, ctx.now + leaseMs);
     if (await tx.enqueueEffect(effect, endsTransaction && at === definitions.length - 1)) {
       fired.push(definition.name);
-      if (leaseMs !== null) tx.afterCommit(() => handoff?.take(effect));
+      if (leaseMs !== null) tx.afterCommit(() => handoff?.take(effect, carried));
     }
   }
   return fired;

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { manualClock } from "../../src/core/clock.js";
+import type { Job } from "../../src/core/model.js";
 import { createFinality } from "../../src/engine/create-finality.js";
 import { createDispatcher, type DeliveryAttempt } from "../../src/engine/dispatcher.js";
 import type { EffectDefinition } from "../../src/engine/effect-definitions.js";
@@ -20,12 +21,13 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) d.cleanup();
 });
 
-function ledger(effects: EffectDefinition[], file?: string) {
+function ledger(effects: EffectDefinition[], file?: string, unknownJobs?: "adopt" | "registered-only") {
   const dir = tempDir();
   dirs.push(dir);
   const clock = manualClock();
   const path = file ?? dir.file("ledger.db");
-  const finality = createFinality({ store: { sqlite: path }, clock, effects });
+  const providers = unknownJobs === undefined ? {} : { providers: { acme: { unknownJobs } } };
+  const finality = createFinality({ store: { sqlite: path }, clock, effects, ...providers });
   open.push(finality);
   return { finality, clock, path };
 }
@@ -297,5 +299,169 @@ describe("effects handed over by the transaction that enqueued them", () => {
     expect(given.nextAttemptAt).toBeLessThanOrEqual(engineOf(finality).clock.now());
     expect(await next.runOnce()).toBe(1);
     expect(delivered).toEqual(["late"]);
+  });
+});
+
+// A handed effect's first attempt delivers the job its transaction committed, without reading it
+// from the store, where nothing after the effect's enqueue in that transaction writes the job.
+// Where something may (parked observations applied after it, a transactional effect beside it),
+// and for every later attempt, the job is read: what is delivered is always a job the store held.
+describe("the job a handed effect delivers", () => {
+  /** Counts the store's `getJob` calls (ingest reads through its transaction, not this). */
+  function countJobReads(finality: Finality) {
+    const store = engineOf(finality).store;
+    const getJob = store.getJob.bind(store);
+    const counted = { reads: 0 };
+    store.getJob = (key) => {
+      counted.reads++;
+      return getJob(key);
+    };
+    return counted;
+  }
+
+  /** Runs `work` with a started dispatcher (no ticks after the first), then stops it. */
+  async function withDispatcher(
+    finality: Finality,
+    work: (seen: ReturnType<typeof attempts>) => Promise<void>,
+  ) {
+    const seen = attempts();
+    const dispatcher = createDispatcher(finality, { pollIntervalMs: 3_600_000, onAttempt: seen.onAttempt });
+    dispatcher.start();
+    try {
+      await work(seen);
+    } finally {
+      await dispatcher.stop();
+    }
+  }
+
+  it("is the job its settling commit left, unread, for an adopted and for an updated job", async () => {
+    const delivered: Job[] = [];
+    const { finality } = ledger([{ name: "notify", handler: async (d) => void delivered.push(d.job) }]);
+    const reads = countJobReads(finality);
+    await withDispatcher(finality, async (seen) => {
+      // Adopted settled, with a kind and a result.
+      await finality.ingest({
+        provider: "acme",
+        id: "adopted",
+        kind: "batch",
+        state: "succeeded",
+        source: "webhook",
+        deliveryId: "d-1",
+        seq: 4,
+        result: { rows: [1, 2], note: "done" },
+      });
+      await seen.until(1);
+      // Registered with metadata, moved on, then settled over it with an error.
+      await finality.register({ provider: "acme", id: "updated", kind: "video", metadata: { user: "u1" } });
+      await finality.ingest({
+        provider: "acme",
+        id: "updated",
+        state: "running",
+        source: "webhook",
+        deliveryId: "d-2",
+      });
+      await finality.ingest({
+        provider: "acme",
+        id: "updated",
+        state: "failed",
+        source: "webhook",
+        deliveryId: "d-3",
+        updateTime: 1_700_000_000_000,
+        error: { code: "E_QUOTA", message: "over quota" },
+      });
+      await seen.until(2);
+    });
+    expect(reads.reads).toBe(0);
+    const store = engineOf(finality).store;
+    expect(delivered).toEqual([
+      await store.getJob({ provider: "acme", id: "adopted" }),
+      await store.getJob({ provider: "acme", id: "updated" }),
+    ]);
+    expect(delivered.map((job) => [job.state, job.settledAt !== null])).toEqual([
+      ["succeeded", true],
+      ["failed", true],
+    ]);
+  });
+
+  it("is read again for a retry", async () => {
+    const delivered: Job[] = [];
+    const { finality, clock } = ledger([
+      {
+        name: "notify",
+        handler: async (d) => {
+          delivered.push(d.job);
+          if (d.attempt === 1) throw new Error("receiver down");
+        },
+      },
+    ]);
+    const reads = countJobReads(finality);
+    await withDispatcher(finality, async (seen) => {
+      await settle(finality, "a");
+      await seen.until(1);
+    });
+    expect(reads.reads).toBe(0);
+    // A later webhook flags the settled job (another terminal state): the retry sends it so.
+    await finality.ingest({
+      provider: "acme",
+      id: "a",
+      state: "failed",
+      source: "webhook",
+      deliveryId: "d-a2",
+    });
+    clock.advance(60_000);
+    expect(await createDispatcher(finality).runOnce()).toBe(1);
+    expect(reads.reads).toBe(1);
+    expect(delivered.map((job) => job.conflict)).toEqual([false, true]);
+    expect(delivered[1]).toEqual(await engineOf(finality).store.getJob({ provider: "acme", id: "a" }));
+  });
+
+  it("is read when a transactional effect ran beside it in the transaction", async () => {
+    const delivered: Job[] = [];
+    const { finality } = ledger([
+      { name: "notify", handler: async (d) => void delivered.push(d.job) },
+      { name: "audit", transactional: async () => {} },
+    ]);
+    const reads = countJobReads(finality);
+    await withDispatcher(finality, async (seen) => {
+      await settle(finality, "a");
+      await seen.until(1);
+    });
+    expect(reads.reads).toBe(1);
+    expect(delivered).toEqual([await engineOf(finality).store.getJob({ provider: "acme", id: "a" })]);
+  });
+
+  it("is read when observations parked for an adopted job are applied after its effects", async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const file = dir.file("parked.db");
+    // Parked while the provider took registered jobs only.
+    const first = ledger([], file, "registered-only");
+    await first.finality.ingest({
+      provider: "acme",
+      id: "a",
+      state: "succeeded",
+      source: "webhook",
+      deliveryId: "d-p",
+    });
+    await first.finality.close();
+    open.splice(open.indexOf(first.finality), 1);
+    // Adopted now by another terminal webhook: its effect fires, then the parked success flags it.
+    const delivered: Job[] = [];
+    const { finality } = ledger([{ name: "notify", handler: async (d) => void delivered.push(d.job) }], file);
+    const reads = countJobReads(finality);
+    await withDispatcher(finality, async (seen) => {
+      await finality.ingest({
+        provider: "acme",
+        id: "a",
+        state: "failed",
+        source: "webhook",
+        deliveryId: "d-f",
+      });
+      await seen.until(1);
+    });
+    expect(reads.reads).toBe(1);
+    const stored = await engineOf(finality).store.getJob({ provider: "acme", id: "a" });
+    expect(stored?.conflict).toBe(true);
+    expect(delivered).toEqual([stored]);
   });
 });

@@ -7,6 +7,9 @@ export interface SinkDelivery {
   provider: string;
   jobId: string;
   jobState: string;
+  /** The delivered job's settlement, to hold against the ledger's (delivered-job-as-settled). */
+  settledAt: number | null;
+  settledBy: string | null;
   attempt: number;
   at: number;
 }
@@ -32,6 +35,8 @@ export class EffectSink {
       provider: delivery.job.provider,
       jobId: delivery.job.id,
       jobState: delivery.job.state,
+      settledAt: delivery.job.settledAt,
+      settledBy: delivery.job.settledBy,
       attempt: delivery.attempt,
       at,
     };

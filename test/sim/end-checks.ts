@@ -4,7 +4,7 @@ import { engineOf } from "../helpers/engine.js";
 import { sinkTarget } from "./effect-sink.js";
 import { feedSettledOnce, parkedInboxDrained, type SettledJob } from "./feed-checks.js";
 import { endUntold, stuckBy, unknowable } from "./heal.js";
-import { ackedKept, allJobs, effectKeys } from "./invariants.js";
+import { ackedKept, allJobs, deliveredJobsAsSettled, effectKeys } from "./invariants.js";
 import { kindEffectsOf, noEffectAfterPrune, prunedEffects, resultsBounded } from "./lifecycle-checks.js";
 import { key } from "./sim-provider.js";
 import { PROVIDERS, SIM } from "./sim-types.js";
@@ -39,6 +39,7 @@ export async function endChecks(world: SimWorld): Promise<void> {
   if (world.deferred) throw new InvariantViolation(world.deferred);
   await ackedKept(world, [...world.acked.keys()]);
   effectKeys(world);
+  deliveredJobsAsSettled(world, byKey);
   await noEffectAfterPrune(world);
   await withTombstones(world, byKey);
   providerJobs(world, byKey);

@@ -4,6 +4,7 @@ import type { Store } from "../../src/store/store.js";
 import { engineOf } from "../helpers/engine.js";
 import { sinkTarget } from "./effect-sink.js";
 import { noEffectAfterPrune } from "./lifecycle-checks.js";
+import { key } from "./sim-provider.js";
 import { InvariantViolation, type SimWorld } from "./sim-world.js";
 
 export const INVARIANTS = [
@@ -29,6 +30,7 @@ export const INVARIANTS = [
   "retried-end-claims-nothing-new",
   "feed-settled-once",
   "parked-inbox-drained",
+  "delivered-job-as-settled",
   "crashed-simulator",
 ] as const;
 export type InvariantName = (typeof INVARIANTS)[number];
@@ -103,6 +105,32 @@ export async function ackedKept(world: SimWorld, keys: readonly string[]): Promi
           "acked-webhook-kept",
           `webhook ${deliveryId} for ${provider}/${id} was answered 200 but has no event`,
         );
+  }
+}
+
+/**
+ * A settlement's effect delivers the job as it settled: its terminal state, when and how, the same
+ * as the ledger holds (the first terminal state is final, so no later write changes them). A job
+ * retention pruned since is not compared.
+ */
+export function deliveredJobsAsSettled(world: SimWorld, byKey: ReadonlyMap<string, Job>): void {
+  for (const d of world.sink.deliveries) {
+    if (d.type !== "job.settled") continue;
+    const target = sinkTarget(d.provider, d.jobId, d.effect, d.type);
+    if (d.settledAt === null || !isTerminal(d.jobState))
+      fail(
+        "delivered-job-as-settled",
+        `${target} (attempt ${d.attempt}) delivered the job ${d.jobState}, unsettled`,
+      );
+    const stored = byKey.get(key(d.provider, d.jobId));
+    if (stored === undefined) continue;
+    const delivered = `${d.jobState} at ${d.settledAt} by ${d.settledBy}`;
+    const held = `${stored.state} at ${stored.settledAt} by ${stored.settledBy}`;
+    if (delivered !== held)
+      fail(
+        "delivered-job-as-settled",
+        `${target} (attempt ${d.attempt}) delivered ${delivered}; the ledger holds ${held}`,
+      );
   }
 }
 

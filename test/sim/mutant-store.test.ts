@@ -45,6 +45,8 @@ const CASES: {
   { mutant: "retried-end-claims-anew", invariant: "retried-end-claims-nothing-new", start: 18, count: 1 },
   // 2026-12-07: effects claimed by the transaction that enqueues them (DispatcherOptions.handoff).
   { mutant: "handed-unclaimed", invariant: "no-parallel-delivery", start: 27, count: 1 },
+  // 2026-12-08: a handed effect's first attempt delivers the job its transaction wrote, unread.
+  { mutant: "settlement-stored-otherwise", invariant: "delivered-job-as-settled", start: 4, count: 1 },
 ];
 
 afterEach(() => {

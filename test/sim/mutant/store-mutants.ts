@@ -59,6 +59,12 @@ export const STORE_MUTANTS = {
    * (pending, no lease): a claim takes the row as well, and it is sent twice at once.
    */
   "handed-unclaimed": { store: {}, tx: {} },
+  /**
+   * The ledger stores a settlement otherwise than the job its ingest computed (a millisecond
+   * later): an effect handed over with the job its transaction wrote delivers a settlement the
+   * ledger does not hold.
+   */
+  "settlement-stored-otherwise": { store: {}, tx: {} },
 } as const satisfies Record<string, { store: Partial<Store>; tx: Partial<StoreTx> }>;
 
 export type StoreMutantName = keyof typeof STORE_MUTANTS;
@@ -76,6 +82,14 @@ export function mutateStore(store: Store, name = process.env.FINALITY_SIM_MUTANT
       return {
         enqueueEffect: async (effect) => (effect.name === "alert" ? false : tx.enqueueEffect(effect)),
       };
+    if (name === "settlement-stored-otherwise") {
+      const otherwise = (job: Job): Job =>
+        job.settledAt === null ? job : { ...job, settledAt: job.settledAt + 1 };
+      return {
+        insertJob: (job) => tx.insertJob(otherwise(job)),
+        updateJob: (job, version, current) => tx.updateJob(otherwise(job), version, current),
+      };
+    }
     if (name === "handed-unclaimed")
       return {
         enqueueEffect: (effect, last) =>
