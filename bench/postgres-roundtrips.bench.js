@@ -7,7 +7,10 @@
  * work, a few statements a second.
  *
  * Knobs: BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test), BENCH_RT_WEBHOOKS (1500 per
- * measure), BENCH_RT_INFLIGHT (1,16), BENCH_RT_CONFIG (JSON merged into the store settings).
+ * measure), BENCH_RT_INFLIGHT (1,16), BENCH_RT_CONFIG (JSON merged into the store settings),
+ * BENCH_RT_EFFECT (1: every succeeded job fires one URL effect to a bare local receiver; set
+ * BENCH_RT_WEBHOOKS=3000 so that each measure holds one block of jobs, one effect in three
+ * webhooks), BENCH_RT_CLI (another build's `cli/main.js`, to compare).
  */
 import { once } from "node:events";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -24,6 +27,11 @@ const URL_ = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/tes
 const WEBHOOKS = Number(process.env.BENCH_RT_WEBHOOKS ?? 1500);
 const IN_FLIGHT = (process.env.BENCH_RT_INFLIGHT ?? "1,16").split(",").map(Number);
 const EXTRA = JSON.parse(process.env.BENCH_RT_CONFIG ?? "{}");
+const cli = process.env.BENCH_RT_CLI ?? CLI;
+// Where the effect is delivered (BENCH_RT_EFFECT): a bare server, on loopback.
+const receiver = process.env.BENCH_RT_EFFECT
+  ? await startServer(process.execPath, [new URL("./servers/bare-server.js", import.meta.url).pathname])
+  : null;
 const schema = `finality_rt_${process.pid}`;
 const dir = mkdtempSync(join(tmpdir(), "finality-bench-rt-"));
 const admin = new pg.Client({ connectionString: URL_ });
@@ -37,9 +45,12 @@ writeFileSync(
   JSON.stringify({
     store: { postgres: proxy.url(URL_), schema, ...EXTRA },
     providers: { acme: { type: "generic", webhook: { secrets: [BENCH_SECRET] } } },
+    ...(receiver
+      ? { effects: [{ name: "notify", url: receiver.url, secret: BENCH_SECRET, on: ["succeeded"] }] }
+      : {}),
   }),
 );
-const server = await startServer(process.execPath, [CLI, "serve", "--config", config, "--port", "0"], {
+const server = await startServer(process.execPath, [cli, "serve", "--config", config, "--port", "0"], {
   FINALITY_LOG_LEVEL: "warn",
 });
 
@@ -95,6 +106,7 @@ for (const inFlight of IN_FLIGHT) {
   rows.push({ inFlight, ...counts, rate: batch.length / seconds, n: batch.length });
 }
 await server.stop();
+await receiver?.stop();
 agent.destroy();
 await proxy.close();
 await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
@@ -102,7 +114,7 @@ await admin.end();
 rmSync(dir, { recursive: true, force: true });
 
 console.log(
-  `${WEBHOOKS} signed webhooks per measure, each a fresh delivery; store settings ${JSON.stringify(EXTRA)}`,
+  `${WEBHOOKS} signed webhooks per measure, each a fresh delivery; store settings ${JSON.stringify(EXTRA)}; ${receiver ? "one URL effect per succeeded job" : "no effects"}; ${cli}`,
 );
 console.log("in flight  round trips/webhook  statements/webhook  webhooks/s");
 for (const r of rows) {

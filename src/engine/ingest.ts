@@ -96,7 +96,7 @@ export async function ingestInTx(
     const mayFire = effectsForAnyKind(ctx.effects, obs.provider, obs.state);
     // A transactional effect runs in Node, inside the transaction: the ordinary path.
     if (mayFire.every((definition) => definition.transactional === undefined))
-      return ingestAtOnce(tx.ingestAtOnce.bind(tx), obs, ctx, timeAdjusted, mayFire, {
+      return ingestAtOnce(tx, tx.ingestAtOnce.bind(tx), obs, ctx, timeAdjusted, mayFire, {
         last: endsTransaction,
         withoutJob,
       });
@@ -179,6 +179,7 @@ export async function ingestInTx(
  * than that statement fails the transaction, and the caller runs this again the ordinary way.
  */
 async function ingestAtOnce(
+  tx: StoreTx,
   atOnce: NonNullable<StoreTx["ingestAtOnce"]>,
   obs: Observation,
   ctx: IngestContext,
@@ -187,6 +188,17 @@ async function ingestAtOnce(
   { last, withoutJob }: { last: boolean; withoutJob: boolean },
 ): Promise<IngestOutcome> {
   const adopted = reduce(null, obs, { now: ctx.now, unknownJobs: "adopt" }).next;
+  const { handoff } = ctx;
+  // Claimed on enqueue, as fireDefinitions does, while this process's dispatcher has room: the
+  // statement writes each row it enqueues `delivering`, leased, and the commit hands it over.
+  const planned = mayFire.map((definition) => {
+    const row = newEffectRow(obs, definition.name, obs.state, ctx.newId(), ctx.now, ctx.traceParent);
+    const leaseMs = handoff?.leaseMsForNext() ?? null;
+    return {
+      row: leaseMs === null ? row : claimedOnEnqueue(row, ctx.now + leaseMs),
+      kinds: definition.kinds ?? null,
+    };
+  });
   const { applied, reason, job, effects } = await atOnce(
     obs,
     {
@@ -194,14 +206,18 @@ async function ingestAtOnce(
       adopt: ctx.unknownJobs === "adopt",
       nextCheckAt: adopted === null ? null : withFirstCheck(adopted, ctx).nextCheckAt,
       detail: eventOf(obs, ctx.now, false, null, timeAdjusted).detail,
-      effects: mayFire.map((definition) => ({
-        row: newEffectRow(obs, definition.name, obs.state, ctx.newId(), ctx.now, ctx.traceParent),
-        kinds: definition.kinds ?? null,
-      })),
+      effects: planned,
       ...(withoutJob ? { withoutJob } : {}),
     },
     last,
   );
+  if (handoff !== undefined && effects.length > 0) {
+    // The job as the statement wrote it, which is the transaction's when nothing follows it.
+    const carried = last && job !== null ? job : undefined;
+    for (const { row } of planned)
+      if (row.leaseUntil !== null && effects.includes(row.name))
+        tx.afterCommit(() => handoff.take(row, carried));
+  }
   return { applied, reason, job, settled: applied && isTerminal(obs.state), effects };
 }
 

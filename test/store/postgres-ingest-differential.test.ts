@@ -19,7 +19,8 @@ import { T0 } from "../helpers/records.js";
 // redelivery, the outbox rows a settling enqueues by provider, state and kind) must come out as
 // the ordinary path stores it. The same drawn webhooks and
 // registrations go to the engine on SQLite (the ordinary path, one call at a time) and on
-// PostgreSQL; every answer, job, event and outbox row must be equal. A cancelled job of one
+// PostgreSQL; every answer, job, event and outbox row must be equal, and so must the effects a
+// dispatcher with room (drawn) is handed, each with the job it carries. A cancelled job of one
 // provider may fire a transactional effect, which sends its webhook down the ordinary path, so
 // both PostgreSQL paths meet in one job's history.
 const { admin } = await postgresSuite("PostgreSQL ingest against SQLite's");
@@ -88,11 +89,19 @@ describe("PostgreSQL's one-statement ingest stores what SQLite's ordinary path s
   });
 
   let history = 0;
-  async function replay(store: Store, prefix: string, steps: Step[], policy: ProviderPolicy) {
+  async function replay(store: Store, prefix: string, steps: Step[], policy: ProviderPolicy, room: boolean) {
     const clock = manualClock(T0);
     const engine = engineOf(
       createFinality({ store, clock, effects: EFFECTS, providers: { quiet: policy, fires: policy } }),
     );
+    // A dispatcher in this process with room for every effect or for none: rows are enqueued
+    // claimed and handed over after the commit, with the job the transaction committed when
+    // nothing after the enqueue wrote it, or pending.
+    const handed: unknown[] = [];
+    engine.takeEffectHandoff({
+      leaseMsForNext: () => (room ? 60_000 : null),
+      take: (effect, job) => void handed.push({ name: effect.name, jobId: effect.jobId, job: job ?? "read" }),
+    });
     const answers: unknown[] = [];
     for (const step of steps) {
       clock.advance(1_000);
@@ -117,7 +126,7 @@ describe("PostgreSQL's one-statement ingest stores what SQLite's ordinary path s
           .sort((a, b) => a.name.localeCompare(b.name));
         stored.push(withoutPrefix(prefix)({ job: await store.getJob(key), events, outbox }));
       }
-    return { answers, stored };
+    return { answers, stored, handed: withoutPrefix(prefix)(handed) };
   }
 
   it("for drawn webhooks and registrations, under drawn provider policies", async () => {
@@ -125,12 +134,13 @@ describe("PostgreSQL's one-statement ingest stores what SQLite's ordinary path s
       fc.asyncProperty(
         fc.array(stepArb, { minLength: 1, maxLength: 12 }),
         policyArb,
-        async (steps, policy) => {
+        fc.boolean(),
+        async (steps, policy, room) => {
           const prefix = `h${++history}`;
           const sqlite = createSqliteStore({ path: ":memory:" });
           try {
-            const expected = await replay(sqlite, prefix, steps, policy);
-            const actual = await replay(postgres, prefix, steps, policy);
+            const expected = await replay(sqlite, prefix, steps, policy, room);
+            const actual = await replay(postgres, prefix, steps, policy, room);
             expect(actual).toEqual(expected);
           } finally {
             await sqlite.close();

@@ -162,14 +162,20 @@ export function createPostgresTx(tx: TxSql): AdapterTx {
       plan.adopt ? null : jsonValue(obs),
       jsonValue(plan.detail),
       // The rows as the outbox stores them, but the job's (provider, id, trigger, times) and
-      // traceparent, which every row of one ingest shares.
+      // traceparent, which every row of one ingest shares; a row claimed on enqueue with its lease
+      // (migration 0019).
       JSON.stringify(
-        plan.effects.map(({ row, kinds }) => ({
-          id: row.id,
-          name: row.name,
-          key: row.idempotencyKey,
-          kinds,
-        })),
+        plan.effects.map(({ row, kinds }) =>
+          row.leaseUntil === null
+            ? { id: row.id, name: row.name, key: row.idempotencyKey, kinds }
+            : {
+                id: row.id,
+                name: row.name,
+                key: row.idempotencyKey,
+                kinds,
+                leaseUntil: toTime(row.leaseUntil),
+              },
+        ),
       ),
       plan.effects[0]?.row.traceParent ?? null,
     ];
