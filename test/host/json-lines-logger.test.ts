@@ -75,6 +75,32 @@ describe("jsonLinesLogger", () => {
     }
   }
 
+  it("writes what pino writes line after line, as repeated values are kept and unique ones are not", () => {
+    const direct = capture("info");
+    const fast = capture("info");
+    const log = jsonLinesLogger(fast.logger);
+    const repeated = [
+      "POST",
+      "/webhooks/acme",
+      'a "quoted" \\ value',
+      "caf\u00e9",
+      "x".repeat(64),
+      "y".repeat(65),
+    ];
+    // Past the kept values' bound (512): the later lines meet a full table.
+    for (let n = 0; n < 1_200; n++) {
+      const fields = {
+        method: repeated[n % repeated.length],
+        jobId: `job-${n}`,
+        outcome: n % 3 ? "applied" : "stale",
+      };
+      direct.logger.info(fields, n % 2 ? "request" : "request refused");
+      log.info(fields, n % 2 ? "request" : "request refused");
+    }
+    expect(fast.lines).toHaveLength(1_200);
+    expect(fast.lines).toEqual(direct.lines);
+  });
+
   it("writes nothing below the logger's level, as pino does", () => {
     const { logger, lines } = capture("warn");
     const log = jsonLinesLogger(logger);

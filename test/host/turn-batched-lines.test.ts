@@ -38,6 +38,23 @@ describe("turnBatchedLines", () => {
     lines.detach();
   });
 
+  it("with `bytes`, hands a turn's lines over as one UTF-8 Buffer", async () => {
+    const written: Uint8Array[] = [];
+    const destination: LineDestination<Uint8Array> = {
+      write: (chunk) => written.push(chunk),
+      flush: (callback) => callback?.(),
+      flushSync: () => {},
+    };
+    const lines = turnBatchedLines(destination, { bytes: true });
+    lines.write("caf\u00e9\n");
+    lines.write("\u{1F600}\n");
+    await nextTurn();
+    expect(written).toHaveLength(1);
+    expect(Buffer.isBuffer(written[0])).toBe(true);
+    expect(Buffer.from(written[0] as Uint8Array).toString("utf8")).toBe("caf\u00e9\n\u{1F600}\n");
+    lines.detach();
+  });
+
   it("writes what is pending before a flush or a flushSync, and on detach", async () => {
     const { calls, destination } = recorder();
     const lines = turnBatchedLines(destination);
@@ -73,24 +90,30 @@ describe("turnBatchedLines", () => {
     ]);
   });
 
-  it("writes the lines of the turn a process exits in (pino's SonicBoom, a real file)", () => {
-    const file = join(mkdtempSync(join(tmpdir(), "finality-lines-")), "out.log");
-    const script = `
+  it.each([
+    ["string", "{}", ""],
+    ["buffer", "{ bytes: true }", ', contentMode: "buffer"'],
+  ])(
+    "writes the lines of the turn a process exits in (pino's SonicBoom in %s mode, a real file)",
+    (_, options, mode) => {
+      const file = join(mkdtempSync(join(tmpdir(), "finality-lines-")), "out.log");
+      const script = `
       const { pino } = await import("pino");
       const { turnBatchedLines } = await import(${JSON.stringify(new URL("../../dist/host/node/turn-batched-lines.js", import.meta.url).href)});
-      const logger = pino({ base: null }, turnBatchedLines(pino.destination({ dest: ${JSON.stringify(file)}, sync: false, minLength: 4096 })));
+      const logger = pino({ base: null }, turnBatchedLines(pino.destination({ dest: ${JSON.stringify(file)}, sync: false, minLength: 4096${mode} }), ${options}));
       await new Promise((resolve) => setTimeout(resolve, 50));
       logger.info("first");
       logger.info("second");
       process.exit(3);
     `;
-    const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
-    expect(child.stderr).toBe("");
-    expect(child.status).toBe(3);
-    const lines = readFileSync(file, "utf8")
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line).msg);
-    expect(lines).toEqual(["first", "second"]);
-  });
+      const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+      expect(child.stderr).toBe("");
+      expect(child.status).toBe(3);
+      const lines = readFileSync(file, "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line).msg);
+      expect(lines).toEqual(["first", "second"]);
+    },
+  );
 });

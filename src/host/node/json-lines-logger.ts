@@ -4,13 +4,21 @@ import type { Logger } from "../../http/request-log.js";
 const LEVELS = { info: 30, warn: 40, error: 50 } as const;
 /** Keys whose JSON is kept (a caller's own field names are few; this bounds an odd one's). */
 const MAX_KEYS = 256;
+/**
+ * Short string values whose JSON is kept: the first this many seen. A request line's method,
+ * route, path, provider, outcome and message repeat on every line, and come first; unique ones
+ * (job and request ids) fill the rest once and are then only looked up. A lookup is a builtin's
+ * hash probe; `JSON.stringify` a call into V8's runtime, ~1,000 instructions each (8 a line).
+ */
+const MAX_VALUES = 512;
+const MAX_VALUE_LENGTH = 64;
 
 /**
  * The app's Logger over the pino logger `serve` makes (no serializers, formatters, mixin or hooks
  * of its own). A line whose fields are all strings, numbers, booleans or null, as every request
  * line is, is written to pino's stream as the very line pino would write (its level and time
  * prefix, its pid and hostname, the fields in order, `msg`), but built with one native
- * `JSON.stringify` per string: pino's generic path escapes every key and string in JavaScript,
+ * `JSON.stringify` per string (kept for short ones that repeat): pino's generic path escapes every key and string in JavaScript,
  * about 10% of a webhook's instructions (issue 29). Any other line (an error, an object) is
  * pino's own.
  */
@@ -22,6 +30,15 @@ export function jsonLinesLogger(logger: PinoLogger): Logger {
     if (made === undefined) {
       made = `,${JSON.stringify(key)}:`;
       if (keys.size < MAX_KEYS) keys.set(key, made);
+    }
+    return made;
+  };
+  const values = new Map<string, string>();
+  const quoted = (value: string): string => {
+    let made = values.get(value);
+    if (made === undefined) {
+      made = JSON.stringify(value);
+      if (value.length <= MAX_VALUE_LENGTH && values.size < MAX_VALUES) values.set(value, made);
     }
     return made;
   };
@@ -40,7 +57,7 @@ export function jsonLinesLogger(logger: PinoLogger): Logger {
       const value = (fields as Record<string, unknown>)[key];
       switch (typeof value) {
         case "string":
-          out += keyOf(key) + JSON.stringify(value);
+          out += keyOf(key) + quoted(value);
           break;
         case "number":
           out += keyOf(key) + (Number.isFinite(value) ? value : "null");
@@ -55,7 +72,7 @@ export function jsonLinesLogger(logger: PinoLogger): Logger {
           out += `${keyOf(key)}null`;
       }
     }
-    if (message !== undefined) out += `,"msg":${JSON.stringify(message)}`;
+    if (message !== undefined) out += `,"msg":${quoted(message)}`;
     return out + end;
   }
 

@@ -26,7 +26,7 @@ import { createBrokerTargets } from "./broker-targets.js";
 import { assertSafeBinding, finalityFromConfig } from "./finality-from-config.js";
 import { jsonLinesLogger } from "./json-lines-logger.js";
 import { startTelemetry } from "./telemetry.js";
-import { turnBatchedLines } from "./turn-batched-lines.js";
+import { type LineDestination, turnBatchedLines } from "./turn-batched-lines.js";
 
 interface ServeOptions {
   configFile?: string | undefined;
@@ -167,9 +167,13 @@ function logDestination(
   prettyLog: PrettyLog | undefined,
 ): { write(line: string): unknown; detach?: () => void } {
   const pretty = format === "pretty" || (format === "auto" && prettyLog?.interactive === true);
-  return pretty && prettyLog
-    ? prettyLog.stream()
-    : turnBatchedLines(pino.destination({ dest: 1, sync: false, minLength: 4096 }));
+  return pretty && prettyLog ? prettyLog.stream() : turnBatchedLines(bufferDestination(), { bytes: true });
+}
+
+/** Standard output through SonicBoom in its buffer mode, which its types do not describe. */
+function bufferDestination(): LineDestination<Uint8Array> {
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096, contentMode: "buffer" });
+  return destination as unknown as LineDestination<Uint8Array>;
 }
 
 /**
