@@ -209,10 +209,14 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
     const definition = definitions.get(effect.name);
     if (definition === undefined) throw new DeliveryError(`no effect named "${effect.name}" is configured`);
     // A starved store can take long to answer: the lease counts that time too.
-    const delivery =
-      committed === undefined ? await lease.race(deliveryOf(effect)) : jobDelivery(effect, committed);
-    loaded.job = delivery.job;
     const handler = definition.handler;
+    // A handler gets a job of its own, as a read would give it: the committed one is shared with
+    // the ingest's caller and the job's other effects.
+    const delivery =
+      committed === undefined
+        ? await lease.race(deliveryOf(effect))
+        : jobDelivery(effect, handler ? structuredClone(committed) : committed);
+    loaded.job = delivery.job;
     // Through a promise: a plain function from JavaScript (returning nothing) counts as delivered.
     if (handler) {
       const signal = lease.within(timeoutMs);
@@ -267,10 +271,11 @@ export function createDispatcher(finality: Finality, options: DispatcherOptions 
 
   const handoff: EffectHandoff = {
     leaseMsForNext() {
-      if (inFlight.size + handed.length < concurrency) return leaseMs;
-      // Enqueued pending for want of room: the next slot to free claims it.
+      return inFlight.size + handed.length < concurrency ? leaseMs : null;
+    },
+    enqueuedPending() {
+      // The next slot to free claims it.
       backlog = true;
-      return null;
     },
     take(effect, job) {
       if (!running && options.handoff !== true) {

@@ -7,9 +7,12 @@ import type { Effect, Job } from "../core/model.js";
 export interface EffectHandoff {
   /**
    * The lease to enqueue an effect with, claimed, when the dispatcher has room for one more;
-   * null when it has none (the row is enqueued pending and claimed as usual).
+   * null when it has none (the row is enqueued pending and claimed as usual). Asking changes
+   * nothing: an effect planned and then not enqueued costs the dispatcher nothing.
    */
   leaseMsForNext(): number | null;
+  /** An effect was enqueued pending for want of room: the next slot to free claims rows. */
+  enqueuedPending(): void;
   /**
    * An effect enqueued claimed, once its transaction has committed; with `job` when that is the
    * job as the transaction committed it (its first attempt then reads no job from the store).

@@ -188,9 +188,10 @@ async function ingestAtOnce(
   { last, withoutJob }: { last: boolean; withoutJob: boolean },
 ): Promise<IngestOutcome> {
   const adopted = reduce(null, obs, { now: ctx.now, unknownJobs: "adopt" }).next;
-  const { handoff } = ctx;
-  // Claimed on enqueue, as fireDefinitions does, while this process's dispatcher has room: the
-  // statement writes each row it enqueues `delivering`, leased, and the commit hands it over.
+  // Claimed on enqueue, as fireDefinitions does, while this process's dispatcher has room and the
+  // schema's statement can write a row claimed (StoreTx.ingestAtOnceClaims): it writes each row it
+  // enqueues `delivering`, leased, and the commit hands it over.
+  const handoff = tx.ingestAtOnceClaims === true ? ctx.handoff : undefined;
   const planned = mayFire.map((definition) => {
     const row = newEffectRow(obs, definition.name, obs.state, ctx.newId(), ctx.now, ctx.traceParent);
     const leaseMs = handoff?.leaseMsForNext() ?? null;
@@ -211,12 +212,14 @@ async function ingestAtOnce(
     },
     last,
   );
-  if (handoff !== undefined && effects.length > 0) {
+  if (ctx.handoff !== undefined && effects.length > 0) {
     // The job as the statement wrote it, which is the transaction's when nothing follows it.
     const carried = last && job !== null ? job : undefined;
-    for (const { row } of planned)
-      if (row.leaseUntil !== null && effects.includes(row.name))
-        tx.afterCommit(() => handoff.take(row, carried));
+    for (const { row } of planned) {
+      if (!effects.includes(row.name)) continue;
+      if (handoff !== undefined && row.leaseUntil !== null) tx.afterCommit(() => handoff.take(row, carried));
+      else ctx.handoff.enqueuedPending();
+    }
   }
   return { applied, reason, job, settled: applied && isTerminal(obs.state), effects };
 }
@@ -473,6 +476,7 @@ async function fireDefinitions(
     if (await tx.enqueueEffect(effect, endsTransaction && at === definitions.length - 1)) {
       fired.push(definition.name);
       if (leaseMs !== null) tx.afterCommit(() => handoff?.take(effect, carried));
+      else handoff?.enqueuedPending();
     }
   }
   return fired;

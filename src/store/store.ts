@@ -181,6 +181,12 @@ export interface StoreTx extends RunStoreTx, LifecycleStoreTx, IntentStoreTx {
    */
   ingestAtOnce?(obs: Observation, plan: IngestPlan, last?: boolean): Promise<IngestedAtOnce>;
   /**
+   * `ingestAtOnce` writes a planned row that has a `leaseUntil` claimed (`delivering`, attempt 1,
+   * leased), as `enqueueEffect` does. Absent: it writes every row pending, whatever the plan says
+   * (a PostgreSQL schema before migration 0019), so none may be handed over.
+   */
+  ingestAtOnceClaims?: boolean;
+  /**
    * Adds an outbox row; false if this job already has a row for that effect name and trigger.
    * `last`: the caller sends nothing after this in its transaction, and reads its answer only
    * after (StoreTx.writeJobWithEvent's `last`): a store may send its COMMIT right behind it.

@@ -133,7 +133,7 @@ describe("`finality serve` delivers effects as effectDelivery says", () => {
   it("takes the effects its ingests enqueue from their transactions while it runs (the handoff)", async () => {
     receiver.decide = () => 204;
     const { finality } = serveLoops({});
-    const stranger = { leaseMsForNext: () => null, take() {} };
+    const stranger = { leaseMsForNext: () => null, enqueuedPending() {}, take() {} };
     // Held by serve's dispatcher: no other may take it.
     expect(engineOf(finality).takeEffectHandoff(stranger)).toBe(false);
     await settle(finality, "j0");

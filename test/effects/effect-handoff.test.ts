@@ -302,10 +302,10 @@ describe("effects handed over by the transaction that enqueued them", () => {
   });
 });
 
-// A handed effect's first attempt delivers the job its transaction committed, without reading it
-// from the store, where nothing after the effect's enqueue in that transaction writes the job.
-// Where something may (parked observations applied after it, a transactional effect beside it),
-// and for every later attempt, the job is read: what is delivered is always a job the store held.
+// A handed effect's first attempt delivers the job its ingest wrote, without reading it from the
+// store, where nothing after the effect's enqueue in that ingest writes the job. Where something
+// may (parked observations applied after it, a transactional effect beside it), and for every
+// later attempt, the job is read. Either way the settlement it carries is the one the store holds.
 describe("the job a handed effect delivers", () => {
   /** Counts the store's `getJob` calls (ingest reads through its transaction, not this). */
   function countJobReads(finality: Finality) {
@@ -413,6 +413,70 @@ describe("the job a handed effect delivers", () => {
     expect(reads.reads).toBe(1);
     expect(delivered.map((job) => job.conflict)).toEqual([false, true]);
     expect(delivered[1]).toEqual(await engineOf(finality).store.getJob({ provider: "acme", id: "a" }));
+  });
+
+  it("is the ingest's own when a webhook for the same job shares its group commit", async () => {
+    const delivered: Job[] = [];
+    const { finality } = ledger([
+      { name: "notify", on: ["succeeded"], handler: async (d) => void delivered.push(d.job) },
+    ]);
+    const reads = countJobReads(finality);
+    await withDispatcher(finality, async (seen) => {
+      // Called in one turn: one group, one commit. The second flags the job the first settled.
+      await Promise.all([
+        finality.ingest({
+          provider: "acme",
+          id: "a",
+          state: "succeeded",
+          source: "webhook",
+          deliveryId: "d-s",
+        }),
+        finality.ingest({ provider: "acme", id: "a", state: "failed", source: "webhook", deliveryId: "d-f" }),
+      ]);
+      await seen.until(1);
+    });
+    expect(reads.reads).toBe(0);
+    const stored = await engineOf(finality).store.getJob({ provider: "acme", id: "a" });
+    expect(stored?.conflict).toBe(true);
+    // The settlement is the stored one; the flag the batch-mate set shows from the next attempt.
+    const settlement = (job: Job | null | undefined) => [job?.state, job?.settledAt, job?.settledBy];
+    expect(settlement(delivered[0])).toEqual(settlement(stored));
+    expect(delivered[0]?.version).toBeLessThanOrEqual(stored?.version ?? 0);
+  });
+
+  it("is a copy of its own for each handler: what one changes, nothing else sees", async () => {
+    const seenBy: Record<string, unknown> = {};
+    const { finality } = ledger([
+      {
+        name: "mutates",
+        handler: async (d) => {
+          (d.job as { state: string }).state = "mutated";
+          (d.job.result as { rows: number[] }).rows.push(99);
+        },
+      },
+      {
+        name: "reads",
+        handler: async (d) => {
+          seenBy.reads = structuredClone(d.job);
+        },
+      },
+    ]);
+    let outcomeJob: Job | null = null;
+    await withDispatcher(finality, async (seen) => {
+      const outcome = await finality.ingest({
+        provider: "acme",
+        id: "a",
+        state: "succeeded",
+        source: "webhook",
+        deliveryId: "d-1",
+        result: { rows: [1] },
+      });
+      outcomeJob = outcome.job;
+      await seen.until(2);
+    });
+    const stored = await engineOf(finality).store.getJob({ provider: "acme", id: "a" });
+    expect(seenBy.reads).toEqual(stored);
+    expect(outcomeJob).toEqual(stored);
   });
 
   it("is read when a transactional effect ran beside it in the transaction", async () => {

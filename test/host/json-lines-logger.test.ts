@@ -91,6 +91,8 @@ describe("jsonLinesLogger", () => {
     for (let n = 0; n < 1_200; n++) {
       const fields = {
         method: repeated[n % repeated.length],
+        // New on every line: fills the kept values' table (an id is never kept).
+        path: `/p/${n}`,
         jobId: `job-${n}`,
         outcome: n % 3 ? "applied" : "stale",
       };

@@ -100,6 +100,7 @@ describe("PostgreSQL's one-statement ingest stores what SQLite's ordinary path s
     const handed: unknown[] = [];
     engine.takeEffectHandoff({
       leaseMsForNext: () => (room ? 60_000 : null),
+      enqueuedPending: () => void handed.push("pending"),
       take: (effect, job) => void handed.push({ name: effect.name, jobId: effect.jobId, job: job ?? "read" }),
     });
     const answers: unknown[] = [];

@@ -5,10 +5,11 @@ const LEVELS = { info: 30, warn: 40, error: 50 } as const;
 /** Keys whose JSON is kept (a caller's own field names are few; this bounds an odd one's). */
 const MAX_KEYS = 256;
 /**
- * Short string values whose JSON is kept: the first this many seen. A request line's method,
- * route, path, provider, outcome and message repeat on every line, and come first; unique ones
- * (job and request ids) fill the rest once and are then only looked up. A lookup is a builtin's
- * hash probe; `JSON.stringify` a call into V8's runtime, ~1,000 instructions each (8 a line).
+ * Short string values whose JSON is kept: the first this many seen, but for identifiers (a key
+ * `id` or ending in `Id`: job, delivery and request ids), which are new on every line and would
+ * fill the table. A request line's method, route, path, provider, outcome and message repeat. A
+ * lookup is a builtin's hash probe; `JSON.stringify` a call into V8's runtime, ~1,000
+ * instructions each (8 a line).
  */
 const MAX_VALUES = 512;
 const MAX_VALUE_LENGTH = 64;
@@ -42,6 +43,7 @@ export function jsonLinesLogger(logger: PinoLogger): Logger {
     }
     return made;
   };
+  const isIdentifier = (key: string) => key === "id" || key.endsWith("Id");
   const s = pino.symbols;
   const self = logger as unknown as Record<symbol, unknown>;
   const prefixes = self[s.lsCacheSym] as Record<number, string>;
@@ -57,7 +59,7 @@ export function jsonLinesLogger(logger: PinoLogger): Logger {
       const value = (fields as Record<string, unknown>)[key];
       switch (typeof value) {
         case "string":
-          out += keyOf(key) + quoted(value);
+          out += keyOf(key) + (isIdentifier(key) ? JSON.stringify(value) : quoted(value));
           break;
         case "number":
           out += keyOf(key) + (Number.isFinite(value) ? value : "null");

@@ -170,7 +170,7 @@ function logDestination(
   return pretty && prettyLog ? prettyLog.stream() : turnBatchedLines(bufferDestination(), { bytes: true });
 }
 
-/** Standard output through SonicBoom in its buffer mode, which its types do not describe. */
+/** Standard output through SonicBoom in its buffer mode (its types declare `write(string)` only). */
 function bufferDestination(): LineDestination<Uint8Array> {
   const destination = pino.destination({ dest: 1, sync: false, minLength: 4096, contentMode: "buffer" });
   return destination as unknown as LineDestination<Uint8Array>;

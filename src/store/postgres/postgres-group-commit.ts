@@ -9,7 +9,6 @@ import {
   type TxSql,
   toStoreError,
 } from "./postgres-client.js";
-import { createPostgresTx } from "./postgres-tx.js";
 
 /** Settings of the PostgreSQL group commit (config keys store.groupCommitMaxBatch / MaxWaitMs). */
 interface PostgresGroupCommitOptions {
@@ -152,6 +151,8 @@ export function createPostgresGroupCommitter(
      * `lockWaitMs`, a lock not had in that time fails it (store-unavailable, caused by 55P03).
      */
     alone: <T>(work: (tx: AdapterTx) => Promise<T>, lockWaitMs?: number) => Promise<T>;
+    /** The store's transaction over a connection's (what the schema it found can do). */
+    newTx: (tx: TxSql) => AdapterTx;
   },
 ) {
   const stats: GroupCommitStats = {
@@ -242,7 +243,7 @@ export function createPostgresGroupCommitter(
       await sql.begin(
         "isolation level read committed",
         async (tx) => {
-          settled = await runTogether(batch, createPostgresTx(tx), finished);
+          settled = await runTogether(batch, hooks.newTx(tx), finished);
           failures = failuresOf(settled);
           // A dead connection fails the group as a whole, as at COMMIT: nothing is committed.
           const gone = failures.find((failure) => connectionGone(failure.error));
@@ -343,7 +344,7 @@ export function createPostgresGroupCommitter(
       await sql.begin(
         "isolation level read committed",
         async (tx) => {
-          const storeTx = createPostgresTx(tx);
+          const storeTx = hooks.newTx(tx);
           // After a caller's work succeeded its savepoint is released and a new one set; after one
           // was rolled back to, the savepoint still marks the same state and serves the next caller.
           let fresh = true;

@@ -47,6 +47,19 @@ export async function migratePostgres(sql: Sql, schema: string | undefined): Pro
   );
 }
 
+/** Whether migration `version` is applied (false when nothing is). */
+export async function postgresMigrationApplied(sql: Queryable, version: number): Promise<boolean> {
+  const [table] = await sql.unsafe<{ exists: boolean }>(
+    "SELECT to_regclass('schema_migrations') IS NOT NULL AS exists",
+  );
+  if (!table?.exists) return false;
+  const rows = await sql.unsafe<{ version: number }>(
+    "SELECT version FROM schema_migrations WHERE version = $1",
+    [version],
+  );
+  return rows.length === 1;
+}
+
 /** How many migrations are not applied yet (all of them when the table does not exist). */
 export async function pendingPostgresMigrations(sql: Queryable): Promise<number> {
   const migrations = loadMigrations("postgres");

@@ -32,7 +32,7 @@ import { createPostgresHousekeeping } from "./postgres-housekeeping.js";
 import { createPostgresIntentReads } from "./postgres-intents.js";
 import { createPostgresLatencyReads } from "./postgres-latency-reads.js";
 import { createPostgresLifecycleReads, type Query } from "./postgres-lifecycle.js";
-import { migratePostgres, pendingPostgresMigrations } from "./postgres-migrate.js";
+import { migratePostgres, pendingPostgresMigrations, postgresMigrationApplied } from "./postgres-migrate.js";
 import { createPostgresOverviewReads } from "./postgres-overview-reads.js";
 import {
   CLAIM_EFFECTS,
@@ -55,7 +55,7 @@ import {
 } from "./postgres-rows.js";
 import { createPostgresRunReads } from "./postgres-run-reads.js";
 import { createPostgresSettlements } from "./postgres-settlements.js";
-import { createPostgresTx } from "./postgres-tx.js";
+import { createPostgresTx, type PostgresSchemaFeatures } from "./postgres-tx.js";
 
 export interface PostgresStoreOptions {
   /** postgres://user@host:port/database */
@@ -137,6 +137,9 @@ const GROUP_LOCK_WAIT_MS = 20;
  * `openPostgresStore` fails fast). A failed open is retried by the next call, so a database
  * that was down at start-up does not leave the process broken.
  */
+/** The migration from which `finality_ingest` writes a row planned with a lease claimed. */
+const CLAIMS_AT_ONCE_MIGRATION = 19;
+
 export function createPostgresStore(options: PostgresStoreOptions): PostgresStore {
   const sql: Sql = createClient({ ...options, databaseNow: () => earliestDatabaseNow(clock) });
   // Readiness has a connection of its own: a starved main pool must not make /readyz hang, and
@@ -152,6 +155,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   const maxAttempts = Math.max(1, options.maxAttempts ?? 8);
   let opening: Promise<number[]> | null = null;
   let closed = false;
+  // What the schema can do, known once the store is open (read by each transaction it makes).
+  const schema: PostgresSchemaFeatures = { claimsAtOnce: false };
   const clock = databaseClock(async () => {
     const [row] = await sql.unsafe<{ ms: number }>(
       "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms",
@@ -165,6 +170,10 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     if (opening === null) {
       opening = (options.migrate === false ? Promise.resolve([]) : migratePostgres(sql, options.schema))
         .then(async (applied) => {
+          // Migrated here, the schema is this version's; left to someone else, it may be older, and
+          // a row handed over must then be claimed by its own transaction the ordinary way.
+          schema.claimsAtOnce =
+            options.migrate !== false || (await postgresMigrationApplied(sql, CLAIMS_AT_ONCE_MIGRATION));
           // Before the first lease is written: from here on this replica counts the database's time.
           await clock.sync();
           clock.start(options.clockSyncIntervalMs ?? 30_000);
@@ -221,7 +230,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       const result = await sql.begin(
         "isolation level read committed",
         (tx) =>
-          work(createPostgresTx(tx)).then(
+          work(createPostgresTx(tx, schema)).then(
             (value) => {
               finish(true);
               return value;
@@ -256,7 +265,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       lockWaitMs: GROUP_LOCK_WAIT_MS,
       lockTimeoutMs: options.lockTimeoutMs ?? POSTGRES_TIMEOUT_DEFAULTS.lockTimeoutMs,
     },
-    { opened, alone },
+    { opened, alone, newTx: (tx) => createPostgresTx(tx, schema) },
   );
 
   const settlements = createPostgresSettlements(read, options);

@@ -130,12 +130,18 @@ type InsertRow = ParkedRow & {
 const { fromRow: parkedFromRow } = PARKED.postgres;
 const { fromRow: tombstoneFromRow } = TOMBSTONES.postgres;
 
+/** What the schema this store found can do, beyond what every supported schema does. */
+export interface PostgresSchemaFeatures {
+  /** Migration 0019: `finality_ingest` writes a row planned with a lease claimed. */
+  claimsAtOnce?: boolean;
+}
+
 // Our parameters are strings, numbers, booleans, Dates and null, all of which node-postgres serialises.
 /** A bound parameter: node-postgres sends each as text (JSON is cast with `::text::jsonb`). */
 type Value = unknown;
 
 /** The StoreTx (but afterCommit) over one open READ COMMITTED transaction on one pooled connection. */
-export function createPostgresTx(tx: TxSql): AdapterTx {
+export function createPostgresTx(tx: TxSql, schema: PostgresSchemaFeatures = {}): AdapterTx {
   const run = <T = Record<string, unknown>>(text: string, values: readonly unknown[]) =>
     tx.unsafe(text, values as Value[], { prepare: true }) as unknown as Promise<T[] & { count: number }>;
 
@@ -296,7 +302,7 @@ export function createPostgresTx(tx: TxSql): AdapterTx {
       return [...rows] as Record<string, unknown>[];
     },
     // Last: every key after a spread in a literal costs V8 a runtime call and a new hidden class.
-    ...(tx.commitsAhead ? { ingestAtOnce } : {}),
+    ...(tx.commitsAhead ? { ingestAtOnce, ingestAtOnceClaims: schema.claimsAtOnce === true } : {}),
   } satisfies Partial<AdapterTx>;
   return Object.assign(
     createPostgresRunTx(tx),
