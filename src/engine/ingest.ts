@@ -1,7 +1,7 @@
 import { boundObservation, truncatedFields } from "../core/bounded-value.js";
 import { FinalityError } from "../core/errors.js";
 import { inSendingOrder } from "../core/in-sending-order.js";
-import type { IgnoreReason, Job, JobEvent, Observation, UnknownJobPolicy } from "../core/model.js";
+import type { Effect, IgnoreReason, Job, JobEvent, Observation, UnknownJobPolicy } from "../core/model.js";
 import { DEFAULT_MAX_CLOCK_SKEW_MS, orderingTimeOf, type TimeAdjustment } from "../core/ordering-time.js";
 import { type Registration, reduce, register } from "../core/reducer.js";
 import { isCanonicalState, isTerminal } from "../core/states.js";
@@ -194,11 +194,7 @@ async function ingestAtOnce(
   const handoff = tx.ingestAtOnceClaims === true ? ctx.handoff : undefined;
   const planned = mayFire.map((definition) => {
     const row = newEffectRow(obs, definition.name, obs.state, ctx.newId(), ctx.now, ctx.traceParent);
-    const leaseMs = handoff?.leaseMsForNext() ?? null;
-    return {
-      row: leaseMs === null ? row : claimedOnEnqueue(row, ctx.now + leaseMs),
-      kinds: definition.kinds ?? null,
-    };
+    return { row: claimedWhileRoom(row, handoff, ctx.now), kinds: definition.kinds ?? null };
   });
   const { applied, reason, job, effects } = await atOnce(
     obs,
@@ -451,10 +447,10 @@ async function fireDefinitions(
   /** Nothing follows these effects in the transaction: the last enqueue may end it (StoreTx.enqueueEffect). */
   endsTransaction = false,
   /**
-   * `job` is the job as this transaction commits it (nothing after these effects writes it). An
-   * effect handed over then carries it, and its first attempt reads no job: the job it delivers
-   * is the one its settling commit left, where a read could see a later commit too. Not with a
-   * transactional effect among them: it may write to the job with the transaction.
+   * `job` is the job as this ingest leaves it (nothing after these effects writes it). An effect
+   * handed over then carries it, and its first attempt reads no job: it delivers the job its
+   * settling ingest wrote (a batch-mate in the same group commit may write it again; retries read
+   * it). Not with a transactional effect among them: it may write to the job with the transaction.
    */
   final = false,
 ): Promise<string[]> {
@@ -471,15 +467,20 @@ async function fireDefinitions(
     // Claimed in this transaction when this process's dispatcher has room for it: it is handed
     // over once the commit has returned, and the claim's own transaction is saved. Should the
     // process stop before it is delivered, its lease runs out and any dispatcher claims it.
-    const leaseMs = handoff?.leaseMsForNext() ?? null;
-    const effect = leaseMs === null ? row : claimedOnEnqueue(row, ctx.now + leaseMs);
+    const effect = claimedWhileRoom(row, handoff, ctx.now);
     if (await tx.enqueueEffect(effect, endsTransaction && at === definitions.length - 1)) {
       fired.push(definition.name);
-      if (leaseMs !== null) tx.afterCommit(() => handoff?.take(effect, carried));
+      if (effect.leaseUntil !== null) tx.afterCommit(() => handoff?.take(effect, carried));
       else handoff?.enqueuedPending();
     }
   }
   return fired;
+}
+
+/** `row` claimed on enqueue while this process's dispatcher has room for one more, else as it is. */
+function claimedWhileRoom(row: Effect, handoff: EffectHandoff | undefined, now: number): Effect {
+  const leaseMs = handoff?.leaseMsForNext() ?? null;
+  return leaseMs === null ? row : claimedOnEnqueue(row, now + leaseMs);
 }
 
 /**
